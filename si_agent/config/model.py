@@ -1,0 +1,141 @@
+"""Typed business definitions, built from YAML after it passed the JSON Schema.
+
+The JSON Schema (``business.schema.json``) is the contract for staff; these
+pydantic models are what the code reads. Both describe the same document.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+FieldType = Literal[
+    "idcard", "phone", "year", "date", "integer", "number",
+    "enum", "city", "name", "bank_card", "text",
+]
+MASKED_TYPES: frozenset[str] = frozenset({"idcard", "phone", "bank_card"})
+CompareOp = Literal["==", "!=", "<", "<=", ">", ">="]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+
+class Option(_Model):
+    """One enum choice and the other ways citizens say it."""
+
+    value: str
+    aliases: tuple[str, ...] = ()
+
+
+class FieldDef(_Model):
+    """A value the business needs from the citizen."""
+
+    key: str
+    label: str
+    type: FieldType
+    prompt: str
+    pattern: str | None = Field(default=None, alias="validate")
+    error_msg: str | None = None
+    options: tuple[Option, ...] = ()
+    min: float | None = None
+    max: float | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+    required: bool = True
+    not_future: bool = False
+    # Words that, placed before or after a value in a sentence, tie it to this
+    # field (e.g. "转出"/"从" for from_city); used by the rule engine.
+    cues: tuple[str, ...] = ()
+    example: str | None = None
+
+    @property
+    def masked(self) -> bool:
+        return self.type in MASKED_TYPES
+
+    def validator_options(self) -> dict:
+        """Keyword options for ``si_agent.validators.check`` for this field."""
+        opts: dict = {}
+        if self.pattern is not None:
+            opts["pattern"] = self.pattern
+        if self.options:
+            opts["options"] = [(o.value, o.aliases) for o in self.options]
+        for name in ("min", "max", "min_length", "max_length"):
+            value = getattr(self, name)
+            if value is not None:
+                opts[name] = value
+        if self.not_future:
+            opts["not_future"] = True
+        return opts
+
+
+class Check(_Model):
+    """A cross-field rule: ``left op right``, where both are field keys."""
+
+    left: str
+    op: CompareOp
+    right: str
+    message: str
+    # The field asked again when the rule fails; defaults to ``left``.
+    field: str | None = None
+
+    @property
+    def reask(self) -> str:
+        return self.field or self.left
+
+
+class Step(_Model):
+    """One step of a step flow (e.g. an ID-card photo), run by a step handler."""
+
+    id: str
+    label: str
+    prompt: str
+    handler: str
+    error_msg: str | None = None
+
+
+class Api(_Model):
+    """How a completed business is executed."""
+
+    kind: Literal["http", "builtin"]
+    url: str | None = None
+    method: Literal["GET", "POST"] = "POST"
+    timeout: float = 10.0
+    handler: str | None = None
+    result_template: str
+
+
+class Ask(_Model):
+    """How many pending fields one prompt asks for."""
+
+    max_fields: int = 1
+
+
+class Business(_Model):
+    """A service citizens can query or handle, declared in one YAML file."""
+
+    id: str
+    name: str
+    type: Literal["query", "handle"]
+    description: str
+    keywords: tuple[str, ...]
+    fields: tuple[FieldDef, ...] = ()
+    checks: tuple[Check, ...] = ()
+    steps: tuple[Step, ...] = ()
+    api: Api
+    require_confirm: bool = False
+    confirm_text: str | None = None
+    max_attempts: int = 3
+    ask: Ask = Ask()
+    source: str = Field(default="", exclude=True)
+
+    def field(self, key: str) -> FieldDef:
+        for f in self.fields:
+            if f.key == key:
+                return f
+        raise KeyError(key)
+
+    @property
+    def field_keys(self) -> tuple[str, ...]:
+        return tuple(f.key for f in self.fields)

@@ -1,0 +1,109 @@
+"""The exceptions si_agent raises, under one root.
+
+    SiAgentError
+    ├── DefinitionError            a business or machine definition is wrong (staff/developer)
+    │   ├── ConfigError (ValueError)    one problem in a business YAML: file, line, path
+    │   ├── ConfigErrors (ValueError)   several ConfigError at once, raised by the loader
+    │   └── InvalidMachine              the state machine definition is inconsistent
+    ├── UnknownBackendError (LookupError)  a registry name that does not exist
+    └── RuntimeFlowError           something went wrong while running a turn
+        ├── SessionConflict            a concurrent turn saved the session first
+        ├── StoreUnavailable           the session store cannot be reached
+        └── ExecutorError              a business backend call failed
+
+Definition-time errors are for developers and business staff (English);
+what a citizen sees is rendered from reply templates, never from these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class SiAgentError(Exception):
+    """Root of every si_agent exception."""
+
+
+class DefinitionError(SiAgentError):
+    """A definition (business YAML, state machine) is wrong; found at load time."""
+
+
+class ConfigError(DefinitionError, ValueError):
+    """One problem in one business file, located as ``file:line: path: message``."""
+
+    def __init__(self, file: str, line: int | None, path: str, message: str) -> None:
+        self.file = file
+        self.line = line
+        self.path = path
+        self.message = message
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        line = self.line if self.line is not None else 0
+        path = self.path or "<root>"
+        return f"{self.file}:{line}: {path}: {self.message}"
+
+
+class ConfigErrors(DefinitionError, ValueError):
+    """All the problems found while loading a business directory."""
+
+    def __init__(self, errors: Iterable[ConfigError]) -> None:
+        self.errors = list(errors)
+        super().__init__("\n".join(str(e) for e in self.errors))
+
+
+class InvalidMachine(DefinitionError):
+    """The state machine definition is inconsistent (e.g. an unreachable state)."""
+
+
+class UnknownBackendError(SiAgentError, LookupError):
+    """A backend (store, engine, executor, step handler) name is not registered."""
+
+    def __init__(self, kind: str, name: str, valid: Iterable[str]) -> None:
+        self.kind = kind
+        self.name = name
+        self.valid = sorted(valid)
+        super().__init__(f"unknown {kind} {name!r}; valid names: {', '.join(self.valid)}")
+
+
+class RuntimeFlowError(SiAgentError):
+    """A problem while running a turn (not caused by a definition)."""
+
+
+class SessionConflict(RuntimeFlowError):
+    """The session was saved by a concurrent turn since it was loaded."""
+
+    def __init__(self, session_id: str, expected: int, found: int | None) -> None:
+        self.session_id = session_id
+        self.expected = expected
+        self.found = found
+        super().__init__(
+            f"session {session_id!r} changed concurrently (expected version {expected}, found {found})"
+        )
+
+
+class StoreUnavailable(RuntimeFlowError):
+    """The session store cannot be reached."""
+
+
+class ExecutorError(RuntimeFlowError):
+    """A business backend call failed.
+
+    ``field_errors`` maps field keys to the backend's message for that field, so
+    the dialogue can ask again for just those; ``retryable`` says whether the same
+    data may simply be submitted again.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        field_errors: dict[str, str] | None = None,
+        retryable: bool = True,
+        status: int | None = None,
+    ) -> None:
+        self.message = message
+        self.field_errors = dict(field_errors or {})
+        self.retryable = retryable
+        self.status = status
+        super().__init__(message)

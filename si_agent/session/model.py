@@ -1,0 +1,83 @@
+"""What si_agent remembers about one user's conversation.
+
+A ``Session`` is plain data (pydantic), serialised as JSON by every store.
+``version`` supports optimistic concurrency: a store's ``save`` only succeeds
+when the stored version still equals the loaded one, then increments it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+FieldStatus = Literal["pending", "collected", "invalid", "failed"]
+
+HISTORY_TURNS = 6
+MEMORY_RECORDS = 50
+
+
+class FieldState(BaseModel):
+    """The current value and status of one business field."""
+
+    value: Any = None
+    status: FieldStatus = "pending"
+    attempts: int = 0
+    error: str | None = None
+
+
+class Message(BaseModel):
+    role: Literal["user", "assistant"]
+    text: str
+
+
+class ToolCallRecord(BaseModel):
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    outcome: str = ""
+
+
+class DecisionRecord(BaseModel):
+    """What happened in one turn, for debugging and the model's context."""
+
+    turn: int
+    input: str
+    engine: str
+    state_before: str
+    state_after: str
+    calls: list[ToolCallRecord] = Field(default_factory=list)
+    reason: str = ""
+    at: float = Field(default_factory=time.time)
+
+
+class Session(BaseModel):
+    """One user's dialogue state; owned by the controller, persisted by a store."""
+
+    session_id: str
+    state: str = "idle"
+    business_id: str | None = None
+    fields: dict[str, FieldState] = Field(default_factory=dict)
+    awaiting: str | None = None
+    step_index: int = 0
+    step_attempts: int = 0
+    step_data: dict[str, Any] = Field(default_factory=dict)
+    suggestion: str | None = None
+    result: dict[str, Any] | None = None
+    flow_nonce: str | None = None
+    escalated: bool = False
+    history: list[Message] = Field(default_factory=list)
+    memory: list[DecisionRecord] = Field(default_factory=list)
+    turn: int = 0
+    version: int = 0
+    updated_at: float = Field(default_factory=time.time)
+
+    def remember(self, role: Literal["user", "assistant"], text: str) -> None:
+        """Append to the bounded history kept for the model (last 6 turns)."""
+        self.history.append(Message(role=role, text=text))
+        del self.history[: -2 * HISTORY_TURNS]
+
+    def record(self, decision: DecisionRecord) -> None:
+        """Append a decision record to the bounded memory."""
+        self.memory.append(decision)
+        del self.memory[:-MEMORY_RECORDS]
