@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Install si_agent into .venv and start it on its embedded defaults:
+# rule engine, SQLite sessions, the built-in demo backend; no API key, no service.
+# Usage: scripts/run.sh [si-agent arguments...]   (default: chat)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e .
+export SI_SESSION_STORE=${SI_SESSION_STORE:-sqlite}
+if [ "$#" -eq 0 ]; then
+  set -- chat
+fi
+exec .venv/bin/si-agent "$@"

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Install the test dependencies into .venv and run every test (lint, unit, dialogues).
+# Usage: scripts/test.sh [pytest args...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+
+# The Redis tests run for real: start a server when nothing answers on 6379.
+redis_up() {
+  (exec 3<>/dev/tcp/127.0.0.1/6379 && printf 'PING\r\n' >&3 && timeout 2 head -c 5 <&3 | grep -q PONG) 2>/dev/null
+}
+if ! redis_up; then
+  if ! command -v redis-server >/dev/null 2>&1; then
+    echo "installing redis-server" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+  fi
+  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no \
+    --logfile /tmp/si-agent-redis.log
+  for _ in $(seq 1 50); do redis_up && break; sleep 0.1; done
+  redis_up || { echo "redis-server did not start" >&2; exit 1; }
+fi
+
+.venv/bin/ruff check si_agent tests scripts
+.venv/bin/si-agent validate businesses
+.venv/bin/python -m pytest "$@"

@@ -1,0 +1,28 @@
+"""Assembling a working assistant from settings: catalog, store, engine, executor."""
+
+from __future__ import annotations
+
+import logging
+
+from si_agent.config.loader import load_businesses
+from si_agent.config.settings import Settings
+from si_agent.engine.registry import create_engine
+from si_agent.executor import Executors
+from si_agent.flow.controller import Controller
+from si_agent.session import create_store
+
+log = logging.getLogger(__name__)
+
+
+def build_controller(settings: Settings | None = None, *, engine: str | None = None) -> Controller:
+    """A controller over the configured businesses; raises ``ConfigErrors`` on bad YAML."""
+    settings = settings or Settings.from_env()
+    catalog = load_businesses(settings.business_dir)
+    log.info("loaded %d businesses from %s", len(catalog), settings.business_dir)
+    return Controller(
+        catalog,
+        create_store(settings),
+        create_engine(engine or settings.engine, catalog),
+        Executors(settings),
+        max_message_chars=settings.max_message_chars,
+    )

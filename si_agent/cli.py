@@ -1,0 +1,172 @@
+"""The ``si-agent`` command: chat, validate, graph, replay."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import uuid
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from si_agent.config.settings import Settings
+from si_agent.errors import ConfigErrors, SiAgentError
+
+log = logging.getLogger("si_agent")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        settings = Settings.from_env()
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(
+        level=getattr(logging, "DEBUG" if getattr(args, "verbose", False) else settings.log_level,
+                      logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args, settings)
+    except ConfigErrors as exc:
+        print("error: the business configuration is invalid; refusing to start:", file=sys.stderr)
+        for err in exc.errors:
+            print(f"  {err}", file=sys.stderr)
+        return 2
+    except SiAgentError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="si-agent", description="Social-insurance assistant.")
+    sub = p.add_subparsers(dest="command")
+
+    chat = sub.add_parser("chat", help="chat in the terminal")
+    chat.add_argument("--user", default=None, help="session/user id (default: a new one)")
+    chat.add_argument("--engine", default=None, help="intent engine (default: SI_ENGINE or rules)")
+    chat.add_argument("--store", default=None, help="session store: memory, sqlite, redis, auto")
+    chat.add_argument("--quiet", action="store_true", help="hide the state/fields line")
+    chat.set_defaults(func=_chat)
+
+    val = sub.add_parser("validate", help="check business YAML files")
+    val.add_argument("directory", nargs="?", default=None)
+    val.set_defaults(func=_validate)
+
+    graph = sub.add_parser("graph", help="print the state machine as Mermaid")
+    graph.set_defaults(func=_graph)
+
+    rep = sub.add_parser("replay", help="replay YAML dialogue transcripts")
+    rep.add_argument("paths", nargs="+")
+    rep.add_argument("--store", default="memory")
+    rep.add_argument("-v", "--verbose", action="store_true")
+    rep.set_defaults(func=_replay)
+    return p
+
+
+def _validate(args: argparse.Namespace, settings: Settings) -> int:
+    from si_agent.config.loader import check_directory
+
+    directory = Path(args.directory) if args.directory else settings.business_dir
+    catalog, errors = check_directory(directory)
+    for err in errors:
+        print(err)
+    if errors:
+        print(f"{len(errors)} error(s) in {directory}", file=sys.stderr)
+        return 1
+    print(f"ok: {len(catalog)} businesses in {directory}")
+    return 0
+
+
+def _graph(args: argparse.Namespace, settings: Settings) -> int:
+    from si_agent.flow.machine import to_mermaid
+
+    sys.stdout.write(to_mermaid())
+    return 0
+
+
+def _chat(args: argparse.Namespace, settings: Settings) -> int:
+    from si_agent.app import build_controller
+
+    if args.store:
+        settings = replace(settings, session_store=args.store)
+    controller = build_controller(settings, engine=args.engine)
+    user = args.user or f"cli-{uuid.uuid4().hex[:8]}"
+    print("社保智能帮办（输入 /quit 退出，/reset 重新开始）")
+    print(controller.handle(user, "你好").reply)
+    while True:
+        try:
+            line = input("您> ")
+        except (EOFError, KeyboardInterrupt):
+            print()
+            return 0
+        if line.strip() in ("/quit", "/exit"):
+            return 0
+        if line.strip() == "/reset":
+            controller.reset(user)
+            print("助手> 已重新开始。")
+            continue
+        turn = controller.handle(user, line)
+        print(f"助手> {turn.reply}")
+        if not args.quiet:
+            print(_status_line(turn))
+
+
+def _status_line(turn) -> str:
+    parts = [f"[状态 {turn.state}"]
+    if turn.business:
+        parts.append(f"业务 {turn.business.name}")
+    if turn.fields:
+        marks = {"collected": "✓", "pending": "…", "invalid": "✗", "failed": "!"}
+        parts.append(" ".join(
+            f"{marks.get(f.status, '?')}{f.label}{'=' + f.value if f.value else ''}"
+            for f in turn.fields
+        ))
+    if turn.awaiting:
+        parts.append(f"等待 {turn.awaiting}")
+    return " | ".join(parts) + "]"
+
+
+def _replay(args: argparse.Namespace, settings: Settings) -> int:
+    from si_agent.app import build_controller
+    from si_agent.replay import load_dialogues, replay
+
+    controller = build_controller(replace(settings, session_store=args.store))
+    hook = demo_backend_hook(settings)
+    failed = 0
+    dialogues = load_dialogues(args.paths)
+    for source, transcript in dialogues:
+        report = replay(controller, transcript, source=source, backend=hook)
+        if report.passed:
+            if args.verbose:
+                print(f"PASS {source}: {report.name}")
+            continue
+        failed += 1
+        print(f"FAIL {source}: {report.name}")
+        for f in report.failures:
+            print(f"  {f}")
+    print(f"{len(dialogues) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+def demo_backend_hook(settings: Settings):
+    """A replay ``backend:`` hook acting on the embedded demo backend."""
+    from si_agent.demo_backend import fail_next
+
+    def hook(spec: dict) -> None:
+        if "fail_next" in spec:
+            fail_next(settings.demo_backend_db, int(spec["fail_next"]),
+                      status=int(spec.get("status", 503)))
+
+    return hook
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,340 @@
+"""Load ``businesses/*.yaml`` into ``Business`` models, or say precisely what is wrong.
+
+Each file goes through three steps, and a step runs only if the one before it
+passed for that file:
+
+1. safe YAML load (``yamlio.load_yaml``): syntax, duplicate keys, the line of
+   every node; ``on``/``yes``/``no`` stay strings;
+2. JSON Schema (``business.schema.json``, shipped in this package): keys,
+   types, enums, required keys;
+3. meaning checks (``_meaning_errors``): what a schema cannot say, e.g. field
+   keys are unique, regexes compile, checks name existing fields.
+
+Business ids are then checked across files. Every problem of every file is
+reported as a ``ConfigError`` located as ``file:line: path: message``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+import unicodedata
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+from typing import Any, get_args
+
+import jsonschema
+from pydantic import ValidationError
+
+from si_agent.config.envsubst import syntax_errors
+from si_agent.config.model import Business, FieldType
+from si_agent.config.yamlio import format_path, load_yaml
+from si_agent.errors import ConfigError, ConfigErrors
+
+FIELD_TYPES: tuple[str, ...] = get_args(FieldType)
+CONFIRM_PLACEHOLDERS: frozenset[str] = frozenset({"summary", "name"})
+_NUMERIC = frozenset({"year", "integer", "number"})
+_LENGTH_TYPES = frozenset({"text", "name"})
+_DATED = frozenset({"date", "year"})
+_ORDERED_OPS = frozenset({"<", "<=", ">", ">="})
+_JSON_TYPES = {
+    "string": "a string", "object": "a mapping", "array": "a list",
+    "integer": "an integer", "number": "a number", "boolean": "a boolean (true or false)",
+}
+
+
+def load_schema() -> dict[str, Any]:
+    """The business JSON Schema shipped in this package."""
+    text = resources.files("si_agent.config").joinpath("business.schema.json").read_text("utf-8")
+    return json.loads(text)
+
+
+def load_businesses(directory: str | Path) -> dict[str, Business]:
+    """Load every ``*.yaml`` in ``directory``, keyed by id and ordered by file name.
+
+    Raises ``ConfigErrors`` listing every problem of every file.
+    """
+    businesses, errors = check_directory(directory)
+    if errors:
+        raise ConfigErrors(errors)
+    return businesses
+
+
+def check_directory(directory: str | Path) -> tuple[dict[str, Business], list[ConfigError]]:
+    """Load what can be loaded and list every problem (what ``si-agent validate`` prints).
+
+    The returned businesses are those whose file has no problem; when two files
+    declare the same id, the first by file name is kept.
+    """
+    directory = Path(directory)
+    if not directory.is_dir():
+        return {}, [ConfigError(str(directory), None, "", "not a directory")]
+    files = sorted(directory.glob("*.yaml"), key=lambda p: p.name)
+    errors = [
+        ConfigError(str(p), None, "", "business files must end in .yaml; this file is ignored")
+        for p in sorted(directory.glob("*.yml"), key=lambda p: p.name)
+    ]
+    if not files:
+        errors.append(ConfigError(str(directory), None, "", "no business files (*.yaml) found"))
+        return {}, errors
+
+    validator = jsonschema.Draft202012Validator(load_schema())
+    businesses: dict[str, Business] = {}
+    first_seen: dict[str, str] = {}
+    for path in files:
+        business, file_errors, id_line = _load_file(path, validator)
+        if business is not None and business.id in first_seen:
+            file_errors.append(ConfigError(
+                str(path), id_line, "id",
+                f"duplicate business id {business.id!r}; also declared in {first_seen[business.id]}",
+            ))
+        elif business is not None:
+            first_seen[business.id] = str(path)
+        errors.extend(file_errors)
+        if business is not None and not file_errors:
+            businesses[business.id] = business
+    return businesses, errors
+
+
+def _load_file(
+    path: Path, validator: jsonschema.Validator
+) -> tuple[Business | None, list[ConfigError], int | None]:
+    """Run the three steps on one file; the Business is None if the schema failed."""
+    file = str(path)
+    try:
+        text = path.read_text("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return None, [ConfigError(file, None, "", f"not valid UTF-8: {exc.reason}")], None
+    except OSError as exc:
+        return None, [ConfigError(file, None, "", f"cannot read the file: {exc.strerror}")], None
+
+    doc = load_yaml(text)
+    if doc.problems:
+        return None, [
+            ConfigError(file, p.line, format_path(p.path), p.message) for p in doc.problems
+        ], None
+
+    def error(where: tuple[str | int, ...], message: str) -> ConfigError:
+        return ConfigError(file, doc.line_of(where), format_path(where), message)
+
+    schema_errors = [error(where, msg) for where, msg in _schema_errors(validator, doc.data)]
+    if schema_errors:
+        return None, sorted(schema_errors, key=_line_key), None
+    try:
+        business = Business.model_validate({**doc.data, "source": file})
+    except ValidationError as exc:  # the schema and the model disagree: a bug, still located
+        return None, [
+            error(tuple(e["loc"]), e["msg"]) for e in exc.errors(include_url=False)
+        ], None
+
+    errors = [error(where, msg) for where, msg in _meaning_errors(business, path.stem)]
+    return business, sorted(errors, key=_line_key), doc.line_of(("id",))
+
+
+def _line_key(error: ConfigError) -> int:
+    return error.line or 0
+
+
+# --- step 2: JSON Schema, with messages a business author can act on --------------
+
+
+def _schema_errors(validator: jsonschema.Validator, data: Any) -> Iterator[tuple[tuple, str]]:
+    for err in validator.iter_errors(data):
+        where = tuple(err.absolute_path)
+        if err.validator == "additionalProperties":
+            allowed = sorted(err.schema.get("properties", {}))
+            for key in err.instance:
+                if key not in allowed:
+                    yield where + (key,), f"unknown key {key!r}; valid keys: {', '.join(allowed)}"
+        else:
+            yield where, _schema_message(err)
+
+
+def _schema_message(err: jsonschema.ValidationError) -> str:
+    kind, expected, value = err.validator, err.validator_value, err.instance
+    if kind == "required":
+        missing = re.search(r"'(.+?)' is a required property", err.message)
+        return f"missing required key {missing.group(1) if missing else err.message!r}"
+    if kind == "type":
+        wanted = _JSON_TYPES.get(expected, expected)
+        message = f"expected {wanted}, got {_describe(value)}"
+        if expected == "string" and isinstance(value, (bool, int, float)):
+            message += ' (put it in quotes, e.g. "...")'
+        return message
+    if kind == "enum":
+        choices = [str(c) for c in expected]
+        if tuple(expected) == FIELD_TYPES:
+            return f"unknown field type {value!r}; valid types: {', '.join(choices)}"
+        return f"{value!r} is not allowed; valid values: {', '.join(choices)}"
+    if kind == "minLength" and expected == 1:
+        return "must not be empty"
+    if kind == "minItems" and expected == 1:
+        return "must list at least one item"
+    if kind == "pattern":
+        return (f"{value!r} is not a valid identifier; use lower-case letters, digits "
+                f"and underscores, starting with a letter")
+    if kind in ("minimum", "exclusiveMinimum"):
+        sign = ">=" if kind == "minimum" else ">"
+        return f"must be {sign} {expected}, got {value!r}"
+    return err.message
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "nothing (the value is empty)"
+    if isinstance(value, bool):
+        return f"boolean {str(value).lower()}"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    kind = {str: "string", int: "integer", float: "number"}.get(type(value), type(value).__name__)
+    return f"{kind} {value!r}"
+
+
+# --- step 3: meaning checks ---------------------------------------------------------
+
+
+def _meaning_errors(b: Business, stem: str) -> Iterator[tuple[tuple, str]]:
+    """What the schema cannot say; yields (path, message)."""
+    if b.id != stem:
+        yield ("id",), f"business id {b.id!r} must equal the file name {stem!r}"
+    if not b.fields and not b.steps:
+        yield (), "a business needs at least one entry in fields or steps"
+    yield from _duplicates("fields", "key", [f.key for f in b.fields], "field key")
+    yield from _duplicates("steps", "id", [s.id for s in b.steps], "step id")
+    for i, f in enumerate(b.fields):
+        yield from _field_errors(("fields", i), f)
+    yield from _check_errors(b)
+    yield from _api_errors(b)
+    if b.type == "handle" and not b.require_confirm and not b.steps:
+        yield ("type",), "a handle business needs require_confirm: true or steps"
+    if b.confirm_text is not None:
+        if not b.require_confirm:
+            yield ("confirm_text",), "confirm_text is set but require_confirm is not true"
+        yield from _template_errors(("confirm_text",), b.confirm_text, CONFIRM_PLACEHOLDERS)
+    yield from _template_errors(("api", "result_template"), b.api.result_template, None)
+
+
+def _duplicates(list_key: str, item_key: str, names: list[str], what: str) -> Iterator:
+    first: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if name in first:
+            yield (list_key, i, item_key), f"duplicate {what} {name!r}; first used at {list_key}[{first[name]}]"
+        else:
+            first[name] = i
+
+
+def _field_errors(at: tuple, f: Any) -> Iterator[tuple[tuple, str]]:
+    if f.pattern is not None:
+        try:
+            re.compile(f.pattern)
+        except re.error as exc:
+            yield at + ("validate",), f"invalid regular expression {f.pattern!r}: {exc}"
+    if f.type == "enum":
+        if not f.options:
+            yield at + ("options",), "an enum field needs at least one option"
+        yield from _alias_errors(at, f.options)
+    elif f.options:
+        yield at + ("options",), f"options are only allowed on enum fields, not {f.type}"
+    for low, high, types in (("min", "max", _NUMERIC), ("min_length", "max_length", _LENGTH_TYPES)):
+        for name in (low, high):
+            if getattr(f, name) is not None and f.type not in types:
+                yield at + (name,), f"{name} applies to {'/'.join(sorted(types))} fields, not {f.type}"
+        lo, hi = getattr(f, low), getattr(f, high)
+        if lo is not None and hi is not None and lo > hi:
+            yield at + (low,), f"{low} ({lo:g}) is greater than {high} ({hi:g})"
+    if f.not_future and f.type not in _DATED:
+        yield at + ("not_future",), f"not_future applies to date/year fields, not {f.type}"
+
+
+def _normal(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold().strip()
+
+
+def _alias_errors(at: tuple, options: tuple) -> Iterator[tuple[tuple, str]]:
+    """Every value and alias must name exactly one option (NFKC, case-insensitive)."""
+    owner: dict[str, int] = {}
+    for i, option in enumerate(options):
+        words = [(option.value, at + ("options", i, "value"))]
+        words += [(a, at + ("options", i, "aliases", j)) for j, a in enumerate(option.aliases)]
+        for word, where in words:
+            key = _normal(word)
+            if key not in owner:
+                owner[key] = i
+            elif owner[key] != i:
+                other = options[owner[key]].value
+                yield where, (f"{word!r} of option {option.value!r} also names option "
+                              f"{other!r}; each value and alias must name one option")
+
+
+def _check_errors(b: Business) -> Iterator[tuple[tuple, str]]:
+    types = {f.key: f.type for f in b.fields}
+    valid = ", ".join(types) or "(none)"
+    for i, c in enumerate(b.checks):
+        at = ("checks", i)
+        names = [("left", c.left), ("right", c.right)] + ([("field", c.field)] if c.field else [])
+        unknown = [(k, v) for k, v in names if v not in types]
+        for key, name in unknown:
+            yield at + (key,), f"unknown field {name!r}; fields of this business: {valid}"
+        if unknown:
+            continue
+        left, right = types[c.left], types[c.right]
+        if c.left == c.right:
+            yield at + ("right",), f"compares field {c.left!r} with itself"
+        elif _family(left) != _family(right):
+            yield at + ("right",), f"cannot compare {c.left} ({left}) with {c.right} ({right})"
+        elif c.op in _ORDERED_OPS and _family(left) not in ("number", "date"):
+            yield at + ("op",), f"{c.op!r} needs numbers, years or dates; {c.left} is {left}"
+
+
+def _family(field_type: str) -> str:
+    return "number" if field_type in _NUMERIC else field_type
+
+
+def _api_errors(b: Business) -> Iterator[tuple[tuple, str]]:
+    api = b.api
+    if api.kind == "http":
+        if api.url is None:
+            yield ("api",), "an http api needs a url"
+        else:
+            for message in syntax_errors(api.url):
+                yield ("api", "url"), message
+            if not api.url.startswith(("http://", "https://", "${")):
+                yield ("api", "url"), f"url {api.url!r} must start with http://, https:// or ${{VAR}}"
+        if api.handler is not None:
+            yield ("api", "handler"), "handler is only used by builtin apis"
+        return
+    if api.url is not None:
+        yield ("api", "url"), "url is only used by http apis"
+    if api.handler is None:
+        yield ("api",), "a builtin api needs a handler"
+        return
+    try:
+        from si_agent.executor.builtin import HANDLERS
+    except ImportError:  # the executor package is optional here; its own tests cover it
+        return
+    if api.handler not in HANDLERS:
+        yield ("api", "handler"), (f"unknown builtin handler {api.handler!r}; "
+                                   f"valid handlers: {', '.join(sorted(HANDLERS))}")
+
+
+def _template_errors(
+    at: tuple, template: str, allowed: frozenset[str] | None
+) -> Iterator[tuple[tuple, str]]:
+    """Placeholders must be plain ``{name}``s (and among ``allowed`` if given)."""
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        yield at, f"invalid template: {exc} (write {{{{ and }}}} for literal braces)"
+        return
+    for _, name, _, _ in parsed:
+        if name is None:
+            continue
+        if not name.isidentifier():
+            yield at, f"placeholder {{{name}}} must be a plain name such as {{application_no}}"
+        elif allowed is not None and name not in allowed:
+            yield at, (f"unknown placeholder {{{name}}}; allowed: "
+                       + ", ".join(f"{{{n}}}" for n in sorted(allowed)))

@@ -1,0 +1,173 @@
+"""Safe, line-aware YAML reading for business files.
+
+``SafeLineLoader`` is a ``yaml.SafeLoader`` that reads scalars the YAML 1.2 way:
+only ``true``/``false`` are booleans (``on``, ``off``, ``yes``, ``no`` stay
+strings), ``2024-01-01`` stays a string, ``010`` is ten, and a mapping may not
+repeat a key. ``load_yaml`` returns the data plus the line of every node, keyed
+by its path, so later checks can report ``file:line: path: message``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from yaml.constructor import ConstructorError
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+Path = tuple[str | int, ...]
+
+_BOOL = "tag:yaml.org,2002:bool"
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_STR = "tag:yaml.org,2002:str"
+_MERGE = "tag:yaml.org,2002:merge"
+_REPLACED = {_BOOL, _INT, _FLOAT, "tag:yaml.org,2002:timestamp"}
+
+
+class SafeLineLoader(yaml.SafeLoader):
+    """SafeLoader with YAML 1.2 core scalars and an error on duplicate keys."""
+
+    yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers if tag not in _REPLACED]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+
+    def construct_yaml_int(self, node: ScalarNode) -> int:
+        # Decimal only: PyYAML would read "010" as octal 8 and "1:30" as 90.
+        return int(self.construct_scalar(node))
+
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[tuple[str, str]] = set()
+        for key_node, _ in node.value:
+            if not isinstance(key_node, ScalarNode) or key_node.tag == _MERGE:
+                continue
+            if (key_node.tag, key_node.value) in seen:
+                raise ConstructorError(
+                    "while constructing a mapping", node.start_mark,
+                    f"found duplicate key {key_node.value!r}", key_node.start_mark,
+                )
+            seen.add((key_node.tag, key_node.value))
+        return super().construct_mapping(node, deep=deep)
+
+
+SafeLineLoader.add_implicit_resolver(
+    _BOOL, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+SafeLineLoader.add_implicit_resolver(_INT, re.compile(r"^[-+]?[0-9]+$"), list("-+0123456789"))
+SafeLineLoader.add_implicit_resolver(
+    _FLOAT,
+    re.compile(
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+    ),
+    list("-+.0123456789"),
+)
+SafeLineLoader.add_constructor(_INT, SafeLineLoader.construct_yaml_int)
+
+
+@dataclass
+class YamlProblem:
+    """Something wrong with the YAML text itself, at a 1-based line."""
+
+    line: int | None
+    path: Path
+    message: str
+
+
+@dataclass
+class YamlDocument:
+    """Parsed data, the line of each node by path, and the problems found."""
+
+    data: Any = None
+    lines: dict[Path, int] = field(default_factory=dict)
+    problems: list[YamlProblem] = field(default_factory=list)
+
+    def line_of(self, path: Sequence[str | int]) -> int | None:
+        """Line of the node at ``path``, or of its nearest ancestor that exists."""
+        path = tuple(path)
+        while path not in self.lines and path:
+            path = path[:-1]
+        return self.lines.get(path)
+
+
+def load_yaml(text: str) -> YamlDocument:
+    """Parse one YAML document safely; problems come back as data, not exceptions.
+
+    A mapping value's line is the line of its key (so ``api:`` names the line
+    of ``api:``, not of the first key below it); a list item's line is the line
+    of its ``-`` entry.
+    """
+    doc = YamlDocument()
+    loader = SafeLineLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            doc.problems.append(YamlProblem(1, (), "the file is empty; expected a mapping"))
+            return doc
+        _index(node, (), node.start_mark.line + 1, doc, set())
+        if not doc.problems:
+            doc.data = loader.construct_document(node)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        doc.problems.append(YamlProblem(line, (), f"YAML syntax error: {_describe(exc)}"))
+    except yaml.YAMLError as exc:
+        doc.problems.append(YamlProblem(None, (), f"YAML syntax error: {exc}"))
+    except ValueError as exc:  # an explicit tag on a bad scalar, e.g. "!!int abc"
+        doc.problems.append(YamlProblem(None, (), f"cannot read a value: {exc}"))
+    finally:
+        loader.dispose()
+    return doc
+
+
+def format_path(path: Sequence[str | int]) -> str:
+    """``("fields", 2, "options")`` -> ``fields[2].options``."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _index(node: Node, path: Path, line: int, doc: YamlDocument, active: set[int]) -> None:
+    """Record the line of every node under ``node`` and every duplicate key."""
+    doc.lines.setdefault(path, line)
+    if id(node) in active:  # a recursive alias; nothing more to index
+        return
+    active.add(id(node))
+    if isinstance(node, MappingNode):
+        first_line: dict[str, int] = {}
+        for key_node, value_node in node.value:
+            key_line = key_node.start_mark.line + 1
+            if key_node.tag == _MERGE:
+                _index(value_node, path, key_line, doc, active)
+                continue
+            if not isinstance(key_node, ScalarNode) or key_node.tag != _STR:
+                doc.problems.append(YamlProblem(
+                    key_line, path, f"mapping keys must be strings, got {key_node.value!r}"
+                ))
+                continue
+            key = key_node.value
+            if key in first_line:
+                doc.problems.append(YamlProblem(
+                    key_line, path + (key,),
+                    f"duplicate key {key!r} (first defined on line {first_line[key]})",
+                ))
+                continue
+            first_line[key] = key_line
+            _index(value_node, path + (key,), key_line, doc, active)
+    elif isinstance(node, SequenceNode):
+        for i, item in enumerate(node.value):
+            _index(item, path + (i,), item.start_mark.line + 1, doc, active)
+    active.discard(id(node))
+
+
+def _describe(exc: yaml.MarkedYAMLError) -> str:
+    parts = [exc.context, exc.problem]
+    return "; ".join(p for p in parts if p) or "invalid YAML"

@@ -1,0 +1,168 @@
+"""SQLite storage of the demo backend: schema, connections, one-time setup.
+
+Every request opens its own connection (``connection``); writes that must be
+atomic run inside ``transaction``, which takes SQLite's write lock up front
+(``BEGIN IMMEDIATE``) so concurrent requests, even from other processes,
+serialise instead of interleaving.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+BUSY_TIMEOUT_SECONDS = 10.0
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS persons (
+    id_number  TEXT PRIMARY KEY,
+    name       TEXT NOT NULL,
+    gender     TEXT NOT NULL,
+    phone      TEXT NOT NULL,
+    city       TEXT NOT NULL,
+    bank       TEXT NOT NULL,
+    bank_card  TEXT NOT NULL,
+    retired_on TEXT
+);
+CREATE TABLE IF NOT EXISTS pension_payments (
+    id_number    TEXT NOT NULL REFERENCES persons (id_number),
+    month        TEXT NOT NULL,          -- YYYY-MM
+    amount_cents INTEGER NOT NULL,
+    paid_on      TEXT NOT NULL,          -- YYYY-MM-DD
+    PRIMARY KEY (id_number, month)
+);
+CREATE TABLE IF NOT EXISTS contributions (
+    id_number      TEXT NOT NULL REFERENCES persons (id_number),
+    year           INTEGER NOT NULL,
+    months         INTEGER NOT NULL,
+    base_cents     INTEGER NOT NULL,     -- monthly contribution base
+    personal_cents INTEGER NOT NULL,     -- the person's own share for the year
+    PRIMARY KEY (id_number, year)
+);
+CREATE TABLE IF NOT EXISTS applications (
+    application_no TEXT PRIMARY KEY,
+    business_id    TEXT NOT NULL,
+    business_name  TEXT NOT NULL,
+    id_number      TEXT,
+    status         TEXT NOT NULL,
+    detail         TEXT NOT NULL,
+    payload        TEXT NOT NULL,        -- the submitted JSON body
+    created_at     TEXT NOT NULL,
+    updated_at     TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS serials (
+    day  TEXT PRIMARY KEY,               -- YYYYMMDD
+    last INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS idempotency (
+    key         TEXT NOT NULL UNIQUE,
+    business_id TEXT NOT NULL,
+    response    TEXT NOT NULL,           -- the stored success body (JSON)
+    created_at  TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS failures (
+    id        INTEGER PRIMARY KEY CHECK (id = 1),
+    remaining INTEGER NOT NULL,
+    status    INTEGER NOT NULL
+);
+"""
+
+_ready: set[str] = set()
+_ready_lock = threading.Lock()
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
+@contextmanager
+def connection(path: str | Path) -> Iterator[sqlite3.Connection]:
+    """A fresh autocommit connection to an initialised demo database, closed afterwards."""
+    path = ensure_db(path)
+    conn = _connect(path)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """Run the block holding the database write lock; roll back on any exception."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def ensure_db(path: str | Path) -> Path:
+    """Create the schema and seed the demo data, once per process per path.
+
+    Safe across processes too: seeding checks a marker inside a write
+    transaction, so only the first process inserts the data.
+    """
+    path = Path(path).resolve()
+    key = str(path)
+    if key in _ready:
+        return path
+    with _ready_lock:
+        if key in _ready:
+            return path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = _connect(path)
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.executescript(SCHEMA)
+            from si_agent.demo_backend.seed import seed
+
+            with transaction(conn):
+                seeded = conn.execute("SELECT 1 FROM meta WHERE key = 'seeded'").fetchone()
+                if not seeded:
+                    seed(conn)
+                    conn.execute("INSERT INTO meta (key, value) VALUES ('seeded', '1')")
+        finally:
+            conn.close()
+        _ready.add(key)
+    return path
+
+
+def fail_next(db_path: str | Path, count: int, status: int = 503) -> None:
+    """Make the next ``count`` business calls on this database answer ``status``.
+
+    The state lives in the database, so it also affects other processes
+    serving the same file. ``count=0`` clears it.
+    """
+    if count < 0:
+        raise ValueError(f"count must be >= 0, got {count}")
+    if not 400 <= status <= 599:
+        raise ValueError(f"status must be an HTTP error status (400-599), got {status}")
+    with connection(db_path) as conn:
+        conn.execute(
+            "INSERT INTO failures (id, remaining, status) VALUES (1, ?, ?)"
+            " ON CONFLICT (id) DO UPDATE SET remaining = excluded.remaining,"
+            " status = excluded.status",
+            (count, status),
+        )
+
+
+def take_failure(conn: sqlite3.Connection) -> int | None:
+    """Consume one injected failure; return its status, or None when none is pending."""
+    # fetchall, not fetchone: the statement must run to completion to release its lock.
+    rows = conn.execute(
+        "UPDATE failures SET remaining = remaining - 1 WHERE id = 1 AND remaining > 0"
+        " RETURNING status"
+    ).fetchall()
+    return int(rows[0]["status"]) if rows else None

@@ -1,0 +1,63 @@
+"""The intent engine interface: from a message and a toolset to tool calls.
+
+An engine sees a read-only ``SessionView`` and the OpenAI Function-Calling
+tools the current state offers, and returns a ``Decision``. It never mutates
+the session; the controller validates and applies each call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pydantic import BaseModel, Field
+
+from si_agent.config.model import Business, Step
+from si_agent.session.model import FieldState, Message
+
+
+class ToolCall(BaseModel):
+    """One function call, as a model would return it."""
+
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class Decision(BaseModel):
+    """What the engine decided for one message; empty ``calls`` = not understood."""
+
+    calls: list[ToolCall] = Field(default_factory=list)
+    reason: str = ""
+    engine: str = ""
+
+
+@dataclass(frozen=True)
+class SessionView:
+    """A snapshot of the session for an engine; changing it changes nothing."""
+
+    state: str
+    business: Business | None
+    fields: Mapping[str, FieldState]
+    awaiting: str | None
+    suggestion: str | None
+    step: Step | None
+    history: tuple[Message, ...]
+    catalog: Mapping[str, Business] = field(repr=False, default_factory=dict)
+
+    def pending_keys(self) -> list[str]:
+        """Field keys not yet collected, in business order."""
+        if self.business is None:
+            return []
+        return [
+            f.key for f in self.business.fields
+            if f.required and self.fields.get(f.key, FieldState()).status != "collected"
+        ]
+
+
+class IntentEngine(Protocol):
+    """Decides which tools to call for a message."""
+
+    name: str
+
+    def decide(self, view: SessionView, message: str, tools: list[dict]) -> Decision: ...

@@ -1,0 +1,526 @@
+"""The controller: runs one turn through the machine and owns the session.
+
+See ``flow.machine`` for the lifecycle. Every model or rule decision is
+untrusted: a call whose tool the current state does not offer, or whose
+arguments name unknown businesses or fields, is rejected and recorded, never
+applied.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import operator
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from transitions import MachineError
+
+from si_agent import replies
+from si_agent.config.model import Business, Check, FieldDef, Step
+from si_agent.engine.base import Decision, IntentEngine, SessionView, ToolCall
+from si_agent.errors import ExecutorError, SessionConflict
+from si_agent.flow import tools as T
+from si_agent.flow.machine import DialogueMachine, FlowModel
+from si_agent.flow.steps import StepHandler, registered_step_handlers
+from si_agent.flow.turn import TurnResult, snapshot
+from si_agent.knowledge import Knowledge, NoKnowledge
+from si_agent.privacy import redact_arguments, redact_text
+from si_agent.session.base import SessionStore
+from si_agent.session.model import DecisionRecord, FieldState, Session, ToolCallRecord
+from si_agent.validators import check as validate_value
+from si_agent.validators import mask
+
+log = logging.getLogger(__name__)
+
+_MAX_CONFLICT_RETRIES = 5
+_OPS: dict[str, Callable[[Any, Any], bool]] = {
+    "==": operator.eq, "!=": operator.ne, "<": operator.lt,
+    "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+}
+
+
+class Runner:
+    """What executes a completed business (``si_agent.executor.Executors``)."""
+
+    def run(self, business: Business, values: dict, *, idempotency_key: str) -> dict: ...
+
+
+class Controller:
+    """Runs turns: load → decide → apply through the machine → reply → save."""
+
+    def __init__(
+        self,
+        catalog: Mapping[str, Business],
+        store: SessionStore,
+        engine: IntentEngine,
+        executor: Runner,
+        *,
+        knowledge: Knowledge | None = None,
+        step_handlers: Mapping[str, StepHandler] | None = None,
+        max_message_chars: int = 2000,
+    ) -> None:
+        self.catalog = dict(catalog)
+        self.store = store
+        self.engine = engine
+        self.executor = executor
+        self.knowledge = knowledge or NoKnowledge()
+        self.step_handlers = dict(
+            registered_step_handlers() if step_handlers is None else step_handlers
+        )
+        self.max_message_chars = max_message_chars
+        self.machine = DialogueMachine()
+
+    # -- public API -------------------------------------------------------
+
+    def handle(self, session_id: str, message: str) -> TurnResult:
+        """Run one user turn and return the turn object."""
+        text = (message or "").strip()
+        if not text or len(text) > self.max_message_chars:
+            session = self.store.load(session_id) or Session(session_id=session_id)
+            reply = (
+                replies.EMPTY_MESSAGE if not text
+                else replies.render(replies.TOO_LONG, limit=self.max_message_chars)
+            )
+            return snapshot(session, self.catalog, reply)
+        for _ in range(_MAX_CONFLICT_RETRIES):
+            session = self.store.load(session_id) or Session(session_id=session_id)
+            result = _Turn(self, session, text).run()
+            try:
+                self.store.save(session)
+            except SessionConflict:
+                log.info("session %s changed concurrently; running the turn again", session_id)
+                continue
+            return result
+        raise SessionConflict(session_id, expected=-1, found=None)
+
+    def current(self, session_id: str) -> TurnResult:
+        """The turn object for the stored session, without a reply."""
+        session = self.store.load(session_id) or Session(session_id=session_id)
+        return snapshot(session, self.catalog)
+
+    def reset(self, session_id: str) -> TurnResult:
+        """Forget the session: the user starts again in idle."""
+        self.store.delete(session_id)
+        return snapshot(Session(session_id=session_id), self.catalog)
+
+
+class _Turn:
+    """One turn's work on one loaded session (see the machine's docstring)."""
+
+    def __init__(self, ctl: Controller, session: Session, text: str) -> None:
+        self.ctl = ctl
+        self.s = session
+        self.text = text
+        self.parts: list[str] = []
+        self.records: list[ToolCallRecord] = []
+        self.asked = False  # the next prompt was already put in the reply
+
+    # -- lifecycle --------------------------------------------------------
+
+    def run(self) -> TurnResult:
+        s = self.s
+        state_before = s.state
+        if s.state == "executing":  # a previous turn died mid-submission
+            self._fire("fail")
+            self.parts.append(replies.EXEC_INTERRUPTED)
+        view = self._view()
+        offered = T.toolset(s.state, self.business, self.step, self.ctl.catalog)
+        decision = self._decide(view, offered)
+        applied = 0
+        for call in decision.calls:
+            applied += self._apply(call)
+        if not applied:
+            self._not_understood(bool(decision.calls))
+        self._prompt_next()
+        reply = "\n".join(p for p in self.parts if p)
+        s.turn += 1
+        s.remember("user", self.text)
+        s.remember("assistant", reply)
+        s.record(DecisionRecord(
+            turn=s.turn, input=redact_text(self.text), engine=decision.engine or self.ctl.engine.name,
+            state_before=state_before, state_after=s.state, calls=self.records,
+            reason=decision.reason,
+        ))
+        log.info("turn %s %s: %s -> %s via %s", s.session_id, s.turn, state_before, s.state,
+                 [r.name for r in self.records])
+        return snapshot(s, self.ctl.catalog, reply)
+
+    def _decide(self, view: SessionView, offered: list[dict]) -> Decision:
+        return self.ctl.engine.decide(view, self.text, offered)
+
+    # -- helpers over the session -------------------------------------------
+
+    @property
+    def business(self) -> Business | None:
+        bid = self.s.business_id
+        return self.ctl.catalog.get(bid) if bid else None
+
+    @property
+    def step(self) -> Step | None:
+        b = self.business
+        if b is None or self.s.state != "step_executing" or self.s.step_index >= len(b.steps):
+            return None
+        return b.steps[self.s.step_index]
+
+    def _view(self) -> SessionView:
+        s = self.s
+        return SessionView(
+            state=s.state, business=self.business,
+            fields={k: v.model_copy() for k, v in s.fields.items()},
+            awaiting=s.awaiting, suggestion=s.suggestion, step=self.step,
+            history=tuple(m.model_copy() for m in s.history), catalog=self.ctl.catalog,
+        )
+
+    def _fire(self, trigger: str) -> None:
+        b = self.business
+        model = FlowModel(self.s.state, requires_confirm=bool(b and b.require_confirm))
+        self.ctl.machine.fire(model, trigger)
+        self.s.state = model.state
+
+    def _record(self, call: ToolCall, outcome: str) -> None:
+        self.records.append(ToolCallRecord(
+            name=call.name, arguments=redact_arguments(call.arguments, self.business),
+            outcome=outcome,
+        ))
+
+    # -- applying tool calls --------------------------------------------------
+
+    def _apply(self, call: ToolCall) -> int:
+        """Apply one call if the current state offers it; 1 if applied."""
+        offered = T.tool_names(T.toolset(self.s.state, self.business, self.step, self.ctl.catalog))
+        if call.name not in offered:
+            self._record(call, f"rejected: {call.name} not offered in {self.s.state}")
+            return 0
+        handler = self._handlers().get(call.name)
+        if handler is None and call.name.startswith(T.STEP_PREFIX):
+            handler = self._upload
+        if handler is None:
+            self._record(call, "rejected: no handler")
+            return 0
+        try:
+            outcome = handler(call)
+        except MachineError as exc:  # a trigger not allowed here: the call was wrong
+            outcome = f"rejected: {exc}"
+        self._record(call, outcome)
+        return 0 if outcome.startswith("rejected") else 1
+
+    def _handlers(self) -> dict[str, Callable[[ToolCall], str]]:
+        return {
+            T.MATCH_BUSINESS: self._match_business,
+            T.ANSWER_QUESTION: self._answer_question,
+            T.PROVIDE_FIELD: self._provide_field,
+            T.CANCEL_FLOW: self._cancel,
+            T.CONFIRM_SUBMIT: self._confirm,
+            T.MODIFY_INFO: self._modify,
+            T.RETRY_SUBMIT: self._retry,
+        }
+
+    def _match_business(self, call: ToolCall) -> str:
+        bid = call.arguments.get("business_id")
+        business = self.ctl.catalog.get(bid) if isinstance(bid, str) else None
+        if business is None:
+            return f"rejected: unknown business {bid!r}"
+        s = self.s
+        if s.state == "done":
+            self._fire("reset")
+        s.business_id = business.id
+        s.fields = {f.key: FieldState() for f in business.fields}
+        s.step_index = 0
+        s.step_attempts = 0
+        s.step_data = {}
+        s.result = None
+        s.suggestion = None
+        s.escalated = False
+        s.awaiting = None
+        s.flow_nonce = uuid.uuid4().hex
+        self._fire("begin_steps" if business.steps else "begin")
+        self.parts.append(replies.render(replies.START, name=business.name))
+        if not business.steps and not business.fields:
+            self._complete()
+        return "applied"
+
+    def _answer_question(self, call: ToolCall) -> str:
+        question = str(call.arguments.get("question") or self.text)
+        answer = self.ctl.knowledge.answer(question)
+        suggested = call.arguments.get("suggested_business_id")
+        if answer and answer.suggested_business_id and not suggested:
+            suggested = answer.suggested_business_id
+        can_suggest = suggested in self.ctl.catalog and self.s.state in ("idle", "done")
+        if answer:
+            self.parts.append(answer.text)
+        elif not can_suggest:
+            self.parts.append(replies.NO_ANSWER)
+        if can_suggest:
+            self.s.suggestion = suggested
+            self.parts.append(replies.render(replies.SUGGEST, name=self.ctl.catalog[suggested].name))
+        elif self.business is not None and self.s.state not in ("idle", "done"):
+            self.parts.append(replies.render(replies.CONTINUE, name=self.business.name))
+        return "applied"
+
+    def _provide_field(self, call: ToolCall) -> str:
+        values = call.arguments.get("values")
+        if not isinstance(values, dict) or not values:
+            return "rejected: values must be a non-empty object"
+        business = self.business
+        assert business is not None
+        known = {k: v for k, v in values.items() if k in business.field_keys}
+        if not known:
+            return f"rejected: unknown fields {sorted(values)}"
+        outcome = self._set_fields(business, known)
+        if not self._pending(business):
+            self._complete()
+        return outcome
+
+    def _set_fields(self, business: Business, values: Mapping[str, Any]) -> str:
+        s = self.s
+        recorded: list[str] = []
+        problems: list[str] = []
+        for key, raw in values.items():
+            field = business.field(key)
+            st = s.fields.setdefault(key, FieldState())
+            res = validate_value(field.type, "" if raw is None else str(raw),
+                                 **field.validator_options())
+            if res.ok:
+                st.value, st.status, st.error, st.attempts = res.value, "collected", None, 0
+                recorded.append(key)
+            else:
+                problems += self._mark_invalid(field, st, res.error or "", field.error_msg or "")
+        for chk in business.checks:
+            if self._check_fails(chk):
+                st = s.fields[chk.reask]
+                st.value, st.status = None, "pending"
+                if chk.reask in recorded:
+                    recorded.remove(chk.reask)
+                problems += self._mark_invalid(business.field(chk.reask), st, chk.message, "")
+        if recorded:
+            items = "、".join(
+                f"{business.field(k).label} {mask(business.field(k).type, s.fields[k].value)}"
+                for k in recorded
+            )
+            self.parts.append(replies.render(replies.RECORDED, items=items))
+        self.parts.extend(problems)
+        if s.awaiting in recorded:
+            s.awaiting = None
+        bad = [k for k in values if s.fields[k].status != "collected"]
+        return f"applied: collected={recorded} invalid={bad}"
+
+    def _mark_invalid(self, field: FieldDef, st: FieldState, diagnosis: str,
+                      instruction: str) -> list[str]:
+        """Count a failed attempt; the reply lines to show. A collected value is kept."""
+        b = self.business
+        assert b is not None
+        st.attempts += 1
+        st.error = diagnosis
+        if st.status != "collected":
+            st.status = "invalid"
+        self.s.awaiting = field.key
+        lines = [replies.render(replies.INVALID, diagnosis=diagnosis, instruction=instruction)]
+        if st.attempts >= b.max_attempts:
+            self.s.escalated = True
+            lines.append(replies.render(replies.ESCALATE, label=field.label, attempts=st.attempts))
+            st.attempts = 0
+        return lines
+
+    def _check_fails(self, chk: Check) -> bool:
+        left, right = self.s.fields.get(chk.left), self.s.fields.get(chk.right)
+        if not left or not right or left.status != "collected" or right.status != "collected":
+            return False
+        try:
+            return not _OPS[chk.op](left.value, right.value)
+        except TypeError:
+            return True
+
+    def _pending(self, business: Business) -> list[FieldDef]:
+        return [
+            f for f in business.fields
+            if f.required and self.s.fields.get(f.key, FieldState()).status != "collected"
+        ]
+
+    def _complete(self) -> None:
+        """All fields or steps are in: confirm or execute."""
+        b = self.business
+        assert b is not None
+        self.s.awaiting = None
+        self._fire("steps_done" if self.s.state == "step_executing" else "fields_done")
+        if self.s.state == "confirming":
+            self.s.awaiting = "confirm"
+        else:
+            self._execute()
+
+    def _cancel(self, call: ToolCall) -> str:
+        b = self.business
+        if b is None or self.s.state in ("idle", "done"):
+            self.parts.append(replies.NOTHING_TO_CANCEL)
+            return "applied: nothing to cancel"
+        self._fire("cancel")
+        self._clear()
+        self.parts.append(replies.render(replies.CANCELLED, name=b.name))
+        self.asked = True
+        return "applied"
+
+    def _clear(self) -> None:
+        s = self.s
+        s.business_id = None
+        s.fields = {}
+        s.awaiting = None
+        s.step_index = s.step_attempts = 0
+        s.step_data = {}
+        s.result = None
+        s.flow_nonce = None
+        s.escalated = False
+
+    def _confirm(self, call: ToolCall) -> str:
+        self._fire("confirm")
+        self._execute()
+        return "applied"
+
+    def _retry(self, call: ToolCall) -> str:
+        self._fire("retry")
+        self._execute()
+        return "applied"
+
+    def _modify(self, call: ToolCall) -> str:
+        b = self.business
+        assert b is not None
+        key = call.arguments.get("field_key")
+        if key not in b.field_keys:
+            return f"rejected: unknown field {key!r}"
+        self._fire("modify" if self.s.state == "confirming" else "fix")
+        value = call.arguments.get("value")
+        if value not in (None, ""):
+            outcome = self._set_fields(b, {key: value})
+            if not self._pending(b):
+                self._complete()
+            return outcome
+        st = self.s.fields.setdefault(key, FieldState())
+        st.status = "pending"
+        self.s.awaiting = key
+        self.parts.append(replies.render(replies.MODIFY_ASK, label=b.field(key).label))
+        return "applied: awaiting new value"
+
+    def _upload(self, call: ToolCall) -> str:
+        step, b = self.step, self.business
+        assert step is not None and b is not None
+        handler = self.ctl.step_handlers.get(step.handler)
+        if handler is None:
+            self.parts.append(replies.render(replies.STEP_UNAVAILABLE, label=step.label))
+            self.asked = True
+            return f"applied: no handler {step.handler!r} on this deployment"
+        result = handler.run(step, call.arguments)
+        s = self.s
+        if not result.ok:
+            s.step_attempts += 1
+            self.parts.append(replies.render(replies.STEP_FAILED, label=step.label,
+                                             error=result.error or step.error_msg or ""))
+            if s.step_attempts >= b.max_attempts:
+                s.escalated = True
+                self.parts.append(replies.render(replies.ESCALATE, label=step.label,
+                                                 attempts=s.step_attempts))
+                s.step_attempts = 0
+            return "applied: step failed"
+        s.step_data[step.id] = result.data
+        s.step_index += 1
+        s.step_attempts = 0
+        self.parts.append(replies.render(replies.STEP_DONE, label=step.label))
+        if s.step_index >= len(b.steps):
+            self._complete()
+        return "applied: step done"
+
+    # -- executing --------------------------------------------------------------
+
+    def _values(self, business: Business) -> dict[str, Any]:
+        values = {k: st.value for k, st in self.s.fields.items() if st.status == "collected"}
+        values.update(self.s.step_data)
+        return values
+
+    def _idempotency_key(self, business: Business, values: Mapping[str, Any]) -> str:
+        payload = json.dumps([self.s.session_id, business.id, self.s.flow_nonce, values],
+                             sort_keys=True, ensure_ascii=False, default=str)
+        return hashlib.sha256(payload.encode()).hexdigest()[:32]
+
+    def _execute(self) -> None:
+        b = self.business
+        assert b is not None and self.s.state == "executing"
+        values = self._values(b)
+        try:
+            result = self.ctl.executor.run(b, values, idempotency_key=self._idempotency_key(b, values))
+        except ExecutorError as exc:
+            self._fire("fail")
+            self._failed(b, exc)
+            return
+        self._fire("succeed")
+        self.s.result = result
+        self.s.awaiting = None
+        shown = {
+            k: (mask(b.field(k).type, v) if k in b.field_keys else v) for k, v in values.items()
+        }
+        self.parts.append(replies.render(b.api.result_template, {**shown, **result}))
+        self.asked = True
+
+    def _failed(self, b: Business, exc: ExecutorError) -> None:
+        field_errors = {k: v for k, v in exc.field_errors.items() if k in b.field_keys}
+        if not field_errors:
+            self.s.awaiting = "retry"
+            self.parts.append(replies.render(replies.EXEC_FAILED, message=exc.message))
+            self.asked = True
+            return
+        self._fire("fix")
+        for key, message in field_errors.items():
+            st = self.s.fields.setdefault(key, FieldState())
+            st.status, st.error = "failed", message
+        items = "；".join(f"{b.field(k).label}：{m}" for k, m in field_errors.items())
+        self.parts.append(replies.render(replies.EXEC_FIELD_FAILED, items=items))
+        self.s.awaiting = next(iter(field_errors))
+
+    # -- the closing prompt --------------------------------------------------------
+
+    def _not_understood(self, had_calls: bool) -> None:
+        if self.s.state in ("idle", "done"):
+            examples = "、".join(b.name for b in list(self.ctl.catalog.values())[:4])
+            self.parts.append(replies.render(replies.GREETING, examples=examples))
+            self.asked = True
+        else:
+            self.parts.append(replies.NOT_UNDERSTOOD)
+
+    def _prompt_next(self) -> None:
+        """End the reply with what the dialogue needs next, unless already asked."""
+        if self.asked:
+            return
+        s, b = self.s, self.business
+        if b is None or s.state in ("idle", "done"):
+            return
+        if s.state == "collecting":
+            pending = self._pending(b)
+            if not pending:
+                return
+            first = s.awaiting if s.awaiting in b.field_keys else pending[0].key
+            s.awaiting = first
+            ask = [b.field(first)] + [f for f in pending if f.key != first]
+            self.parts.extend(f.prompt for f in ask[: max(1, b.ask.max_fields)])
+        elif s.state == "step_executing":
+            step = self.step
+            if step is not None:
+                s.awaiting = step.id
+                self.parts.append(step.prompt)
+        elif s.state == "confirming":
+            s.awaiting = "confirm"
+            self.parts.append(self._confirm_text(b))
+        elif s.state == "failed":
+            s.awaiting = "retry"
+            self.parts.append(replies.FAILED_REASK)
+
+    def _confirm_text(self, b: Business) -> str:
+        lines = [
+            replies.render(replies.SUMMARY_LINE, label=f.label,
+                           value=mask(f.type, self.s.fields[f.key].value))
+            for f in b.fields if self.s.fields.get(f.key) and self.s.fields[f.key].value is not None
+        ]
+        lines += [
+            replies.render(replies.SUMMARY_LINE, label=st.label, value=replies.STEP_SUMMARY_VALUE)
+            for st in b.steps if st.id in self.s.step_data
+        ]
+        return replies.render(b.confirm_text or replies.DEFAULT_CONFIRM,
+                              summary="\n".join(lines), name=b.name)

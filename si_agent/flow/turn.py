@@ -1,0 +1,80 @@
+"""The turn object: what every front end (CLI, API, replay) gets back."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from si_agent import replies
+from si_agent.config.model import Business
+from si_agent.session.model import Session
+from si_agent.validators import mask
+
+
+class FieldView(BaseModel):
+    key: str
+    label: str
+    value: str | None
+    status: str
+
+
+class BusinessRef(BaseModel):
+    id: str
+    name: str
+
+
+class Suggestion(BaseModel):
+    business_id: str
+    name: str
+    text: str
+
+
+class TurnResult(BaseModel):
+    """The observable outcome of a turn; personal data in ``fields`` is masked."""
+
+    reply: str = ""
+    state: str
+    business: BusinessRef | None = None
+    fields: list[FieldView] = Field(default_factory=list)
+    awaiting: str | None = None
+    suggestion: Suggestion | None = None
+    result: dict[str, Any] | None = None
+    turn: int = 0
+
+
+def field_views(session: Session, business: Business | None) -> list[FieldView]:
+    if business is None:
+        return []
+    views = []
+    for f in business.fields:
+        st = session.fields.get(f.key)
+        value = None if st is None or st.value is None else mask(f.type, st.value)
+        views.append(
+            FieldView(key=f.key, label=f.label, value=value,
+                      status=st.status if st else "pending")
+        )
+    return views
+
+
+def snapshot(session: Session, catalog: Mapping[str, Business], reply: str = "") -> TurnResult:
+    """The turn object for ``session`` as it is now."""
+    business = catalog.get(session.business_id) if session.business_id else None
+    suggestion = None
+    if session.suggestion and session.suggestion in catalog:
+        target = catalog[session.suggestion]
+        suggestion = Suggestion(
+            business_id=target.id, name=target.name,
+            text=replies.render(replies.SUGGEST, name=target.name),
+        )
+    return TurnResult(
+        reply=reply,
+        state=session.state,
+        business=BusinessRef(id=business.id, name=business.name) if business else None,
+        fields=field_views(session, business),
+        awaiting=session.awaiting,
+        suggestion=suggestion,
+        result=session.result,
+        turn=session.turn,
+    )

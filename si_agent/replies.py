@@ -1,0 +1,61 @@
+"""Every Chinese text the assistant says that does not come from a business YAML.
+
+Business-specific wording (prompts, error instructions, confirmation and
+result templates) lives in ``businesses/*.yaml``; the generic glue lives here,
+in one place, so it can be reviewed and translated as a whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+GREETING = (
+    "您好，我是社保智能帮办助手，可以帮您查询和办理社保业务。"
+    "例如：{examples}。请问您想办理什么？"
+)
+EMPTY_MESSAGE = "您好像没有输入内容，请问有什么可以帮您？"
+TOO_LONG = "您的消息太长了（超过{limit}个字），请精简后再发送。"
+START = "好的，开始为您办理【{name}】。"
+RECORDED = "已记录：{items}。"
+INVALID = "{diagnosis}{instruction}"
+ESCALATE = (
+    "{label}已连续{attempts}次未能通过校验。您可以继续输入，也可以回复“取消”结束办理，"
+    "或拨打12333社保服务热线转人工服务。"
+)
+NEXT_FIELD = "{prompt}"
+DEFAULT_CONFIRM = "请核对以下信息：\n{summary}\n确认无误请回复“确认”提交；需要修改请回复“修改+项目名称”；放弃请回复“取消”。"
+SUMMARY_LINE = "· {label}：{value}"
+CONFIRM_REASK = "请回复“确认”提交，回复“修改+项目名称”修改信息，或回复“取消”放弃办理。"
+MODIFY_WHICH = "请问要修改哪一项？可修改：{labels}。"
+MODIFY_ASK = "好的，请重新提供{label}。"
+CANCELLED = "已为您取消【{name}】的办理，已填写的信息不会提交。还有什么可以帮您？"
+NOTHING_TO_CANCEL = "当前没有正在办理的业务。请问有什么可以帮您？"
+SUBMITTING = "正在为您提交【{name}】……"
+EXEC_FAILED = "提交未成功：{message}\n您可以回复“重试”再次提交（不会重复提交），或回复“取消”放弃办理。"
+EXEC_FIELD_FAILED = "业务系统未通过以下信息：{items}。请重新提供。"
+EXEC_INTERRUPTED = "上次提交没有完成。"
+FAILED_REASK = "您可以回复“重试”再次提交，回复“修改+项目名称”修改信息，或回复“取消”放弃办理。"
+NO_ANSWER = "抱歉，这个问题我暂时无法回答。您可以拨打12333社保服务热线咨询，或告诉我您想办理的业务。"
+SUGGEST = "💡 您可能需要办理【{name}】，回复“办理”即可开始。"
+CONTINUE = "我们继续办理【{name}】。"
+STEP_DONE = "{label}已完成。"
+STEP_UNAVAILABLE = (
+    "【{label}】暂时无法在线完成，请携带身份证到社保经办窗口办理，或回复“取消”结束办理。"
+)
+STEP_FAILED = "{label}未通过：{error}"
+STEP_SUMMARY_VALUE = "已完成"
+NOT_UNDERSTOOD = "抱歉，我没有理解您的意思。"
+REJECTED_CALL = "抱歉，我没有理解您的意思。"
+BUSINESS_DONE_HINT = "如需继续办理其他业务，请直接告诉我。"
+
+
+def render(template: str, values: Mapping[str, Any] | None = None, /, **extra: Any) -> str:
+    """Fill ``{name}`` placeholders; unknown names are left as written."""
+    mapping = _Lenient({**(values or {}), **extra})
+    return template.format_map(mapping)
+
+
+class _Lenient(dict):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"

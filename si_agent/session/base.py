@@ -1,0 +1,161 @@
+"""The ``SessionStore`` protocol and the record handling every backend shares.
+
+The contract, identical in every backend:
+
+* ``load(session_id)`` returns the stored session, or ``None`` when there is no
+  record, it expired (not saved for ``ttl`` seconds) or it cannot be parsed. An
+  unreadable record is logged (without personal data) and discarded, so that
+  saving a fresh session in its place succeeds instead of conflicting forever.
+* ``save(session)`` is an atomic compare-and-set on ``version``: it succeeds only
+  if the stored version (0 when there is no live record) equals
+  ``session.version``. The record is then written with ``version + 1``, which is
+  set on ``session`` in place together with a fresh ``updated_at``, and its TTL
+  restarts. Otherwise it raises ``SessionConflict`` and writes nothing; the
+  caller reloads the session and runs the turn again.
+* ``delete(session_id)`` removes the record; deleting a missing one is fine.
+* ``ping()`` says whether the store can be reached; it never raises.
+
+A store that cannot reach its storage raises ``StoreUnavailable``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from pydantic import ValidationError
+
+from si_agent.session.model import Session
+
+logger = logging.getLogger(__name__)
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Where sessions live between turns; see the module docstring for the contract."""
+
+    name: str
+
+    def load(self, session_id: str) -> Session | None:
+        """The stored session, or ``None`` if missing, expired or unreadable."""
+        ...
+
+    def save(self, session: Session) -> None:
+        """Compare-and-set on ``session.version``; raises ``SessionConflict``."""
+        ...
+
+    def delete(self, session_id: str) -> None:
+        """Forget the session (no error if there is none)."""
+        ...
+
+    def ping(self) -> bool:
+        """Whether the store is reachable; never raises."""
+        ...
+
+
+@dataclass(frozen=True)
+class PendingSave:
+    """What one ``save`` writes: the record as JSON and the version it expects."""
+
+    session_id: str
+    expected: int
+    version: int
+    updated_at: float
+    data: str
+
+    def apply(self, session: Session) -> None:
+        """Mirror a successful write on the caller's object."""
+        session.version = self.version
+        session.updated_at = self.updated_at
+
+
+def prepare_save(session: Session) -> PendingSave:
+    """Serialise ``session`` as it will be stored, without touching it yet."""
+    updated_at = time.time()
+    version = session.version + 1
+    stored = session.model_copy(update={"version": version, "updated_at": updated_at})
+    return PendingSave(
+        session_id=session.session_id,
+        expected=session.version,
+        version=version,
+        updated_at=updated_at,
+        data=stored.model_dump_json(),
+    )
+
+
+def parse_record(
+    data: str | bytes | None, version: object, session_id: str, backend: str
+) -> Session | None:
+    """The session in a stored record, or ``None`` (logged) if it is unreadable.
+
+    ``version`` is the store's own version (column, hash field) and wins over
+    the one inside the JSON, since it is what the compare-and-set checks.
+    """
+    stored_version = as_version(version)
+    if stored_version is None:
+        _log_unreadable(backend, session_id, "missing or invalid version")
+        return None
+    try:
+        session = Session.model_validate_json(data or "")
+    except ValidationError as exc:
+        _log_unreadable(backend, session_id, _summarise(exc))
+        return None
+    if session.session_id != session_id:
+        _log_unreadable(backend, session_id, "record belongs to another session id")
+        return None
+    session.version = stored_version
+    return session
+
+
+def as_version(raw: object) -> int | None:
+    """A stored version as a non-negative int, or ``None`` if it is not one."""
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, int):
+        value = raw
+    elif isinstance(raw, (str, bytes)):
+        try:
+            value = int(raw)
+        except ValueError:
+            return None
+    else:
+        return None
+    return value if value >= 0 else None
+
+
+def check_ttl(ttl: float) -> float:
+    """``ttl`` if it is a positive number of seconds, else ``ValueError``."""
+    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or ttl <= 0:
+        raise ValueError(f"session ttl must be a positive number of seconds, got {ttl!r}")
+    return ttl
+
+
+def session_ref(session_id: str) -> str:
+    """A stable, non-reversible reference to a session id for logs.
+
+    Session ids may be channel user ids (phone numbers, open ids), so logs
+    carry a short digest instead.
+    """
+    return "sid#" + hashlib.sha256(session_id.encode("utf-8")).hexdigest()[:12]
+
+
+def _summarise(exc: ValidationError) -> str:
+    # Only locations and error types: pydantic's messages quote the input values.
+    parts = [
+        f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['type']}"
+        for err in exc.errors(include_input=False)[:3]
+    ]
+    more = exc.error_count() - len(parts)
+    return "; ".join(parts) + (f" (+{more} more)" if more > 0 else "")
+
+
+def _log_unreadable(backend: str, session_id: str, reason: str) -> None:
+    logger.warning(
+        "%s session store: discarding unreadable record for %s (%s)",
+        backend,
+        session_ref(session_id),
+        reason,
+    )

@@ -1,0 +1,83 @@
+"""``MemoryStore``: sessions in a dict, for tests, demos and single-process use.
+
+Records are kept as JSON strings, not live objects, so a caller that keeps
+mutating a session after ``save`` cannot change what is stored.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+from si_agent.errors import SessionConflict
+from si_agent.session.base import check_ttl, parse_record, prepare_save
+from si_agent.session.model import Session
+
+_PURGE_EVERY = 60.0
+
+
+@dataclass(frozen=True)
+class _Record:
+    version: int
+    data: str
+    expires_at: float  # time.monotonic()
+
+
+class MemoryStore:
+    """Sessions in this process's memory; lost on restart, not shared by workers."""
+
+    name = "memory"
+
+    def __init__(self, ttl: float = 1800) -> None:
+        self.ttl = check_ttl(ttl)
+        self._records: dict[str, _Record] = {}
+        self._lock = threading.Lock()
+        self._next_purge = time.monotonic() + min(self.ttl, _PURGE_EVERY)
+
+    def __repr__(self) -> str:
+        return f"MemoryStore(ttl={self.ttl})"
+
+    def load(self, session_id: str) -> Session | None:
+        now = time.monotonic()
+        with self._lock:
+            record = self._records.get(session_id)
+            if record is not None and record.expires_at <= now:
+                del self._records[session_id]
+                record = None
+        if record is None:
+            return None
+        session = parse_record(record.data, record.version, session_id, self.name)
+        if session is None:
+            with self._lock:
+                if self._records.get(session_id) is record:
+                    del self._records[session_id]
+        return session
+
+    def save(self, session: Session) -> None:
+        pending = prepare_save(session)
+        now = time.monotonic()
+        with self._lock:
+            record = self._records.get(pending.session_id)
+            found = record.version if record is not None and record.expires_at > now else 0
+            if found != pending.expected:
+                raise SessionConflict(pending.session_id, expected=pending.expected, found=found)
+            self._records[pending.session_id] = _Record(
+                pending.version, pending.data, now + self.ttl
+            )
+            if now >= self._next_purge:
+                self._purge(now)
+        pending.apply(session)
+
+    def delete(self, session_id: str) -> None:
+        with self._lock:
+            self._records.pop(session_id, None)
+
+    def ping(self) -> bool:
+        return True
+
+    def _purge(self, now: float) -> None:
+        """Drop expired records; called with the lock held."""
+        for key in [k for k, r in self._records.items() if r.expires_at <= now]:
+            del self._records[key]
+        self._next_purge = now + min(self.ttl, _PURGE_EVERY)

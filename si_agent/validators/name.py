@@ -1,0 +1,121 @@
+"""Personal names in Chinese characters.
+
+A name is 2 to 20 CJK ideographs (``min_length``/``max_length`` change the
+bounds); parts of a transliterated name are joined by the middle dot "·",
+which may be typed as "•", "・" or "." ("买买提.艾力" -> "买买提·艾力"). Spaces
+between characters are dropped. Digits, Latin letters and other symbols are
+refused, and so are a few words that are clearly not names ("社保", "本人").
+
+``extract`` only finds a name after a cue: "我叫", "姓名是", "姓名：", "名字叫",
+"本人", and "我是" when the name ends the clause.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import messages
+from .base import Found, Result, invalid, valid
+
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+_DOTS = "·•・‧･."
+_DOT_BETWEEN = re.compile(rf"(?<=[{_CJK}])\s*[{_DOTS}]\s*(?=[{_CJK}])")
+_SPACE_BETWEEN = re.compile(rf"(?<=[{_CJK}])\s+(?=[{_CJK}])")
+_NAME = re.compile(rf"[{_CJK}]+(?:·[{_CJK}]+)*")
+_CJK_CHAR = re.compile(rf"[{_CJK}]")
+
+DEFAULT_MIN = 2
+DEFAULT_MAX = 20
+
+# Words that follow a cue ("我是", "本人") but are not names.
+NOT_NAMES = frozenset(
+    "社保 医保 本人 自己 一个 什么 谁 你们 我们 他们 这个 那个 这里 那里 不知道 没有 "
+    "退休 退休人员 退休职工 职工 员工 在职 学生 老师 农民 工人 个人 公司 单位 企业 "
+    "客户 用户 市民 居民 群众 老人 家属 失业 失业人员 灵活就业 灵活就业人员 个体户 "
+    "参保人 参保人员 办事 办理 查询 咨询 想问 请问 问一下 来办 新来的 外地 本地 "
+    "男的 女的 男生 女生 先生 女士 小姐 阿姨 叔叔 大爷 师傅 老板 经理 领导 代办 "
+    "朋友 家人 父亲 母亲 爸爸 妈妈 儿子 女儿 老公 老婆 丈夫 妻子".split()
+)
+# Words that end the name in "我叫张三想查社保" and may not start one.
+_STOP_WORDS = (
+    "身份证", "手机", "电话", "号码", "今年", "性别", "出生", "住在", "现在", "来自",
+    "户籍", "年龄", "社保", "医保", "需要", "办理", "查询", "申请", "咨询", "工作",
+    "的", "想", "要", "在", "是", "我", "了", "啊", "呀", "吧", "呢", "哦", "嗯",
+    "今", "也", "就", "还", "请", "帮", "麻", "谢",
+)
+_STOP = re.compile("|".join(_STOP_WORDS))
+# Characters that start a verb phrase or a pronoun, hardly ever a surname.
+_NOT_FIRST = frozenset("的想要在是我了今也就还请帮来去从办问说做给跟被把不没很都刚已这那哪谁个")
+_PARTICLE = re.compile("[的了吧呢啊呀哦嗯么吗]")
+_CUES = re.compile(r"我叫|我是|姓名是|姓名叫|姓名[:：]|名字叫|名字是|本人")
+_RUN = re.compile(rf"\s*([{_CJK}]+(?:[{_DOTS}][{_CJK}]+)*)")
+_CLAUSE_END = re.compile(r"\s|[,，。.!！?？;；:：、)）]|$")
+
+
+def _normalise(text: str) -> str:
+    return _SPACE_BETWEEN.sub("", _DOT_BETWEEN.sub("·", text))
+
+
+def _problem(name: str, low: int, high: int) -> str | None:
+    if not _NAME.fullmatch(name):
+        if any(c.isdigit() for c in name):
+            return messages.NAME_DIGITS
+        if any(c.isascii() and c.isalpha() for c in name):
+            return messages.NAME_LATIN
+        if "·" in name and _NAME.fullmatch(name.replace("·", "")):
+            return messages.NAME_DOT
+        return messages.NAME_CHARS
+    count = len(_CJK_CHAR.findall(name))
+    if count < low:
+        return messages.NAME_TOO_SHORT.format(n=low)
+    if count > high:
+        return messages.NAME_TOO_LONG.format(n=high)
+    if name in NOT_NAMES:
+        return messages.NAME_NOT_A_NAME.format(text=name)
+    return None
+
+
+def check(
+    raw: str, *, min_length: int | None = None, max_length: int | None = None, **_: object
+) -> Result:
+    """A whole answer that is a name; the value has its dots normalised to "·"."""
+    name = _normalise(raw)
+    error = _problem(name, min_length or DEFAULT_MIN, max_length or DEFAULT_MAX)
+    return invalid(error) if error else valid(name)
+
+
+def _name_after(text: str, cue: re.Match) -> tuple[int, str] | None:
+    """The name right after ``cue``: (start, name as written), or None."""
+    run = _RUN.match(text, cue.end())
+    if run is None or run.group(1)[0] in _NOT_FIRST:
+        return None
+    start, written = run.start(1), run.group(1)
+    if cue.group() == "我是":
+        # "我是来办社保的", "我是说真的": after 我是 only a whole clause can be a name.
+        if not _CLAUSE_END.match(text, run.end()) or _PARTICLE.search(written):
+            return None
+        return start, written
+    stop = _STOP.search(written, 2)
+    if stop is not None:
+        written = written[: stop.start()].rstrip(_DOTS)
+    return start, written
+
+
+def extract(
+    text: str, *, min_length: int | None = None, max_length: int | None = None, **_: object
+) -> list[Found]:
+    """Names introduced by a cue ("我叫张三，身份证..." gives 张三)."""
+    low = min_length or DEFAULT_MIN
+    found = []
+    for cue in _CUES.finditer(text):
+        hit = _name_after(text, cue)
+        if hit is None:
+            continue
+        start, written = hit
+        name = _normalise(written)
+        limit = max_length or (DEFAULT_MAX if "·" in name else 4)
+        if name.endswith("人"):
+            continue
+        if _problem(name, low, limit) is None:
+            found.append(Found(name, start, start + len(written), written))
+    return found

@@ -1,0 +1,159 @@
+"""Integers and numbers: "12,000", "1.2万", "3千", "5k", "三十五", "两千五百".
+
+A trailing unit of measure (元, 块, 岁, 年, 个月, ...) and a leading "大约" or
+"一共" are ignored. Chinese numerals go through ``cn2an`` (imported on first
+use: it takes ~80 ms to import). ``integer`` gives an ``int`` and refuses a
+fraction; ``number`` always gives a ``float``. ``min``/``max`` are inclusive.
+
+Chinese digits read one by one without 十/百/千/万/亿 ("五六", "一两") mean a
+rough range or a code, not a quantity, and are refused.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+from . import messages
+from .base import Found, Result, invalid, overlaps, range_error, valid
+from .dates import extract_date
+from .identifiers import identifier_spans
+
+_CN_NUMERALS = "零〇一二两三四五六七八九十百千万亿"
+_CN_UNITS = frozenset("十百千万亿")
+_MULTIPLIERS = {
+    "百": 100, "千": 1000, "k": 1000, "K": 1000,
+    "万": 10_000, "w": 10_000, "W": 10_000, "亿": 10**8, "万亿": 10**12,
+}
+
+_HEDGE = re.compile(r"(?:大约|大概|差不多|一共|总共|共|约)\s*")
+_UNIT = re.compile(r"\s*(?:元钱|块钱|元|块|周岁|岁|个月|月|年|天|个|人|次)$")
+_ARABIC = re.compile(
+    r"([+-]?)(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?\s*(万亿|亿|万|千|百|[kKwW])?"
+)
+_CHINESE = re.compile(rf"负?[{_CN_NUMERALS}\d.]*[{_CN_NUMERALS}][{_CN_NUMERALS}\d.点]*")
+
+# In a sentence: Arabic numbers with an optional multiplier ("1.2万", "1万5千",
+# "5k"), and runs of Chinese numerals.
+_ARABIC_IN_TEXT = re.compile(
+    r"(?<![\d.])(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?"
+    r"(?:万\d千?(?![\d.])|千\d百?(?![\d.])|万亿|亿|万|千|百|[kKwW](?![A-Za-z]))?"
+)
+_CHINESE_IN_TEXT = re.compile(
+    rf"(?<![{_CN_NUMERALS}])[{_CN_NUMERALS}]+(?:点[零〇一二三四五六七八九]+)?"
+)
+# A lone Chinese numeral ("一", "十") counts only when a unit follows it:
+# "一个月" is a number, "一下" and "统一" are not.
+_UNIT_AFTER = re.compile(r"元|块|岁|周岁|年|个|月|天|日|人|次|周|倍|份|项|期|级|档|%")
+_LONG_DIGITS = re.compile(r"\d{11,}")
+
+
+def parse(text: str) -> Decimal | None:
+    """The number written in ``text`` (without hedges or units), or None."""
+    m = _ARABIC.fullmatch(text)
+    if m is not None:
+        sign, whole, fraction, multiplier = m.groups()
+        value = Decimal(whole.replace(",", "") + ("." + fraction if fraction else ""))
+        if multiplier:
+            value *= _MULTIPLIERS[multiplier]
+        return -value if sign == "-" else value
+    if _CHINESE.fullmatch(text) and not _is_digit_string(text):
+        return _parse_chinese(text.replace("俩", "两"))
+    return None
+
+
+def _is_digit_string(text: str) -> bool:
+    """Chinese digits read one by one ("五六"), with no 十/百/千/万/亿."""
+    digits = [c for c in text if c in _CN_NUMERALS]
+    return len(digits) > 1 and not any(c in _CN_UNITS for c in text) and "点" not in text
+
+
+def _parse_chinese(text: str) -> Decimal | None:
+    import cn2an  # ~80 ms to import; only needed for Chinese numerals
+
+    try:
+        value = cn2an.cn2an(text, "smart")
+    except ValueError:
+        return None
+    try:
+        return Decimal(str(value))
+    except InvalidOperation:
+        return None
+
+
+def _strip(raw: str) -> str:
+    text = _HEDGE.sub("", raw, count=1) if raw[:1] in "大差一总共约" else raw
+    return _UNIT.sub("", text)
+
+
+def _judge(
+    value: Decimal, integral: bool, low: float | None, high: float | None
+) -> tuple[int | float | None, str | None]:
+    if integral:
+        if value != value.to_integral_value():
+            return None, messages.NUMBER_NOT_INTEGER
+        result: int | float = int(value)
+    else:
+        result = float(value)
+    error = range_error(value, low, high, between=messages.NUMBER_RANGE,
+                        too_small=messages.NUMBER_TOO_SMALL,
+                        too_large=messages.NUMBER_TOO_LARGE)
+    return (None, error) if error else (result, None)
+
+
+def _check(raw: str, integral: bool, low: float | None, high: float | None) -> Result:
+    value = parse(_strip(raw))
+    if value is None:
+        return invalid(messages.NUMBER_UNREADABLE)
+    result, error = _judge(value, integral, low, high)
+    return invalid(error) if error else valid(result)
+
+
+def check_integer(
+    raw: str, *, min: float | None = None, max: float | None = None, **_: object
+) -> Result:
+    """A whole number; the value is an int."""
+    return _check(raw, True, min, max)
+
+
+def check_number(
+    raw: str, *, min: float | None = None, max: float | None = None, **_: object
+) -> Result:
+    """Any number; the value is a float."""
+    return _check(raw, False, min, max)
+
+
+def _extract(text: str, integral: bool, low: float | None, high: float | None) -> list[Found]:
+    taken = identifier_spans(text)
+    taken += [(f.start, f.end) for f in extract_date(text)]
+    taken += [m.span() for m in _LONG_DIGITS.finditer(text)]
+    candidates = list(_ARABIC_IN_TEXT.finditer(text))
+    for m in _CHINESE_IN_TEXT.finditer(text):
+        run = m.group()
+        if len(run) > 1 or _UNIT_AFTER.match(text, m.end()):
+            candidates.append(m)
+    found = []
+    for m in sorted(candidates, key=lambda m: m.start()):
+        if overlaps(m.start(), m.end(), taken):
+            continue
+        value = parse(m.group())
+        if value is None:
+            continue
+        result, error = _judge(value, integral, low, high)
+        if error is None:
+            found.append(Found(result, m.start(), m.end(), m.group()))
+    return found
+
+
+def extract_integer(
+    text: str, *, min: float | None = None, max: float | None = None, **_: object
+) -> list[Found]:
+    """Whole numbers in a sentence: "我60岁退休，交了25年" gives 60 and 25."""
+    return _extract(text, True, min, max)
+
+
+def extract_number(
+    text: str, *, min: float | None = None, max: float | None = None, **_: object
+) -> list[Found]:
+    """Numbers in a sentence, as floats."""
+    return _extract(text, False, min, max)

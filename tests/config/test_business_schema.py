@@ -1,0 +1,78 @@
+"""The shipped JSON Schema and the pydantic models describe the same document."""
+
+from __future__ import annotations
+
+from typing import get_args
+
+import jsonschema
+import pytest
+
+from si_agent.config.loader import load_schema
+from si_agent.config.model import Api, Ask, Business, Check, FieldDef, FieldType, Option, Step
+
+MODELS = {
+    "#": Business, "field": FieldDef, "option": Option, "check": Check,
+    "step": Step, "api": Api, "ask": Ask,
+}
+
+
+@pytest.fixture(scope="module")
+def schema():
+    return load_schema()
+
+
+def _definition(schema, name):
+    return schema if name == "#" else schema["$defs"][name]
+
+
+def _yaml_keys(model):
+    return {
+        (info.alias or name) for name, info in model.model_fields.items() if not info.exclude
+    }
+
+
+def test_schema_is_valid_draft_2020_12(schema):
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_properties_and_required_keys_match_the_model(schema, name):
+    definition, model = _definition(schema, name), MODELS[name]
+    assert definition["additionalProperties"] is False
+    assert set(definition["properties"]) == _yaml_keys(model)
+    required = {
+        (info.alias or key) for key, info in model.model_fields.items()
+        if info.is_required()
+    }
+    assert set(definition.get("required", [])) == required
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_every_property_is_described(schema, name):
+    definition = _definition(schema, name)
+    for key, prop in definition["properties"].items():
+        target = schema["$defs"][prop["$ref"].rsplit("/", 1)[-1]] if "$ref" in prop else prop
+        assert target.get("description"), f"{name}.{key} has no description"
+
+
+def test_enums_match_the_model(schema):
+    defs = schema["$defs"]
+    assert tuple(defs["field"]["properties"]["type"]["enum"]) == get_args(FieldType)
+    assert tuple(defs["check"]["properties"]["op"]["enum"]) == get_args(
+        Check.model_fields["op"].annotation
+    )
+    assert tuple(defs["api"]["properties"]["kind"]["enum"]) == get_args(
+        Api.model_fields["kind"].annotation
+    )
+    assert tuple(defs["api"]["properties"]["method"]["enum"]) == get_args(
+        Api.model_fields["method"].annotation
+    )
+    assert tuple(schema["properties"]["type"]["enum"]) == get_args(
+        Business.model_fields["type"].annotation
+    )
+
+
+def test_validate_is_the_yaml_key_of_pattern(schema):
+    assert "validate" in schema["$defs"]["field"]["properties"]
+    assert "pattern" not in schema["$defs"]["field"]["properties"]
