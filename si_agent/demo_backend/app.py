@@ -34,7 +34,9 @@ from si_agent.demo_backend.services import SERVICES, Ctx, DemoError, Service
 logger = logging.getLogger(__name__)
 
 
-def json_response(payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+def json_response(
+    payload: Any, status: int = 200, headers: dict[str, str] | None = None
+) -> Response:
     """A UTF-8 JSON response with Chinese kept readable, whatever the host app's settings."""
     return Response(
         json.dumps(payload, ensure_ascii=False),

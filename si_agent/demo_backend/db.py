@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from si_agent.demo_backend.seed import seed
+
 BUSY_TIMEOUT_SECONDS = 10.0
 
 SCHEMA = """
@@ -103,7 +105,8 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     try:
         yield conn
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # SQLite may already have rolled back (e.g. disk full)
+            conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
 
@@ -126,8 +129,6 @@ def ensure_db(path: str | Path) -> Path:
         try:
             conn.execute("PRAGMA journal_mode = WAL")
             conn.executescript(SCHEMA)
-            from si_agent.demo_backend.seed import seed
-
             with transaction(conn):
                 seeded = conn.execute("SELECT 1 FROM meta WHERE key = 'seeded'").fetchone()
                 if not seeded:

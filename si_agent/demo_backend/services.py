@@ -58,7 +58,11 @@ class Ctx:
         ).fetchone()
 
     def new_application(
-        self, business_id: str, body: dict, id_number: str | None, detail: str = texts.ACCEPTED_DETAIL
+        self,
+        business_id: str,
+        body: dict,
+        id_number: str | None,
+        detail: str = texts.ACCEPTED_DETAIL,
     ) -> str:
         """Store an application with status 已受理 and return its number ``SI+YYYYMMDD+serial``."""
         day = self.now.strftime("%Y%m%d")

@@ -24,9 +24,9 @@ import threading
 import time
 import uuid
 from collections.abc import Mapping
-from http.cookiejar import CookieJar, DefaultCookiePolicy
 from datetime import date, datetime
 from decimal import Decimal
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +109,7 @@ class HttpExecutor:
         )
 
     def _send(self, business: Business, request: httpx.Request) -> httpx.Response:
-        where = f"{request.url.scheme}://{request.url.netloc.decode()}{request.url.path}"
+        where = _loggable(request.url)
         for attempt in range(1, ATTEMPTS + 1):
             started = time.perf_counter()
             try:
@@ -206,6 +206,12 @@ def _param(value: Any) -> str:
     return str(_jsonable(value))
 
 
+def _loggable(url: httpx.URL) -> str:
+    """The URL without credentials or query string (which may hold values)."""
+    port = f":{url.port}" if url.port else ""
+    return f"{url.scheme}://{url.host}{port}{url.path}"
+
+
 def _ms(started: float) -> int:
     return int((time.perf_counter() - started) * 1000)
 
@@ -216,8 +222,7 @@ class _RedactQuery(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.args, tuple):
             record.args = tuple(
-                f"{a.scheme}://{a.netloc.decode()}{a.path}?<redacted>"
-                if isinstance(a, httpx.URL) and a.query else a
+                f"{_loggable(a)}?<redacted>" if isinstance(a, httpx.URL) and a.query else a
                 for a in record.args
             )
         return True

@@ -91,13 +91,10 @@ def resolve_today(today: date | None) -> date:
     return today
 
 
-def format_bound(bound: float | int | Decimal) -> str:
+def format_bound(bound: float | int) -> str:
     """A bound as a citizen writes it: 60.0 -> "60", 0.6 -> "0.6"."""
     if isinstance(bound, float) and bound.is_integer():
         return str(int(bound))
-    if isinstance(bound, Decimal):
-        text = format(bound.normalize(), "f")
-        return text
     return str(bound)
 
 

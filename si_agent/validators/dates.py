@@ -55,7 +55,7 @@ _YEAR_IN_TEXT = re.compile(
 )
 _DATE_IN_TEXT = (
     re.compile(rf"(?<![\d{_CN_DIGIT_CLASS}十]){_DATE_FORMS[0].pattern}(?!\d)"),
-    re.compile(rf"(?<![\d.]){_DATE_FORMS[1].pattern}(?![\d.])"),
+    re.compile(rf"(?<![\d.]){_DATE_FORMS[1].pattern}(?!\d|\.\d)"),
     re.compile(rf"(?<!\d){_DATE_FORMS[2].pattern}(?!\d)"),
     re.compile("|".join(_RELATIVE_DAYS)),
 )

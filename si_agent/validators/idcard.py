@@ -5,10 +5,10 @@ An 18-character number: a 6-digit region code, the birth date as YYYYMMDD, a
 stands for 10). We check the shape, the check character, that the birth date
 exists and lies between 1900-01-01 and today, and that the region is plausible:
 the first two digits are a province-level code and the next four are not
-``0000``. Residence permits for Hong Kong, Macau and Taiwan residents (81, 82,
-83, and 71 for Taiwan) really begin with ``810000``/``820000``/``830000``, so
-the ``0000`` rule does not apply to them. We ship no county list: a
-well-formed number from a county that never existed is accepted.
+``0000``. Residence permits for Hong Kong, Macau and Taiwan residents work the
+other way round: they begin with exactly ``810000``, ``820000`` or ``830000``
+(and ``710000``, Taiwan's code). We ship no county list: a well-formed number
+from a county that never existed is accepted.
 """
 
 from __future__ import annotations
@@ -45,10 +45,11 @@ def problem(number: str, today: date) -> str | None:
     """The diagnosis for an 18-character upper-case number, or None if valid."""
     if not _SHAPE.fullmatch(number):
         return messages.IDCARD_CHARS
-    province = number[:2]
+    province, county = number[:2], number[2:6]
     if province in PERMIT_CODES:
-        pass
-    elif province not in PROVINCE_CODES or number[2:6] == "0000":
+        if county != "0000":
+            return messages.IDCARD_REGION
+    elif province not in PROVINCE_CODES or county == "0000":
         return messages.IDCARD_REGION
     try:
         birth = date(int(number[6:10]), int(number[10:12]), int(number[12:14]))

@@ -113,7 +113,11 @@ def extract(
             continue
         start, written = hit
         name = _normalise(written)
-        limit = max_length or (DEFAULT_MAX if "·" in name else 4)
+        # Without a middle dot, a run longer than 4 characters is more likely
+        # a name followed by other words than a long name.
+        limit = DEFAULT_MAX if "·" in name else 4
+        if max_length:
+            limit = min(limit, max_length)
         if name.endswith("人"):
             continue
         if _problem(name, low, limit) is None:

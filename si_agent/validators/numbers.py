@@ -34,10 +34,12 @@ _ARABIC = re.compile(
 _CHINESE = re.compile(rf"负?[{_CN_NUMERALS}\d.]*[{_CN_NUMERALS}][{_CN_NUMERALS}\d.点]*")
 
 # In a sentence: Arabic numbers with an optional multiplier ("1.2万", "1万5千",
-# "5k"), and runs of Chinese numerals.
+# "5k") but not touching Latin letters (codes like "B204"), and runs of Chinese
+# numerals.
 _ARABIC_IN_TEXT = re.compile(
-    r"(?<![\d.])(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?"
+    r"(?<![\d.A-Za-z])(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?"
     r"(?:万\d千?(?![\d.])|千\d百?(?![\d.])|万亿|亿|万|千|百|[kKwW](?![A-Za-z]))?"
+    r"(?![A-Za-z])"
 )
 _CHINESE_IN_TEXT = re.compile(
     rf"(?<![{_CN_NUMERALS}])[{_CN_NUMERALS}]+(?:点[零〇一二三四五六七八九]+)?"
@@ -73,7 +75,8 @@ def _parse_chinese(text: str) -> Decimal | None:
 
     try:
         value = cn2an.cn2an(text, "smart")
-    except ValueError:
+    except (ValueError, KeyError, IndexError, TypeError):
+        # cn2an reports malformed numerals ("万十一") with assorted exception types.
         return None
     try:
         return Decimal(str(value))

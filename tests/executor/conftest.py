@@ -1,14 +1,61 @@
-"""Fixtures for executor tests: a fresh demo database per test, and executors over it."""
+"""Fixtures for executor tests: a fresh demo database per test, executors over it,
+and ``make_business``, a factory of minimal Business objects.
+
+Businesses are built here, not loaded from ``businesses/``, so these tests pin
+the executor/backend contract independently of the YAML files. (The test suite
+runs with ``--import-mode=importlib``, so helpers are shared as fixtures.)
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from si_agent.config.model import Business
 from si_agent.config.settings import Settings
 from si_agent.executor import Executors
+
+DEMO_URL = "${SI_BACKEND_URL:-http://demo.si-agent}/api/"
+
+
+def _make_business(
+    business_id: str,
+    keys: tuple[str, ...] | list[str] = (),
+    *,
+    kind: str = "http",
+    type: str = "handle",
+    url: str | None = None,
+    method: str = "POST",
+    timeout: float = 10.0,
+    handler: str | None = None,
+    steps: tuple[str, ...] | list[str] = (),
+) -> Business:
+    """A minimal valid Business whose fields are plain text fields named ``keys``.
+
+    The URL defaults to ``${SI_BACKEND_URL:-http://demo.si-agent}/api/<business_id>``.
+    """
+    api: dict = {"kind": kind, "method": method, "timeout": timeout, "result_template": "ok"}
+    if kind == "http":
+        api["url"] = url if url is not None else DEMO_URL + business_id
+    if handler is not None:
+        api["handler"] = handler
+    return Business.model_validate({
+        "id": business_id,
+        "name": business_id,
+        "type": type,
+        "description": "test business",
+        "keywords": [business_id],
+        "fields": [{"key": k, "label": k, "type": "text", "prompt": k} for k in keys],
+        "steps": [{"id": s, "label": s, "prompt": s, "handler": "noop"} for s in steps],
+        "api": api,
+    })
+
+
+@pytest.fixture
+def make_business() -> Callable[..., Business]:
+    return _make_business
 
 
 @pytest.fixture
@@ -26,4 +73,3 @@ def executors(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[E
     monkeypatch.delenv("SI_BACKEND_URL", raising=False)
     with Executors(settings) as ex:
         yield ex
-

@@ -10,22 +10,15 @@ import re
 from datetime import date, timedelta
 
 import pytest
-from executor_support import (
-    CHEN_JING,
-    LI_XIUYING,
-    LIU_YANG,
-    UNKNOWN_ID,
-    WANG_FANG,
-    ZHANG_WEI,
-    ZHAO_LEI,
-    make_business,
-)
 
 from si_agent.demo_backend import clock
+from si_agent.demo_backend.seed import PERSONS
 from si_agent.errors import ExecutorError
 from si_agent.executor import Executors
 
 APP_NO = re.compile(r"^SI\d{14}$")
+ZHANG_WEI, LI_XIUYING, WANG_FANG, LIU_YANG, CHEN_JING, ZHAO_LEI = (p.id_number for p in PERSONS)
+UNKNOWN_ID = "33010619900101123X"  # a valid number that is not a demo person
 
 HANDLE_CASES = {
     "social_transfer": (
@@ -69,15 +62,21 @@ HANDLE_CASES = {
 STEP_BUSINESSES = {"pension_certification": ("id_card_photo", "face_photo")}
 
 
-def handle(business_id: str):
-    values, expected = HANDLE_CASES[business_id]
-    steps = STEP_BUSINESSES.get(business_id, ())
-    keys = [k for k in values if k not in steps]
-    return make_business(business_id, keys, steps=steps), values, expected
+@pytest.fixture
+def handle(make_business):
+    """``handle(business_id)`` -> (Business, sample values, expected result items)."""
+
+    def build(business_id: str):
+        values, expected = HANDLE_CASES[business_id]
+        steps = STEP_BUSINESSES.get(business_id, ())
+        keys = [k for k in values if k not in steps]
+        return make_business(business_id, keys, steps=steps), values, expected
+
+    return build
 
 
 @pytest.mark.parametrize("business_id", sorted(HANDLE_CASES))
-def test_handle_business_success(executors: Executors, business_id: str):
+def test_handle_business_success(executors: Executors, business_id: str, handle, make_business):
     biz, values, expected = handle(business_id)
     result = executors.run(biz, values, idempotency_key=f"key-{business_id}")
     assert APP_NO.match(result["application_no"])
@@ -93,14 +92,14 @@ def test_handle_business_success(executors: Executors, business_id: str):
     assert progress["detail"]
 
 
-def test_pension_certification_is_valid_for_a_year(executors: Executors):
+def test_pension_certification_is_valid_for_a_year(executors: Executors, handle):
     biz, values, _ = handle("pension_certification")
     result = executors.run(biz, values, idempotency_key="cert")
     today = clock.today()
     assert result["valid_until"] == clock.add_months(today, 12).isoformat()
 
 
-def test_pension_certification_accepts_plain_step_strings(executors: Executors):
+def test_pension_certification_accepts_plain_step_strings(executors: Executors, make_business):
     biz = make_business("pension_certification", steps=("id_card_photo", "face_photo"))
     result = executors.run(biz, {"id_card_photo": "ok", "face_photo": "ok"}, idempotency_key="c2")
     assert APP_NO.match(result["application_no"])
@@ -115,7 +114,7 @@ def test_pension_certification_accepts_plain_step_strings(executors: Executors):
         ("异地转诊就医", "2026-12-01", "2027-12-01"),
     ],
 )
-def test_medical_filing_validity(executors: Executors, filing_type, start, until):
+def test_medical_filing_validity(executors: Executors, filing_type, start, until, handle):
     biz, values, _ = handle("medical_filing")
     # no idempotency_key: the executor makes a fresh one
     result = executors.run(biz, {**values, "filing_type": filing_type, "start_date": start})
@@ -127,21 +126,21 @@ def test_medical_filing_validity(executors: Executors, filing_type, start, until
     [("60%", "4500.00", "900.00"), ("100%", "7500.00", "1500.00"), ("1.5", "11250.00", "2250.00"),
      (2, "15000.00", "3000.00"), ("300", "22500.00", "4500.00")],
 )
-def test_flexible_employment_grades(executors: Executors, grade, base, monthly):
+def test_flexible_employment_grades(executors: Executors, grade, base, monthly, handle):
     biz, values, _ = handle("flexible_employment")
     result = executors.run(biz, {**values, "contribution_grade": grade},
                            idempotency_key=f"f-{grade}")
     assert (result["base"], result["monthly_contribution"]) == (base, monthly)
 
 
-def test_unknown_people_are_accepted_for_handle_businesses(executors: Executors):
+def test_unknown_people_are_accepted_for_handle_businesses(executors: Executors, handle):
     biz, values, _ = handle("social_transfer")
     result = executors.run(biz, {**values, "id_number": UNKNOWN_ID, "name": "随便"},
                            idempotency_key="unknown")
     assert APP_NO.match(result["application_no"])
 
 
-def test_application_numbers_increase(executors: Executors):
+def test_application_numbers_increase(executors: Executors, handle):
     biz, values, _ = handle("card_loss")
     first = executors.run(biz, values, idempotency_key="a")["application_no"]
     second = executors.run(biz, values, idempotency_key="b")["application_no"]
@@ -151,7 +150,7 @@ def test_application_numbers_increase(executors: Executors):
 # ---- queries -------------------------------------------------------------------
 
 
-def test_pension_query(executors: Executors):
+def test_pension_query(executors: Executors, make_business):
     result = executors.run(make_business("pension_query", ["id_number"], type="query"),
                            {"id_number": ZHANG_WEI})
     today = clock.today()
@@ -167,7 +166,7 @@ def test_pension_query(executors: Executors):
 
 
 @pytest.mark.parametrize("who", [WANG_FANG, UNKNOWN_ID])
-def test_pension_query_not_retired_or_unknown(executors: Executors, who):
+def test_pension_query_not_retired_or_unknown(executors: Executors, who, make_business):
     biz = make_business("pension_query", ["id_number"], type="query")
     with pytest.raises(ExecutorError) as err:
         executors.run(biz, {"id_number": who})
@@ -176,7 +175,7 @@ def test_pension_query_not_retired_or_unknown(executors: Executors, who):
     assert err.value.field_errors == {"id_number": "未查询到该身份证号的养老金发放记录。"}
 
 
-def test_insurance_record(executors: Executors):
+def test_insurance_record(executors: Executors, make_business):
     biz = make_business("insurance_record", ["id_number", "start_year", "end_year"], type="query")
     result = executors.run(biz, {"id_number": WANG_FANG, "start_year": 2019, "end_year": 2020})
     assert result == {
@@ -190,14 +189,14 @@ def test_insurance_record(executors: Executors):
     }
 
 
-def test_insurance_record_partial_years(executors: Executors):
+def test_insurance_record_partial_years(executors: Executors, make_business):
     biz = make_business("insurance_record", ["id_number", "start_year", "end_year"], type="query")
     result = executors.run(biz, {"id_number": LIU_YANG, "start_year": 2015, "end_year": 2018})
     assert result["total_months"] == 6
     assert result["summary"] == "2018年：缴费6个月，缴费基数5900.00元，个人缴纳2832.00元"
 
 
-def test_insurance_record_empty_range(executors: Executors):
+def test_insurance_record_empty_range(executors: Executors, make_business):
     biz = make_business("insurance_record", ["id_number", "start_year", "end_year"], type="query")
     result = executors.run(biz, {"id_number": ZHAO_LEI, "start_year": "2015", "end_year": "2019"})
     assert result["total_months"] == 0
@@ -205,7 +204,7 @@ def test_insurance_record_empty_range(executors: Executors):
     assert result["summary"] == "该期间没有缴费记录。"
 
 
-def test_insurance_record_errors(executors: Executors):
+def test_insurance_record_errors(executors: Executors, make_business):
     biz = make_business("insurance_record", ["id_number", "start_year", "end_year"], type="query")
     with pytest.raises(ExecutorError) as err:
         executors.run(biz, {"id_number": UNKNOWN_ID, "start_year": 2019, "end_year": 2020})
@@ -217,7 +216,7 @@ def test_insurance_record_errors(executors: Executors):
     assert set(err.value.field_errors) == {"end_year"}
 
 
-def test_progress_query_of_seeded_applications(executors: Executors):
+def test_progress_query_of_seeded_applications(executors: Executors, make_business):
     biz = make_business("progress_query", ["application_no"], type="query")
     result = executors.run(biz, {"application_no": "SI20260915000001"})
     assert result["business_name"] == "社保关系转移"
@@ -227,7 +226,7 @@ def test_progress_query_of_seeded_applications(executors: Executors):
     assert executors.run(biz, {"application_no": "SI20261105000001"})["status"] == "已办结"
 
 
-def test_progress_query_unknown(executors: Executors):
+def test_progress_query_unknown(executors: Executors, make_business):
     biz = make_business("progress_query", ["application_no"], type="query")
     with pytest.raises(ExecutorError) as err:
         executors.run(biz, {"application_no": "SI20990101999999"})
@@ -235,7 +234,7 @@ def test_progress_query_unknown(executors: Executors):
     assert err.value.field_errors == {"application_no": "未查询到该受理编号，请核对后重新输入。"}
 
 
-def test_pension_estimate_is_also_served_over_http(executors: Executors):
+def test_pension_estimate_is_also_served_over_http(executors: Executors, make_business):
     keys = ["retire_age", "contribution_years", "avg_wage", "contribution_index",
             "account_balance"]
     biz = make_business("pension_estimate", keys, type="query")
@@ -247,7 +246,7 @@ def test_pension_estimate_is_also_served_over_http(executors: Executors):
     assert set(err.value.field_errors) == {"retire_age"}
 
 
-def test_get_method_sends_query_parameters(executors: Executors):
+def test_get_method_sends_query_parameters(executors: Executors, make_business):
     biz = make_business("insurance_record", ["id_number", "start_year", "end_year"],
                         type="query", method="GET")
     result = executors.run(biz, {"id_number": WANG_FANG, "start_year": 2019, "end_year": 2019})
@@ -257,7 +256,7 @@ def test_get_method_sends_query_parameters(executors: Executors):
 # ---- refusals ----------------------------------------------------------------------
 
 
-def test_name_mismatch_is_a_field_error(executors: Executors):
+def test_name_mismatch_is_a_field_error(executors: Executors, handle):
     biz, values, _ = handle("card_apply")
     with pytest.raises(ExecutorError) as err:
         executors.run(biz, {**values, "name": "王小芳"}, idempotency_key="mismatch")
@@ -266,21 +265,21 @@ def test_name_mismatch_is_a_field_error(executors: Executors):
     assert err.value.field_errors == {"name": "姓名与身份证号码不一致。"}
 
 
-def test_same_phone_is_a_field_error(executors: Executors):
+def test_same_phone_is_a_field_error(executors: Executors, handle):
     biz, values, _ = handle("phone_change")
     with pytest.raises(ExecutorError) as err:
         executors.run(biz, {**values, "new_phone": "13800138003"}, idempotency_key="same")
     assert err.value.field_errors == {"new_phone": "新手机号与原手机号相同。"}
 
 
-def test_same_city_transfer_is_a_field_error(executors: Executors):
+def test_same_city_transfer_is_a_field_error(executors: Executors, handle):
     biz, values, _ = handle("social_transfer")
     with pytest.raises(ExecutorError) as err:
         executors.run(biz, {**values, "to_city": "杭州市"}, idempotency_key="same-city")
     assert set(err.value.field_errors) == {"to_city"}
 
 
-def test_future_separation_date_is_a_field_error(executors: Executors):
+def test_future_separation_date_is_a_field_error(executors: Executors, handle):
     biz, values, _ = handle("unemployment_benefit")
     tomorrow = (clock.today() + timedelta(days=1)).isoformat()
     with pytest.raises(ExecutorError) as err:
@@ -288,7 +287,7 @@ def test_future_separation_date_is_a_field_error(executors: Executors):
     assert set(err.value.field_errors) == {"separation_date"}
 
 
-def test_missing_fields_are_a_400_without_field_errors(executors: Executors):
+def test_missing_fields_are_a_400_without_field_errors(executors: Executors, handle):
     biz, values, _ = handle("card_apply")
     partial = {k: v for k, v in values.items() if k != "mailing_address"}
     with pytest.raises(ExecutorError) as err:
@@ -299,7 +298,9 @@ def test_missing_fields_are_a_400_without_field_errors(executors: Executors):
     assert err.value.field_errors == {}
 
 
-def test_field_errors_on_fields_the_business_lacks_are_dropped(executors: Executors):
+def test_field_errors_on_fields_the_business_lacks_are_dropped(
+    executors: Executors, handle, make_business
+):
     # The backend blames "name", but this business never asked for a name.
     _, values, _ = handle("card_apply")
     biz = make_business("card_apply", ["id_number", "phone", "bank", "mailing_address"])
@@ -309,14 +310,14 @@ def test_field_errors_on_fields_the_business_lacks_are_dropped(executors: Execut
     assert err.value.message == "姓名与身份证号码不一致。"
 
 
-def test_unknown_business_is_a_404(executors: Executors):
+def test_unknown_business_is_a_404(executors: Executors, make_business):
     with pytest.raises(ExecutorError) as err:
         executors.run(make_business("no_such_business"), {}, idempotency_key="x")
     assert err.value.status == 404
     assert err.value.retryable is False
 
 
-def test_dates_and_decimals_in_values_are_serialised(executors: Executors):
+def test_dates_and_decimals_in_values_are_serialised(executors: Executors, handle):
     from decimal import Decimal
 
     biz, values, _ = handle("medical_filing")

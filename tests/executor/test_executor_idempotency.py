@@ -10,15 +10,20 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from executor_support import LIU_YANG, WANG_FANG, make_business
+import pytest
 
 from si_agent.demo_backend import create_demo_app
-from si_agent.demo_backend.seed import APPLICATIONS
+from si_agent.demo_backend.seed import APPLICATIONS, PERSONS
 from si_agent.errors import ExecutorError
 from si_agent.executor import Executors
 
-TRANSFER = make_business("social_transfer", ["from_city", "to_city", "id_number", "name"])
+WANG_FANG, LIU_YANG = PERSONS[2].id_number, PERSONS[3].id_number
 VALUES = {"from_city": "杭州市", "to_city": "苏州市", "id_number": LIU_YANG, "name": "刘洋"}
+
+
+@pytest.fixture
+def transfer(make_business):
+    return make_business("social_transfer", ["from_city", "to_city", "id_number", "name"])
 
 
 SEEDED = tuple(a[0] for a in APPLICATIONS)
@@ -36,22 +41,24 @@ def count(db_path: Path, business_id: str = "social_transfer") -> int:
     return n
 
 
-def test_same_key_twice_gives_the_same_application(executors: Executors, db_path: Path):
-    first = executors.run(TRANSFER, VALUES, idempotency_key="same-key")
-    second = executors.run(TRANSFER, VALUES, idempotency_key="same-key")
+def test_same_key_twice_gives_the_same_application(executors: Executors, db_path: Path, transfer):
+    first = executors.run(transfer, VALUES, idempotency_key="same-key")
+    second = executors.run(transfer, VALUES, idempotency_key="same-key")
     assert first == second
     assert count(db_path) == 1
-    third = executors.run(TRANSFER, VALUES, idempotency_key="other-key")
+    third = executors.run(transfer, VALUES, idempotency_key="other-key")
     assert third["application_no"] != first["application_no"]
     assert count(db_path) == 2
 
 
-def test_concurrent_duplicates_create_one_application(executors: Executors, db_path: Path):
+def test_concurrent_duplicates_create_one_application(
+    executors: Executors, db_path: Path, transfer
+):
     start = threading.Barrier(16)
 
     def submit(_: int) -> str:
         start.wait()
-        return executors.run(TRANSFER, VALUES, idempotency_key="race")["application_no"]
+        return executors.run(transfer, VALUES, idempotency_key="race")["application_no"]
 
     with ThreadPoolExecutor(16) as pool:
         numbers = set(pool.map(submit, range(16)))
@@ -59,12 +66,14 @@ def test_concurrent_duplicates_create_one_application(executors: Executors, db_p
     assert count(db_path) == 1
 
 
-def test_concurrent_distinct_keys_get_distinct_numbers(executors: Executors, db_path: Path):
+def test_concurrent_distinct_keys_get_distinct_numbers(
+    executors: Executors, db_path: Path, transfer
+):
     start = threading.Barrier(12)
 
     def submit(i: int) -> str:
         start.wait()
-        return executors.run(TRANSFER, VALUES, idempotency_key=f"k{i}")["application_no"]
+        return executors.run(transfer, VALUES, idempotency_key=f"k{i}")["application_no"]
 
     with ThreadPoolExecutor(12) as pool:
         numbers = list(pool.map(submit, range(12)))
@@ -72,9 +81,9 @@ def test_concurrent_distinct_keys_get_distinct_numbers(executors: Executors, db_
     assert count(db_path) == 12
 
 
-def test_concurrent_duplicates_across_processes(executors: Executors, db_path: Path):
+def test_concurrent_duplicates_across_processes(executors: Executors, db_path: Path, transfer):
     # Each process builds its own demo app over the same file, as two servers would.
-    executors.run(TRANSFER, VALUES, idempotency_key="warm-up")  # seed before the race
+    executors.run(transfer, VALUES, idempotency_key="warm-up")  # seed before the race
     script = (
         "import json, sys\n"
         "from si_agent.demo_backend import create_demo_app\n"
@@ -96,15 +105,15 @@ def test_concurrent_duplicates_across_processes(executors: Executors, db_path: P
     assert count(db_path) == 2  # the warm-up and one cross-process application
 
 
-def test_a_refusal_is_not_stored_under_the_key(executors: Executors, db_path: Path):
+def test_a_refusal_is_not_stored_under_the_key(executors: Executors, db_path: Path, transfer):
     with_bad_name = {**VALUES, "name": "刘小洋"}
     try:
-        executors.run(TRANSFER, with_bad_name, idempotency_key="fix-me")
+        executors.run(transfer, with_bad_name, idempotency_key="fix-me")
     except ExecutorError as exc:
         assert exc.field_errors == {"name": "姓名与身份证号码不一致。"}
     else:
         raise AssertionError("expected a name mismatch")
-    result = executors.run(TRANSFER, VALUES, idempotency_key="fix-me")
+    result = executors.run(transfer, VALUES, idempotency_key="fix-me")
     assert result["application_no"].startswith("SI")
     assert count(db_path) == 1
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from executor_support import make_business
 
 from si_agent.errors import ExecutorError, UnknownBackendError
 from si_agent.executor import HANDLERS, BuiltinExecutor, Executors
@@ -114,7 +113,7 @@ def test_numeric_strings_are_accepted():
     assert estimate(retire_age="60", contribution_years="20", avg_wage="8000.00") == estimate()
 
 
-def test_runs_through_executors_by_handler_name(executors: Executors):
+def test_runs_through_executors_by_handler_name(executors: Executors, make_business):
     biz = make_business("pension_estimate", kind="builtin", type="query",
                         handler="pension_estimate")
     values = {"retire_age": 60, "contribution_years": 20, "avg_wage": 8000,
@@ -122,7 +121,7 @@ def test_runs_through_executors_by_handler_name(executors: Executors):
     assert executors.run(biz, values, idempotency_key="k")["total"] == "2319.42"
 
 
-def test_unknown_handler_lists_the_valid_ones(executors: Executors):
+def test_unknown_handler_lists_the_valid_ones(executors: Executors, make_business):
     biz = make_business("x", kind="builtin", handler="no_such_handler")
     with pytest.raises(UnknownBackendError) as err:
         executors.run(biz, {})
@@ -131,7 +130,7 @@ def test_unknown_handler_lists_the_valid_ones(executors: Executors):
     assert "pension_estimate" in str(err.value)
 
 
-def test_handlers_registered_later_are_found():
+def test_handlers_registered_later_are_found(make_business):
     biz = make_business("echo", kind="builtin", handler="echo_for_test")
     HANDLERS["echo_for_test"] = lambda values: {"echo": values["x"]}
     try:
@@ -140,7 +139,7 @@ def test_handlers_registered_later_are_found():
         del HANDLERS["echo_for_test"]
 
 
-def test_unknown_api_kind(executors: Executors):
+def test_unknown_api_kind(executors: Executors, make_business):
     biz = make_business("x")
     odd = biz.model_copy(update={"api": biz.api.model_copy(update={"kind": "ftp"})})
     with pytest.raises(UnknownBackendError) as err:

@@ -8,7 +8,6 @@ from datetime import date
 
 import httpx
 import pytest
-from executor_support import make_business
 
 from si_agent.config.settings import Settings
 from si_agent.errors import ExecutorError
@@ -27,17 +26,27 @@ def executors_with(settings: Settings, answer: Callable[[httpx.Request], httpx.R
     return Executors(settings, transport=httpx.MockTransport(handler))
 
 
-def thing(**kwargs):
-    return make_business("thing", ["id_number", "name", "start_date"], url=URL, **kwargs)
+@pytest.fixture
+def thing(make_business):
+    """``thing(**api)``: a business with fields id_number, name, start_date on URL."""
+    return lambda **kwargs: make_business(
+        "thing", ["id_number", "name", "start_date"], url=URL, **kwargs)
 
 
-def run_error(settings: Settings, response: httpx.Response) -> ExecutorError:
-    with executors_with(settings, lambda r: response) as ex, pytest.raises(ExecutorError) as err:
-        ex.run(thing(), {"id_number": "1"}, idempotency_key="k")
-    return err.value
+@pytest.fixture
+def run_error(settings: Settings, thing):
+    """``run_error(response)``: the ExecutorError raised when the backend answers ``response``."""
+
+    def run(response: httpx.Response) -> ExecutorError:
+        with executors_with(settings, lambda r: response) as ex:
+            with pytest.raises(ExecutorError) as err:
+                ex.run(thing(), {"id_number": "1"}, idempotency_key="k")
+        return err.value
+
+    return run
 
 
-def test_post_sends_json_values_and_the_key(settings: Settings):
+def test_post_sends_json_values_and_the_key(settings: Settings, thing):
     seen: list[httpx.Request] = []
     with executors_with(settings, lambda r: httpx.Response(200, json={"ok": "是"}), seen) as ex:
         result = ex.run(thing(), {"name": "张伟", "start_date": date(2026, 1, 2), "n": None},
@@ -51,7 +60,7 @@ def test_post_sends_json_values_and_the_key(settings: Settings):
     assert json.loads(request.content) == {"name": "张伟", "start_date": "2026-01-02", "n": None}
 
 
-def test_get_sends_query_parameters(settings: Settings):
+def test_get_sends_query_parameters(settings: Settings, thing):
     seen: list[httpx.Request] = []
     with executors_with(settings, lambda r: httpx.Response(200, json={}), seen) as ex:
         ex.run(thing(method="GET"),
@@ -64,7 +73,7 @@ def test_get_sends_query_parameters(settings: Settings):
     assert request.headers["Idempotency-Key"] == "k"
 
 
-def test_a_missing_key_gets_a_fresh_one(settings: Settings):
+def test_a_missing_key_gets_a_fresh_one(settings: Settings, thing):
     seen: list[httpx.Request] = []
     with executors_with(settings, lambda r: httpx.Response(200, json={}), seen) as ex:
         ex.run(thing(), {})
@@ -73,13 +82,13 @@ def test_a_missing_key_gets_a_fresh_one(settings: Settings):
     assert all(keys) and keys[0] != keys[1]
 
 
-def test_non_ascii_key_is_a_programming_error(settings: Settings):
+def test_non_ascii_key_is_a_programming_error(settings: Settings, thing):
     with executors_with(settings, lambda r: httpx.Response(200, json={})) as ex:
         with pytest.raises(ValueError):
             ex.run(thing(), {}, idempotency_key="键")
 
 
-def test_url_is_expanded_at_call_time(settings: Settings, monkeypatch: pytest.MonkeyPatch):
+def test_url_is_expanded_at_call_time(settings: Settings, monkeypatch: pytest.MonkeyPatch, thing):
     seen: list[httpx.Request] = []
     with executors_with(settings, lambda r: httpx.Response(200, json={}), seen) as ex:
         ex.run(thing(), {})
@@ -89,7 +98,7 @@ def test_url_is_expanded_at_call_time(settings: Settings, monkeypatch: pytest.Mo
         "http://backend.test/api/thing", "http://other.test:8080/prefix/api/thing"]
 
 
-def test_timeout_comes_from_the_business(settings: Settings):
+def test_timeout_comes_from_the_business(settings: Settings, thing):
     seen: list[httpx.Request] = []
     with executors_with(settings, lambda r: httpx.Response(200, json={}), seen) as ex:
         ex.run(thing(timeout=2.5), {})
@@ -97,28 +106,28 @@ def test_timeout_comes_from_the_business(settings: Settings):
                                              "pool": 2.5}
 
 
-def test_4xx_error_body_becomes_field_errors(settings: Settings):
+def test_4xx_error_body_becomes_field_errors(run_error):
     body = {"error": {"message": "信息有误。", "fields": {"name": "姓名不对。", "other": "x"}}}
-    err = run_error(settings, httpx.Response(422, json=body))
+    err = run_error(httpx.Response(422, json=body))
     assert (err.message, err.status, err.retryable) == ("信息有误。", 422, False)
     assert err.field_errors == {"name": "姓名不对。"}  # "other" is not a field of the business
 
 
-def test_4xx_without_a_body_is_a_generic_refusal(settings: Settings):
-    err = run_error(settings, httpx.Response(404, text="not found"))
+def test_4xx_without_a_body_is_a_generic_refusal(run_error):
+    err = run_error(httpx.Response(404, text="not found"))
     assert (err.message, err.status, err.retryable, err.field_errors) == (
         texts.REJECTED, 404, False, {})
 
 
 @pytest.mark.parametrize("status", [408, 429])
-def test_throttling_4xx_is_retryable(settings: Settings, status: int):
-    assert run_error(settings, httpx.Response(status, json={})).retryable is True
+def test_throttling_4xx_is_retryable(status: int, run_error):
+    assert run_error(httpx.Response(status, json={})).retryable is True
 
 
-def test_5xx_is_retryable_and_keeps_the_backend_message(settings: Settings):
-    err = run_error(settings, httpx.Response(503, json={"error": {"message": "系统维护中。"}}))
+def test_5xx_is_retryable_and_keeps_the_backend_message(run_error):
+    err = run_error(httpx.Response(503, json={"error": {"message": "系统维护中。"}}))
     assert (err.message, err.status, err.retryable) == ("系统维护中。", 503, True)
-    err = run_error(settings, httpx.Response(500, text="<html>boom</html>"))
+    err = run_error(httpx.Response(500, text="<html>boom</html>"))
     assert (err.message, err.status, err.retryable) == (texts.BUSY, 500, True)
 
 
@@ -127,18 +136,20 @@ def test_5xx_is_retryable_and_keeps_the_backend_message(settings: Settings):
     [httpx.Response(200, text="OK"), httpx.Response(200, json=["a"]),
      httpx.Response(200, content=b"\xff\xfe")],
 )
-def test_2xx_that_is_not_a_json_object_is_retryable(settings: Settings, response):
-    err = run_error(settings, response)
+def test_2xx_that_is_not_a_json_object_is_retryable(response, run_error):
+    err = run_error(response)
     assert (err.message, err.retryable) == (texts.BAD_RESPONSE, True)
 
 
-def test_redirects_are_not_followed(settings: Settings):
-    err = run_error(settings, httpx.Response(302, headers={"Location": "http://x.test/"}))
+def test_redirects_are_not_followed(run_error):
+    err = run_error(httpx.Response(302, headers={"Location": "http://x.test/"}))
     assert (err.status, err.retryable) == (302, False)
 
 
 @pytest.mark.parametrize("url", ["${SI_UNSET_BACKEND_FOR_TEST}/api/thing", "ftp://x.test/a"])
-def test_a_bad_url_is_a_configuration_error_not_retried(settings: Settings, url: str):
+def test_a_bad_url_is_a_configuration_error_not_retried(
+    settings: Settings, url: str, make_business
+):
     seen: list[httpx.Request] = []
     with executors_with(settings, lambda r: httpx.Response(200, json={}), seen) as ex:
         with pytest.raises(ExecutorError) as err:
@@ -147,7 +158,9 @@ def test_a_bad_url_is_a_configuration_error_not_retried(settings: Settings, url:
     assert seen == []
 
 
-def test_demo_host_is_served_in_process_even_with_a_custom_transport(settings: Settings):
+def test_demo_host_is_served_in_process_even_with_a_custom_transport(
+    settings: Settings, make_business
+):
     seen: list[httpx.Request] = []
     with executors_with(settings, lambda r: httpx.Response(500), seen) as ex:
         result = ex.run(make_business("progress_query", ["application_no"]),
@@ -156,7 +169,7 @@ def test_demo_host_is_served_in_process_even_with_a_custom_transport(settings: S
     assert seen == []
 
 
-def test_cookies_are_not_carried_between_requests(settings: Settings):
+def test_cookies_are_not_carried_between_requests(settings: Settings, thing):
     seen: list[httpx.Request] = []
     answer = httpx.Response(200, json={}, headers={"Set-Cookie": "sid=citizen-a; Path=/"})
     with executors_with(settings, lambda r: answer, seen) as ex:

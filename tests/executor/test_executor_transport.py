@@ -10,7 +10,6 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from executor_support import make_business
 
 from si_agent.errors import ExecutorError
 from si_agent.executor import Executors, texts
@@ -110,7 +109,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_nothing_listening_fails_after_exactly_two_attempts(settings, monkeypatch):
+def test_nothing_listening_fails_after_exactly_two_attempts(settings, monkeypatch, make_business):
     monkeypatch.setenv("SI_BACKEND_URL", f"http://127.0.0.1:{free_port()}")
     transport = CountingTransport()
     biz = make_business("social_transfer", ["name"])
@@ -123,7 +122,9 @@ def test_nothing_listening_fails_after_exactly_two_attempts(settings, monkeypatc
     assert isinstance(err.value.__cause__, httpx.ConnectError)
 
 
-def test_a_dropped_connection_is_retried_with_the_same_key(settings, monkeypatch, raw_server):
+def test_a_dropped_connection_is_retried_with_the_same_key(
+    settings, monkeypatch, raw_server, make_business
+):
     server = raw_server({1: "drop"})
     monkeypatch.setenv("SI_BACKEND_URL", f"http://127.0.0.1:{server.port}")
     with Executors(settings) as ex:
@@ -132,7 +133,7 @@ def test_a_dropped_connection_is_retried_with_the_same_key(settings, monkeypatch
     assert server.keys == ["same-key", "same-key"]
 
 
-def test_two_dropped_connections_give_up(settings, monkeypatch, raw_server):
+def test_two_dropped_connections_give_up(settings, monkeypatch, raw_server, make_business):
     server = raw_server({1: "drop", 2: "drop"})
     monkeypatch.setenv("SI_BACKEND_URL", f"http://127.0.0.1:{server.port}")
     with Executors(settings) as ex, pytest.raises(ExecutorError) as err:
@@ -142,7 +143,7 @@ def test_two_dropped_connections_give_up(settings, monkeypatch, raw_server):
     assert server.connections == 2
 
 
-def test_a_read_timeout_is_retried_once(settings, monkeypatch, raw_server):
+def test_a_read_timeout_is_retried_once(settings, monkeypatch, raw_server, make_business):
     server = raw_server({1: "hang", 2: "hang"})
     monkeypatch.setenv("SI_BACKEND_URL", f"http://127.0.0.1:{server.port}")
     started = time.monotonic()
