@@ -35,6 +35,8 @@ from si_agent.validators import check, extract
 MATCH_THRESHOLD = 0.75
 SUGGEST_THRESHOLD = 0.45
 MARGIN = 0.15
+SCATTERED_SCORE = 0.8  # every character of a keyword, close together, in any order
+_SCATTER_SLACK = 6
 _CUE_BEFORE = 8  # characters between a cue and the value it introduces
 _CUE_AFTER = 2  # characters between a value and a cue that follows it ("60岁")
 _NUMERIC = ("integer", "number")
@@ -42,6 +44,26 @@ _NUMERIC = ("integer", "number")
 
 def _bigrams(text: str) -> set[str]:
     return {text[i:i + 2] for i in range(len(text) - 1)} if len(text) > 1 else {text}
+
+
+def _scattered(phrase: str, text: str) -> bool:
+    """All characters of ``phrase`` (3+) occur in ``text`` within a short window.
+
+    Catches "把社保从杭州转到苏州" for the keyword "转社保".
+    """
+    if len(phrase) < 3:
+        return False
+    need = Counter(phrase)
+    if any(text.count(ch) < n for ch, n in need.items()):
+        return False
+    limit = len(phrase) + _SCATTER_SLACK
+    for i, ch in enumerate(text):
+        if ch not in need:
+            continue
+        window = Counter(text[i:i + limit])
+        if all(window[c] >= n for c, n in need.items()):
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -106,7 +128,9 @@ class RuleEngine:
                 calls.append(ToolCall(name=T.PROVIDE_FIELD, arguments={"values": values}))
             return calls, f"matched {bid} (score {score:.2f})"
         if bid and score >= SUGGEST_THRESHOLD:
-            return [_answer(text, bid)], f"unsure: suggest {bid} (score {score:.2f})"
+            # Not a question: only the suggestion is shown, asking to confirm the guess.
+            question_text = text if question else ""
+            return [_answer(question_text, bid)], f"unsure: suggest {bid} (score {score:.2f})"
         if question or len(text) > 6:
             return [_answer(text, None)], "question, no business"
         return [], "no business matched"
@@ -122,6 +146,8 @@ class RuleEngine:
                 at = low.find(p)
                 if at >= 0:
                     cand = (1.0, len(p), (at, at + len(p)))
+                elif _scattered(p, low):
+                    cand = (SCATTERED_SCORE, len(p), None)
                 else:
                     pg = _bigrams(p)
                     total = sum(self._idf.get(g, 0.0) for g in pg) or 1.0

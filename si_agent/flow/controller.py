@@ -243,15 +243,15 @@ class _Turn:
         return "applied"
 
     def _answer_question(self, call: ToolCall) -> str:
-        question = str(call.arguments.get("question") or self.text)
-        answer = self.ctl.knowledge.answer(question)
+        question = str(call.arguments.get("question") or "").strip()
+        answer = self.ctl.knowledge.answer(question) if question else None
         suggested = call.arguments.get("suggested_business_id")
         if answer and answer.suggested_business_id and not suggested:
             suggested = answer.suggested_business_id
         can_suggest = suggested in self.ctl.catalog and self.s.state in ("idle", "done")
         if answer:
             self.parts.append(answer.text)
-        elif not can_suggest:
+        elif question or not can_suggest:
             self.parts.append(replies.NO_ANSWER)
         if can_suggest:
             self.s.suggestion = suggested

@@ -45,9 +45,9 @@ _STOP_WORDS = (
 )
 _STOP = re.compile("|".join(_STOP_WORDS))
 # Characters that start a verb phrase or a pronoun, hardly ever a surname.
-_NOT_FIRST = frozenset("的想要在是我了今也就还请帮来去从办问说做给跟被把不没很都刚已这那哪谁个")
+_NOT_FIRST = frozenset("的想要在是我了今也就还请帮来去从办问说做给跟被把不没很都刚已这那哪谁个有错改")
 _PARTICLE = re.compile("[的了吧呢啊呀哦嗯么吗]")
-_CUES = re.compile(r"我叫|我是|姓名是|姓名叫|姓名[:：]|名字叫|名字是|本人")
+_CUES = re.compile(r"我叫|我是|姓名是|姓名叫|姓名[:：]?|名字叫|名字是|名字[:：]|本人")
 _RUN = re.compile(rf"\s*([{_CJK}]+(?:[{_DOTS}][{_CJK}]+)*)")
 _CLAUSE_END = re.compile(r"\s|[,，。.!！?？;；:：、)）]|$")
 

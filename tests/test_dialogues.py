@@ -1,0 +1,49 @@
+"""Replays every transcript under tests/dialogues with the rule engine."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from si_agent.cli import demo_backend_hook
+from si_agent.config.loader import load_businesses
+from si_agent.config.settings import Settings
+from si_agent.engine.rules import RuleEngine
+from si_agent.executor import Executors
+from si_agent.flow.controller import Controller
+from si_agent.replay import load_dialogues, replay
+from si_agent.session import MemoryStore
+
+ROOT = Path(__file__).resolve().parents[1]
+DIALOGUES = load_dialogues([ROOT / "tests" / "dialogues"])
+
+
+@pytest.fixture(scope="module")
+def settings(tmp_path_factory) -> Settings:
+    return replace(Settings(), business_dir=ROOT / "businesses",
+                   data_dir=tmp_path_factory.mktemp("dialogues"))
+
+
+@pytest.fixture(scope="module")
+def controller(settings) -> Controller:
+    catalog = load_businesses(settings.business_dir)
+    return Controller(catalog, MemoryStore(), RuleEngine(catalog), Executors(settings))
+
+
+def test_corpus_covers_every_business(controller):
+    started = {
+        t["expect"]["business"]
+        for _, d in DIALOGUES for t in d["turns"]
+        if (t.get("expect") or {}).get("business")
+    }
+    assert len(DIALOGUES) >= 60
+    assert started == set(controller.catalog)
+
+
+@pytest.mark.parametrize("source,transcript", DIALOGUES,
+                         ids=[Path(s).name for s, _ in DIALOGUES])
+def test_dialogue(controller, settings, source, transcript):
+    report = replay(controller, transcript, source=source, backend=demo_backend_hook(settings))
+    assert report.passed, "\n".join(report.failures)
