@@ -15,6 +15,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from si_agent.cli import demo_backend_hook
 from si_agent.config.loader import load_businesses
 from si_agent.config.settings import Settings
 from si_agent.engine.rules import RuleEngine
@@ -67,7 +68,8 @@ def main() -> None:
         started = time.perf_counter()
         for _ in range(args.rounds):
             for source, transcript in dialogues:
-                failed += not replay(controller, transcript, source=source).passed
+                failed += not replay(controller, transcript, source=source,
+                                     backend=demo_backend_hook(settings)).passed
         elapsed = time.perf_counter() - started
         q = statistics.quantiles(samples, n=100)
         print(f"{name:<8} {len(samples):>7} {len(samples) / elapsed:>9.0f} "
