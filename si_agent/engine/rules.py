@@ -39,6 +39,7 @@ SCATTERED_SCORE = 0.8  # every character of a keyword, close together, in any or
 _SCATTER_SLACK = 6
 _CUE_BEFORE = 8  # characters between a cue and the value it introduces
 _CUE_AFTER = 2  # characters between a value and a cue that follows it ("60岁")
+_AFTER_PENALTY = 3
 _NUMERIC = ("integer", "number")
 
 
@@ -279,16 +280,19 @@ def _assign(
         if c.field:
             out.setdefault(c.field, c.raw)
     loose = [c for c in candidates if not c.field]
-    # First the candidates a cue or label ties to one field, then the rest in order.
-    leftovers: list[_Candidate] = []
-    for c in loose:
-        takers = [f for f in fields if _accepts(f, c) and f.key not in out]
-        cued = [f for f in takers if _cue_distance(f, c, text) is not None]
-        if cued:
-            best = min(cued, key=lambda f: _cue_distance(f, c, text))
-            out[best.key] = c.raw
-        else:
-            leftovers.append(c)
+    # Pairs a cue or label ties together, closest first; then the rest in order.
+    pairs = sorted(
+        (d, i, f.key)
+        for i, c in enumerate(loose)
+        for f in fields
+        if _accepts(f, c) and (d := _cue_distance(f, c, text)) is not None
+    )
+    taken: set[int] = set()
+    for _, i, key in pairs:
+        if i not in taken and key not in out:
+            out[key] = loose[i].raw
+            taken.add(i)
+    leftovers = [c for i, c in enumerate(loose) if i not in taken]
     for c in leftovers:
         takers = [f for f in fields if _accepts(f, c) and f.key not in out]
         if not takers:
@@ -327,7 +331,9 @@ def _cue_distance(field: FieldDef, c: _Candidate, text: str) -> int | None:
         after = text[c.end:c.end + _CUE_AFTER + len(cue)]
         at = after.find(cue)
         if at >= 0 and at <= _CUE_AFTER:
-            best = at if best is None else min(best, at)
+            # A cue after the value ("60岁") ties less than one before it ("到2023年").
+            d = at + _AFTER_PENALTY
+            best = d if best is None else min(best, d)
     return best
 
 

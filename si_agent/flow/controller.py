@@ -25,13 +25,12 @@ from si_agent.errors import ExecutorError, SessionConflict
 from si_agent.flow import tools as T
 from si_agent.flow.machine import DialogueMachine, FlowModel
 from si_agent.flow.steps import StepHandler, registered_step_handlers
-from si_agent.flow.turn import TurnResult, snapshot
+from si_agent.flow.turn import TurnResult, display, snapshot
 from si_agent.knowledge import Knowledge, NoKnowledge
 from si_agent.privacy import redact_arguments, redact_text
 from si_agent.session.base import SessionStore
 from si_agent.session.model import DecisionRecord, FieldState, Session, ToolCallRecord
 from si_agent.validators import check as validate_value
-from si_agent.validators import mask
 
 log = logging.getLogger(__name__)
 
@@ -297,7 +296,7 @@ class _Turn:
                 problems += self._mark_invalid(business.field(chk.reask), st, chk.message, "")
         if recorded:
             items = "、".join(
-                f"{business.field(k).label} {mask(business.field(k).type, s.fields[k].value)}"
+                f"{business.field(k).label} {display(business.field(k).type, s.fields[k].value)}"
                 for k in recorded
             )
             self.parts.append(replies.render(replies.RECORDED, items=items))
@@ -455,7 +454,7 @@ class _Turn:
         self.s.result = result
         self.s.awaiting = None
         shown = {
-            k: (mask(b.field(k).type, v) if k in b.field_keys else v) for k, v in values.items()
+            k: (display(b.field(k).type, v) if k in b.field_keys else v) for k, v in values.items()
         }
         self.parts.append(replies.render(b.api.result_template, {**shown, **result}))
         self.asked = True
@@ -515,7 +514,7 @@ class _Turn:
     def _confirm_text(self, b: Business) -> str:
         lines = [
             replies.render(replies.SUMMARY_LINE, label=f.label,
-                           value=mask(f.type, self.s.fields[f.key].value))
+                           value=display(f.type, self.s.fields[f.key].value))
             for f in b.fields if self.s.fields.get(f.key) and self.s.fields[f.key].value is not None
         ]
         lines += [

@@ -44,13 +44,22 @@ class TurnResult(BaseModel):
     turn: int = 0
 
 
+def display(field_type: str, value: Any) -> str:
+    """How a field value is shown to the citizen: masked if personal, numbers plain."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.2f}".rstrip("0").rstrip(".")
+    return mask(field_type, value)
+
+
 def field_views(session: Session, business: Business | None) -> list[FieldView]:
     if business is None:
         return []
     views = []
     for f in business.fields:
         st = session.fields.get(f.key)
-        value = None if st is None or st.value is None else mask(f.type, st.value)
+        value = None if st is None or st.value is None else display(f.type, st.value)
         views.append(
             FieldView(key=f.key, label=f.label, value=value,
                       status=st.status if st else "pending")

@@ -7,7 +7,13 @@ from transitions import MachineError
 
 from si_agent.errors import InvalidMachine
 from si_agent.flow.machine import (
-    INITIAL, STATES, TRANSITIONS, DialogueMachine, FlowModel, check_definition, to_mermaid,
+    INITIAL,
+    STATES,
+    TRANSITIONS,
+    DialogueMachine,
+    FlowModel,
+    check_definition,
+    to_mermaid,
 )
 
 
