@@ -56,6 +56,13 @@ def _parser() -> argparse.ArgumentParser:
     chat.add_argument("--quiet", action="store_true", help="hide the state/fields line")
     chat.set_defaults(func=_chat)
 
+    serve = sub.add_parser("serve", help="serve the HTTP API and the web page")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--cert", default=None, help="TLS certificate (PEM) for HTTPS")
+    serve.add_argument("--key", default=None, help="TLS private key (PEM) for HTTPS")
+    serve.set_defaults(func=_serve)
+
     val = sub.add_parser("validate", help="check business YAML files")
     val.add_argument("directory", nargs="?", default=None)
     val.set_defaults(func=_validate)
@@ -69,6 +76,21 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("-v", "--verbose", action="store_true")
     rep.set_defaults(func=_replay)
     return p
+
+
+def _serve(args: argparse.Namespace, settings: Settings) -> int:
+    from si_agent.server import create_app
+
+    if bool(args.cert) != bool(args.key):
+        print("error: --cert and --key go together", file=sys.stderr)
+        return 2
+    app = create_app(settings)
+    scheme = "https" if args.cert else "http"
+    print(f"si_agent serving on {scheme}://{args.host}:{args.port}/ (Ctrl-C to stop)",
+          file=sys.stderr)
+    app.run(host=args.host, port=args.port, threaded=True, use_reloader=False,
+            ssl_context=(args.cert, args.key) if args.cert else None)
+    return 0
 
 
 def _validate(args: argparse.Namespace, settings: Settings) -> int:

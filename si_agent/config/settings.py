@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+DEV_JWT_SECRET = "si-agent-dev-secret-change-me-in-production"
+AUTH_MODES = ("dev", "prod")
 _REPO_BUSINESSES = Path(__file__).resolve().parents[2] / "businesses"
 
 
@@ -29,6 +31,18 @@ class Settings:
     engine: str = "rules"
     max_message_chars: int = 2000
     log_level: str = "INFO"
+    # -- HTTP API -----------------------------------------------------------
+    auth_mode: str = "dev"
+    jwt_secret: str = field(default=DEV_JWT_SECRET, repr=False)
+    jwt_public_key: str | None = None
+    jwt_algorithm: str = "HS256"
+    jwt_expires: int = 3600
+    jwt_issuer: str | None = None
+    jwt_audience: str | None = None
+    gateway_clients: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    rate_limit: str = "60 per minute"
+    rate_limit_storage: str = "memory://"
+    max_body_bytes: int = 64 * 1024
 
     @property
     def sessions_db(self) -> Path:
@@ -67,6 +81,30 @@ class Settings:
             )
         if "SI_LOG_LEVEL" in pick:
             changes["log_level"] = pick["SI_LOG_LEVEL"].upper()
+        if "SI_AUTH_MODE" in pick:
+            mode = pick["SI_AUTH_MODE"].strip().lower()
+            if mode not in AUTH_MODES:
+                raise ValueError(f"SI_AUTH_MODE must be one of {', '.join(AUTH_MODES)}, got {mode!r}")
+            changes["auth_mode"] = mode
+        for key, name in (("SI_JWT_SECRET", "jwt_secret"), ("SI_JWT_ISSUER", "jwt_issuer"),
+                          ("SI_JWT_AUDIENCE", "jwt_audience"),
+                          ("SI_RATE_LIMIT", "rate_limit"),
+                          ("SI_RATE_LIMIT_STORAGE", "rate_limit_storage")):
+            if key in pick:
+                changes[name] = pick[key]
+        if "SI_JWT_PUBLIC_KEY" in pick:
+            changes["jwt_public_key"] = _read_key(pick["SI_JWT_PUBLIC_KEY"])
+        if "SI_JWT_ALGORITHM" in pick:
+            alg = pick["SI_JWT_ALGORITHM"].strip().upper()
+            if alg not in ("HS256", "RS256"):
+                raise ValueError(f"SI_JWT_ALGORITHM must be HS256 or RS256, got {alg!r}")
+            changes["jwt_algorithm"] = alg
+        if "SI_JWT_EXPIRES" in pick:
+            changes["jwt_expires"] = _positive_int("SI_JWT_EXPIRES", pick["SI_JWT_EXPIRES"])
+        if "SI_MAX_BODY_BYTES" in pick:
+            changes["max_body_bytes"] = _positive_int("SI_MAX_BODY_BYTES", pick["SI_MAX_BODY_BYTES"])
+        if "SI_GATEWAY_CLIENTS" in pick:
+            changes["gateway_clients"] = _clients(pick["SI_GATEWAY_CLIENTS"])
         return replace(s, **changes)
 
 
@@ -78,3 +116,26 @@ def _positive_int(name: str, raw: str) -> int:
     if value <= 0:
         raise ValueError(f"{name} must be a positive integer, got {raw!r}")
     return value
+
+
+def _read_key(raw: str) -> str:
+    """A PEM key given inline or as a path to a file."""
+    if "-----BEGIN" in raw:
+        return raw.replace("\\n", "\n")
+    path = Path(raw)
+    if not path.is_file():
+        raise ValueError(f"SI_JWT_PUBLIC_KEY is neither a PEM key nor a readable file: {raw!r}")
+    return path.read_text(encoding="utf-8")
+
+
+def _clients(raw: str) -> tuple[tuple[str, str], ...]:
+    """``id:secret,id2:secret2`` → pairs."""
+    pairs = []
+    for item in filter(None, (p.strip() for p in raw.split(","))):
+        client_id, sep, secret = item.partition(":")
+        if not sep or not client_id or len(secret) < 16:
+            raise ValueError(
+                "SI_GATEWAY_CLIENTS must be 'id:secret[,id:secret]' with secrets of 16+ characters"
+            )
+        pairs.append((client_id, secret))
+    return tuple(pairs)

@@ -1,0 +1,70 @@
+"""The HTTP API and web page: ``create_app(settings=None)``.
+
+Blueprints, one per file: ``auth`` (tokens), ``chat`` (turns and the session),
+``businesses``, ``health``, ``openapi``, ``ui`` (the page), and the embedded demo
+backend under ``/demo``. The controller (catalog, store, engine, executor) is
+built once per app and shared by its threads.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from flask import Flask, request
+from flask_jwt_extended import get_jwt_identity, verify_jwt_in_request
+from flask_jwt_extended.exceptions import JWTExtendedException
+from flask_limiter import Limiter
+from jwt.exceptions import PyJWTError
+
+from si_agent.config.settings import Settings
+from si_agent.errors import StoreUnavailable
+from si_agent.flow.controller import Controller
+from si_agent.server import businesses, chat, health, openapi, ui
+from si_agent.server.auth import init_auth
+from si_agent.server.errors import error_response, register_error_handlers
+
+log = logging.getLogger(__name__)
+
+__all__ = ["create_app"]
+
+
+def create_app(settings: Settings | None = None, *, controller: Controller | None = None) -> Flask:
+    """A configured Flask app; raises ``ConfigErrors``/``InsecureSettings`` on bad setup."""
+    from si_agent.app import build_controller
+    from si_agent.demo_backend import demo_blueprint
+
+    settings = settings or Settings.from_env()
+    app = Flask(__name__, static_folder=None)
+    app.config.update(
+        SI_SETTINGS=settings,
+        SI_CONTROLLER=controller or build_controller(settings),
+        MAX_CONTENT_LENGTH=settings.max_body_bytes,
+        JSON_AS_ASCII=False,
+    )
+    app.json.ensure_ascii = False
+    init_auth(app, settings)
+    register_error_handlers(app)
+
+    limiter = Limiter(_rate_key, app=app, storage_uri=settings.rate_limit_storage,
+                      strategy="moving-window")
+    limiter.limit(settings.rate_limit)(chat.bp)
+    for bp in (chat.bp, businesses.bp, health.bp, openapi.bp, ui.bp):
+        app.register_blueprint(bp)
+    app.register_blueprint(demo_blueprint(settings.demo_backend_db), url_prefix="/demo")
+
+    @app.errorhandler(StoreUnavailable)
+    def _store_down(err: StoreUnavailable):
+        log.error("session store unavailable: %s", err)
+        return error_response(503, "store_unavailable", "服务暂时不可用，请稍后再试。")
+
+    return app
+
+
+def _rate_key() -> str:
+    """Rate limits are per user (token identity), else per client address."""
+    try:
+        verify_jwt_in_request(optional=True)
+        identity = get_jwt_identity()
+    except (JWTExtendedException, PyJWTError):
+        identity = None
+    return f"user:{identity}" if isinstance(identity, str) else f"ip:{request.remote_addr}"

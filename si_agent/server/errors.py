@@ -1,0 +1,63 @@
+"""JSON errors for the HTTP API: ``{"error": {"code": str, "message": str}}``.
+
+Messages are Chinese: front ends show them to citizens as they are.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from flask import Flask, jsonify
+from werkzeug.exceptions import HTTPException
+
+log = logging.getLogger(__name__)
+
+MESSAGES = {
+    400: ("bad_request", "请求格式不正确。"),
+    401: ("unauthorized", "请先登录后再试。"),
+    403: ("forbidden", "没有权限执行此操作。"),
+    404: ("not_found", "请求的地址不存在。"),
+    405: ("method_not_allowed", "不支持该请求方法。"),
+    413: ("payload_too_large", "请求内容过大。"),
+    415: ("unsupported_media_type", "请使用 JSON 格式（Content-Type: application/json）发送请求。"),
+    429: ("rate_limited", "您的操作太频繁了，请稍后再试。"),
+    500: ("internal_error", "服务暂时出现问题，请稍后再试。"),
+    503: ("unavailable", "服务暂时不可用，请稍后再试。"),
+}
+
+
+class ApiError(Exception):
+    """An error answered as JSON with ``status``; raise it from any view."""
+
+    def __init__(self, status: int, code: str | None = None, message: str | None = None) -> None:
+        default_code, default_message = MESSAGES.get(status, MESSAGES[500])
+        self.status = status
+        self.code = code or default_code
+        self.message = message or default_message
+        super().__init__(f"{status} {self.code}")
+
+
+def error_response(status: int, code: str | None = None, message: str | None = None):
+    err = ApiError(status, code, message)
+    return jsonify(error={"code": err.code, "message": err.message}), err.status
+
+
+def register_error_handlers(app: Flask) -> None:
+    """Every error becomes JSON; unexpected ones are logged, never shown."""
+
+    @app.errorhandler(ApiError)
+    def _api_error(err: ApiError):
+        return error_response(err.status, err.code, err.message)
+
+    @app.errorhandler(HTTPException)
+    def _http_error(err: HTTPException):
+        status = err.code or 500
+        response = error_response(status if status in MESSAGES else 400)
+        if status == 405 and err.valid_methods:
+            response[0].headers["Allow"] = ", ".join(err.valid_methods)
+        return response
+
+    @app.errorhandler(Exception)
+    def _unexpected(err: Exception):
+        log.exception("unhandled error: %s", type(err).__name__)
+        return error_response(500)

@@ -1,0 +1,38 @@
+"""Fixtures for the HTTP API: ``app`` and ``client`` built from a test config."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from si_agent.config.settings import Settings
+from si_agent.server import create_app
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def settings(tmp_path) -> Settings:
+    return replace(Settings(), business_dir=ROOT / "businesses", data_dir=tmp_path,
+                   session_store="memory", rate_limit="1000 per minute")
+
+
+@pytest.fixture
+def app(settings):
+    return create_app(settings)
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def login(client):
+    def login(user_id: str = "alice") -> dict[str, str]:
+        token = client.post("/api/token", json={"user_id": user_id}).get_json()["access_token"]
+        return {"Authorization": f"Bearer {token}"}
+
+    return login
