@@ -33,6 +33,7 @@ CANCELLED = "已为您取消【{name}】的办理，已填写的信息不会提�
 NOTHING_TO_CANCEL = "当前没有正在办理的业务。请问有什么可以帮您？"
 SUBMITTING = "正在为您提交【{name}】……"
 EXEC_FAILED = "提交未成功：{message}\n您可以回复“重试”再次提交（不会重复提交），或回复“取消”放弃办理。"
+QUERY_FAILED = "查询未成功：{message}\n您可以回复“重试”再查一次，或回复“取消”。"
 EXEC_FIELD_FAILED = "业务系统未通过以下信息：{items}。请重新提供。"
 EXEC_INTERRUPTED = "上次提交没有完成。"
 FAILED_REASK = "您可以回复“重试”再次提交，回复“修改+项目名称”修改信息，或回复“取消”放弃办理。"

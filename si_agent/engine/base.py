@@ -43,6 +43,7 @@ class SessionView:
     suggestion: str | None
     step: Step | None
     history: tuple[Message, ...]
+    result: Mapping[str, Any] | None = None
     catalog: Mapping[str, Business] = field(repr=False, default_factory=dict)
 
     def pending_keys(self) -> list[str]:

@@ -21,6 +21,7 @@ Per state:
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from collections import Counter
 from collections.abc import Mapping
@@ -115,30 +116,46 @@ class RuleEngine:
     def _idle(self, view: SessionView, text: str) -> tuple[list[ToolCall], str]:
         if view.suggestion in self.catalog and L.is_accept(text):
             return [_match(view.suggestion)], f"accepted suggestion {view.suggestion}"
+        if L.is_greeting(text):
+            return [], "greeting"
         if L.is_cancel(text):
             return [ToolCall(name=T.CANCEL_FLOW)], "cancel word"
+        if view.state == "done" and view.business is not None and L.AGAIN.search(text):
+            return self._start(view, view.business, text), f"again: {view.business.id}"
         bid, score, span, runner_up = self.match(text)
-        rest = text[: span[0]] + text[span[1]:] if span else text
-        question = L.is_question(rest)
+        masked = _mask_codes(text)
+        rest = masked[: span[0]] + masked[span[1]:] if span else masked
         if bid and score >= MATCH_THRESHOLD and score - runner_up >= MARGIN:
-            if question and not _is_request(text, rest):
-                return [_answer(text, bid)], f"question about {bid} (score {score:.2f})"
-            calls = [_match(bid)]
-            values = self.values_for(self.catalog[bid], None, text, whole=False)
-            if values:
-                calls.append(ToolCall(name=T.PROVIDE_FIELD, arguments={"values": values}))
-            return calls, f"matched {bid} (score {score:.2f})"
+            business = self.catalog[bid]
+            if _is_request(business, text, rest):
+                return self._start(view, business, text), f"matched {bid} (score {score:.2f})"
+            return [_answer(text, bid)], f"question about {bid} (score {score:.2f})"
+        question = L.is_question(text)
         if bid and score >= SUGGEST_THRESHOLD:
             # Not a question: only the suggestion is shown, asking to confirm the guess.
-            question_text = text if question else ""
-            return [_answer(question_text, bid)], f"unsure: suggest {bid} (score {score:.2f})"
+            return [_answer(text if question else "", bid)], (
+                f"unsure: suggest {bid} (score {score:.2f})"
+            )
         if question or len(text) > 6:
             return [_answer(text, None)], "question, no business"
         return [], "no business matched"
 
+    def _start(self, view: SessionView, business: Business, text: str) -> list[ToolCall]:
+        """Start ``business`` with the values in ``text`` and any it can reuse."""
+        values = self.values_for(business, None, text, whole=False)
+        if view.state == "done" and view.result:
+            # A number just issued is what "查询办理进度" right after means.
+            for key in business.field_keys:
+                if key not in values and isinstance(view.result.get(key), str):
+                    values[key] = view.result[key]
+        calls = [_match(business.id)]
+        if values:
+            calls.append(ToolCall(name=T.PROVIDE_FIELD, arguments={"values": values}))
+        return calls
+
     def match(self, text: str) -> tuple[str | None, float, tuple[int, int] | None, float]:
         """Best business for ``text``: (id, score, matched span, runner-up score)."""
-        low = text.lower()
+        low = _mask_codes(text.lower())
         scores: dict[str, tuple[float, int, tuple[int, int] | None]] = {}
         grams = _bigrams(low)
         for bid, phrases in self._phrases.items():
@@ -172,12 +189,23 @@ class RuleEngine:
         assert business is not None
         if L.is_cancel(text):
             return [ToolCall(name=T.CANCEL_FLOW)], "cancel word"
-        values = self.values_for(business, view.awaiting or _first(view), text, whole=True)
-        if values:
-            return [ToolCall(name=T.PROVIDE_FIELD, arguments={"values": values})], "values found"
-        if L.is_question(text) or bare_conversational(text):
-            return [_answer(text, None)], "question while collecting"
         awaited = view.awaiting if view.awaiting in business.field_keys else _first(view)
+        target = _mentioned_field(business, text)
+        if target and (L.wants_modify(text) or "重新" in text or "重填" in text):
+            return [self._modify(business, target, text)], f"go back to {target}"
+        values = self.values_for(business, awaited, text, whole=True)
+        if values:
+            weak = all(business.field(k).type in _WEAK for k in values)
+            if L.is_question(text) and weak:
+                return [_answer(text, None)], "a question that mentions a value"
+            return [ToolCall(name=T.PROVIDE_FIELD, arguments={"values": values})], "values found"
+        if L.is_greeting(text) or L.is_conversational(text):
+            return [], "no value in a conversational reply"
+        if L.is_question(text):
+            return [_answer(text, None)], "question while collecting"
+        free_text = awaited and business.field(awaited).type == "text"
+        if free_text and L.NON_ANSWER.search(text):
+            return [], "a non-answer would pass as free text"
         if awaited:
             return [ToolCall(name=T.PROVIDE_FIELD, arguments={"values": {awaited: text}})], (
                 "the message as the awaited field's value"
@@ -188,11 +216,16 @@ class RuleEngine:
         self, business: Business, awaited: str | None, text: str, *, whole: bool
     ) -> dict[str, str]:
         """Field values stated in ``text``: ``{field_key: raw text}``."""
-        fields = {f.key: f for f in business.fields}
-        if whole and awaited in fields and _whole_message_fits(fields[awaited], text):
-            return {awaited: text}
+        text = _UNTIL_NOW.sub(r"\1今年", text)
         candidates = self._candidates(business, text)
-        return _assign(business, candidates, text, awaited)
+        values = _assign(business, candidates, text, awaited)
+        if whole and awaited in business.field_keys and set(values) <= {awaited}:
+            # The whole answer to the question asked beats a piece of it.
+            field = business.field(awaited)
+            answer = _strip_cue(field, text)
+            if _whole_message_fits(field, answer):
+                return {awaited: answer}
+        return values
 
     def _candidates(self, business: Business, text: str) -> list[_Candidate]:
         found: list[_Candidate] = []
@@ -211,6 +244,9 @@ class RuleEngine:
                 continue
             done_types.add(kind)
             found += [_Candidate(kind, x.raw, x.start, x.end) for x in extract(kind, text)]
+        for f in business.fields:
+            if f.type == "text" and not f.pattern:
+                found += _after_cues(f, text)
         # Longer, more specific spans first; drop anything overlapping a kept span.
         priority = {"idcard": 0, "bank_card": 1, "phone": 2, "text": 3, "date": 4, "enum": 5,
                     "city": 6, "name": 7, "year": 8, "number": 9}
@@ -218,6 +254,10 @@ class RuleEngine:
         for c in sorted(found, key=lambda c: (priority.get(c.type, 10), -(c.end - c.start))):
             if not any(c.start < k.end and k.start < c.end for k in kept):
                 kept.append(c)
+        kept.sort(key=lambda c: c.start)
+        if any(c.type in _STRONG for c in kept) and any(f.type == "name" for f in business.fields):
+            # A list of values ("330122… 张伟"): a lone short run may be the name.
+            kept += _bare_names(business, text, kept)
         return sorted(kept, key=lambda c: c.start)
 
     # -- confirming / failed ----------------------------------------------
@@ -229,28 +269,35 @@ class RuleEngine:
             return [ToolCall(name=T.CANCEL_FLOW)], "cancel word"
         if view.state == "failed" and (L.is_retry(text) or L.is_confirm(text)):
             return [ToolCall(name=T.RETRY_SUBMIT)], "retry word"
+        if L.is_question(text) and not L.wants_modify(text):
+            return [_answer(text, None)], "question"
         target = _mentioned_field(business, text)
-        if target or L.wants_modify(text):
-            values = self.values_for(business, target, _after_label(business, target, text),
-                                     whole=bool(target))
-            key = target or (next(iter(values)) if len(values) == 1 else None)
-            if key:
-                args = {"field_key": key}
-                if key in values:
-                    args["value"] = values[key]
-                return [ToolCall(name=T.MODIFY_INFO, arguments=args)], f"modify {key}"
+        if target:
+            return [self._modify(business, target, text)], f"modify {target}"
+        if L.wants_modify(text):
+            values = self.values_for(business, None, text, whole=False)
+            if len(values) == 1:
+                key, value = next(iter(values.items()))
+                return [_modify_call(key, value)], f"modify {key}"
             return [], "modify, but which field is unclear"
         if view.state == "confirming" and L.is_confirm(text):
             return [ToolCall(name=T.CONFIRM_SUBMIT)], "confirm word"
-        if L.is_question(text):
-            return [_answer(text, None)], "question"
+        if L.is_question(text) or L.is_conversational(text):
+            return ([_answer(text, None)] if L.is_question(text) else []), "question"
         values = self.values_for(business, None, text, whole=False)
+        names = [f for f in business.fields if f.type == "name"]
+        if not values and len(names) == 1 and _whole_message_fits(names[0], text):
+            values = {names[0].key: text}
         if len(values) == 1:
             key, value = next(iter(values.items()))
-            return [ToolCall(name=T.MODIFY_INFO, arguments={"field_key": key, "value": value})], (
-                f"a value that fits only {key}"
-            )
+            return [_modify_call(key, value)], f"a value that fits only {key}"
         return [], "not understood"
+
+    def _modify(self, business: Business, key: str, text: str) -> ToolCall:
+        """``modify_info`` for ``key``, with the new value if the text gives one."""
+        after = L.strip_filler(_after_label(business, key, text))
+        value = self.values_for(business, key, after, whole=True).get(key) if after else None
+        return _modify_call(key, value)
 
     # -- steps -------------------------------------------------------------
 
@@ -268,6 +315,75 @@ class RuleEngine:
 
 
 # -- assignment of candidates to fields -------------------------------------------
+
+_WEAK = ("enum", "city", "name", "integer", "number", "year", "text")
+_BARE_NAME_MAX = 5  # without a middle dot, a longer run is a sentence, not a name
+_STRONG = ("idcard", "phone", "bank_card")
+_CODES = re.compile(r"[A-Za-z0-9]{6,}")
+_UNTIL_NOW = re.compile(r"(至|到)(今|现在|目前|当前)(?!年)")
+_SEPARATORS = re.compile(r"[\s,，。;；、]+")
+
+
+def _mask_codes(text: str) -> str:
+    """Long numbers and codes replaced by one character, for keyword matching."""
+    return _CODES.sub("#", text)
+
+
+def _modify_call(key: str, value: str | None) -> ToolCall:
+    args: dict[str, str] = {"field_key": key}
+    if value:
+        args["value"] = value
+    return ToolCall(name=T.MODIFY_INFO, arguments=args)
+
+
+def _after_cues(field: FieldDef, text: str) -> list[_Candidate]:
+    """A free-text value after one of the field's cues ("寄到浙江省…")."""
+    for cue in sorted(_cue_words(field), key=len, reverse=True):
+        at = text.find(cue)
+        if at < 0:
+            continue
+        start = at + len(cue)
+        while start < len(text) and text[start] in "是为在:：, ，":
+            start += 1
+        stop = re.search(r"[，,。;；]", text[start:])
+        end = start + stop.start() if stop else len(text)
+        raw = text[start:end].strip()
+        if raw and not L.is_question(raw) and check("text", raw, **field.validator_options()).ok:
+            return [_Candidate("text", raw, start, start + len(raw), field.key)]
+    return []
+
+
+_HAN_RUN = re.compile(r"[\u4e00-\u9fff·]+")
+
+
+def _bare_names(business: Business, text: str, kept: list[_Candidate]) -> list[_Candidate]:
+    """Names typed without a cue, set apart from other values ("330122… 张伟")."""
+    edges = {0, len(text)}
+    edges |= {c.start for c in kept if c.type in _STRONG} | {c.end for c in kept if c.type in _STRONG}
+    cue_words = {w for f in business.fields for w in (*_cue_words(f), *_label_names(f.label))}
+    cue_words |= {business.name, *business.keywords}
+    found = []
+    for m in _HAN_RUN.finditer(text):
+        start, end, run = m.start(), m.end(), m.group()
+        if any(start < c.end and c.start < end for c in kept):
+            continue
+        apart = all(
+            edge in edges or _SEPARATORS.match(text[edge - 1 if edge == start else edge])
+            for edge in (start, end)
+        )
+        if (apart and len(run) <= 4 and not any(w in run for w in cue_words)
+                and not L.is_conversational(run) and not L.is_question(run)
+                and check("name", run).ok):
+            found.append(_Candidate("name", run, start, end))
+    return found
+
+
+def _strip_cue(field: FieldDef, text: str) -> str:
+    """The answer without a leading cue ("地址是…" → "…")."""
+    for cue in sorted(_cue_words(field), key=len, reverse=True):
+        if text.startswith(cue):
+            return text[len(cue):].lstrip("是为在:：, ，").strip() or text
+    return text
 
 
 def _assign(
@@ -293,7 +409,12 @@ def _assign(
             out[key] = loose[i].raw
             taken.add(i)
     leftovers = [c for i, c in enumerate(loose) if i not in taken]
+    awaited_field = business.field(awaited) if awaited in business.field_keys else None
     for c in leftovers:
+        if (c.type == "number" and awaited_field is not None and awaited not in out
+                and awaited_field.type in _NUMERIC):
+            out[awaited] = c.raw  # the answer to the question asked, valid or not
+            continue
         takers = [f for f in fields if _accepts(f, c) and f.key not in out]
         if not takers:
             continue
@@ -337,14 +458,23 @@ def _cue_distance(field: FieldDef, c: _Candidate, text: str) -> int | None:
     return best
 
 
+def _label_names(label: str) -> set[str]:
+    """A label and its usual short forms: 新手机号码 → 手机号码, 手机号, 新手机, 手机."""
+    names = {label}
+    for prefix in ("新", "原", "现"):
+        names |= {n.removeprefix(prefix) for n in names}
+    for suffix in ("号码", "名称"):
+        names |= {n.removesuffix(suffix) for n in names}
+    names |= {n + "号" for n in names if label.endswith("号码")}
+    return {n for n in names if len(n) >= 2}
+
+
 def _mentioned_field(business: Business, text: str) -> str | None:
     """The field whose label (or a shortened label) the text names, longest first."""
     best: tuple[int, str] | None = None
     for f in business.fields:
-        label = f.label
-        names = {label, label.removesuffix("号码").removesuffix("号"), label.removesuffix("名称")}
-        for n in names:
-            if len(n) >= 2 and n in text and (best is None or len(n) > best[0]):
+        for n in _label_names(f.label):
+            if n in text and (best is None or len(n) > best[0]):
                 best = (len(n), f.key)
     return best[1] if best else None
 
@@ -362,22 +492,32 @@ def _after_label(business: Business, key: str | None, text: str) -> str:
     return text
 
 
+_NAME_CUES = re.compile(r"我叫|我是|姓名|名字|本人")
+
+
 def _whole_message_fits(field: FieldDef, text: str) -> bool:
-    if field.type == "name" and (bare_conversational(text) or L.is_question(text)):
+    """Whether the whole message can be the answer for ``field``."""
+    if L.is_conversational(text) or L.NON_ANSWER.search(text):
+        return False
+    if field.type == "name" and (L.is_question(text) or _NAME_CUES.search(text)
+                                 or (len(text) > _BARE_NAME_MAX and "·" not in text)):
         return False
     if field.type == "text" and not field.pattern and (L.is_question(text) or L.is_cancel(text)):
         return False
     return check(field.type, text, **field.validator_options()).ok
 
 
-def bare_conversational(text: str) -> bool:
-    return L.bare(text) in L.CONVERSATIONAL
+def _is_request(business: Business, text: str, rest: str) -> bool:
+    """Whether the message asks to act rather than asks how.
 
-
-def _is_request(text: str, rest: str) -> bool:
-    """A request to act, even though phrased with a question word ("能帮我办…吗")."""
-    asks_how = L.QUESTION.search(rest.replace("吗", "").replace("？", "").replace("?", ""))
-    return L.has_intent(text) and not asks_how
+    "社保转移需要什么材料" asks how; "我的养老金到账了吗" asks to look up (a query);
+    "能帮我挂失社保卡吗" asks to act.
+    """
+    if L.is_how_question(rest):
+        return False
+    if L.YES_NO.search(rest):
+        return business.type == "query" or L.has_intent(text)
+    return True
 
 
 def _first(view: SessionView) -> str | None:

@@ -116,6 +116,7 @@ class _Turn:
         self.parts: list[str] = []
         self.records: list[ToolCallRecord] = []
         self.asked = False  # the next prompt was already put in the reply
+        self.reasked: set[str] = set()  # fields whose error line already says what to enter
 
     # -- lifecycle --------------------------------------------------------
 
@@ -170,7 +171,8 @@ class _Turn:
             state=s.state, business=self.business,
             fields={k: v.model_copy() for k, v in s.fields.items()},
             awaiting=s.awaiting, suggestion=s.suggestion, step=self.step,
-            history=tuple(m.model_copy() for m in s.history), catalog=self.ctl.catalog,
+            history=tuple(m.model_copy() for m in s.history),
+            result=dict(s.result) if s.result else None, catalog=self.ctl.catalog,
         )
 
     def _fire(self, trigger: str) -> None:
@@ -316,11 +318,14 @@ class _Turn:
         if st.status != "collected":
             st.status = "invalid"
         self.s.awaiting = field.key
+        if instruction:
+            self.reasked.add(field.key)
         lines = [replies.render(replies.INVALID, diagnosis=diagnosis, instruction=instruction)]
         if st.attempts >= b.max_attempts:
             self.s.escalated = True
             lines.append(replies.render(replies.ESCALATE, label=field.label, attempts=st.attempts))
             st.attempts = 0
+            self.reasked.discard(field.key)  # after the offer to stop, ask plainly again
         return lines
 
     def _check_fails(self, chk: Check) -> bool:
@@ -387,7 +392,8 @@ class _Turn:
         key = call.arguments.get("field_key")
         if key not in b.field_keys:
             return f"rejected: unknown field {key!r}"
-        self._fire("modify" if self.s.state == "confirming" else "fix")
+        if self.s.state != "collecting":
+            self._fire("modify" if self.s.state == "confirming" else "fix")
         value = call.arguments.get("value")
         if value not in (None, ""):
             outcome = self._set_fields(b, {key: value})
@@ -463,14 +469,15 @@ class _Turn:
         field_errors = {k: v for k, v in exc.field_errors.items() if k in b.field_keys}
         if not field_errors:
             self.s.awaiting = "retry"
-            self.parts.append(replies.render(replies.EXEC_FAILED, message=exc.message))
+            template = replies.EXEC_FAILED if b.type == "handle" else replies.QUERY_FAILED
+            self.parts.append(replies.render(template, message=exc.message))
             self.asked = True
             return
         self._fire("fix")
         for key, message in field_errors.items():
             st = self.s.fields.setdefault(key, FieldState())
             st.status, st.error = "failed", message
-        items = "；".join(f"{b.field(k).label}：{m}" for k, m in field_errors.items())
+        items = "；".join(f"{b.field(k).label}：{m.rstrip('。')}" for k, m in field_errors.items())
         self.parts.append(replies.render(replies.EXEC_FIELD_FAILED, items=items))
         self.s.awaiting = next(iter(field_errors))
 
@@ -498,7 +505,8 @@ class _Turn:
             first = s.awaiting if s.awaiting in b.field_keys else pending[0].key
             s.awaiting = first
             ask = [b.field(first)] + [f for f in pending if f.key != first]
-            self.parts.extend(f.prompt for f in ask[: max(1, b.ask.max_fields)])
+            self.parts.extend(f.prompt for f in ask[: max(1, b.ask.max_fields)]
+                              if f.key not in self.reasked)
         elif s.state == "step_executing":
             step = self.step
             if step is not None:

@@ -3,8 +3,8 @@
 ====================  ==========================================================
 state                 tools
 ====================  ==========================================================
-idle, done            match_business, answer_question
-collecting            provide_field, cancel_flow, answer_question
+idle, done            match_business, cancel_flow, answer_question
+collecting            provide_field, modify_info, cancel_flow, answer_question
 step_executing        upload_<step id> (the current step), cancel_flow, answer_question
 confirming            confirm_submit, cancel_flow, modify_info, answer_question
 failed                retry_submit, modify_info, cancel_flow, answer_question
@@ -13,6 +13,9 @@ executing             cancel_flow
 
 ``answer_question`` is offered in every waiting state because a citizen may ask
 a question at any point; the answer never changes the collected data.
+``cancel_flow`` is offered everywhere ("cancel works from any state"; in idle it
+just says there is nothing to cancel), and ``modify_info`` while collecting lets
+a citizen go back to a field already given ("修改离职日期").
 """
 
 from __future__ import annotations
@@ -122,9 +125,9 @@ def toolset(
     answer = answer_question_tool(catalog)
     cancel = _plain(CANCEL_FLOW, "Cancel the business in progress.")
     if state in ("idle", "done") or business is None:
-        return [match_business_tool(catalog), answer]
+        return [match_business_tool(catalog), cancel, answer]
     if state == "collecting":
-        return [provide_field_tool(business), cancel, answer]
+        return [provide_field_tool(business), modify_info_tool(business), cancel, answer]
     if state == "step_executing":
         tools = [step_tool(step)] if step is not None else []
         return [*tools, cancel, answer]

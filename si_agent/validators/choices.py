@@ -16,6 +16,7 @@ lists just those.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -121,19 +122,27 @@ def _listed(values: Iterable[str], opts: _Options) -> str:
     return "、".join(v for v in opts.values if v in chosen)
 
 
+_FILLER = re.compile(r"[的是\s,，。.、;；:：!！]+")
+
+
 def check(raw: str, *, options: Iterable | None = None, **_: object) -> Result:
-    """One of ``options``; the value is the option's canonical value."""
+    """One of ``options``; the value is the option's canonical value.
+
+    When the answer as typed fits nothing, it is tried once more without
+    filler ("外地的，农村户口" → "外地农村户口").
+    """
     opts = _options(options)
     text = _fold(raw)
-    value = opts.exact(text)
-    if value is not None:
-        return valid(value)
-    for match in (_contained, _fuzzy):
-        values = match(text, opts)
-        if len(values) == 1:
-            return valid(values.pop())
-        if values:
-            return invalid(messages.ENUM_AMBIGUOUS.format(options=_listed(values, opts)))
+    for attempt in dict.fromkeys((text, _FILLER.sub("", text))):
+        value = opts.exact(attempt)
+        if value is not None:
+            return valid(value)
+        for match in (_contained, _fuzzy):
+            values = match(attempt, opts)
+            if len(values) == 1:
+                return valid(values.pop())
+            if values:
+                return invalid(messages.ENUM_AMBIGUOUS.format(options=_listed(values, opts)))
     return invalid(messages.ENUM_NO_MATCH.format(options=_listed(opts.values, opts)))
 
 

@@ -6,7 +6,9 @@ after today: with today in 2025, "19年" is 2019 and "98年" is 1998. Without
 "年", two digits are not a year.
 
 ``date`` takes 2024-03-05, 2024/3/5, 2024.3.5, 20240305, 2024年3月5日 (or 号),
-二〇二四年三月五日, and 今天/昨天/前天; its value is the ISO string "2024-03-05".
+二〇二四年三月五日, 今天/昨天/前天, 去年6月30号, 上个月15号, and a date without a
+year ("6月30号"): with ``not_future`` the latest such day not after today, else
+the next such day from today. Its value is the ISO string "2024-03-05".
 
 ``today`` (a ``datetime.date``) anchors the relative words, the two-digit
 years and ``not_future``; it defaults to the real date.
@@ -38,12 +40,14 @@ _YEAR = re.compile(rf"(\d{{4}}|[{_CN_DIGIT_CLASS}]{{4}})(?:年度|年)?")
 _YEAR_2 = re.compile(rf"(\d{{2}}|[{_CN_DIGIT_CLASS}]{{2}})(?:年度|年)")
 
 _DATE_FORMS = (
-    re.compile(rf"{_Y}年{_M}月{_D}[日号]?"),
+    re.compile(rf"(?:{_Y}年|(?P<ry>今年|本年|去年|前年)){_M}月{_D}[日号]?"),
     re.compile(r"(?P<y>\d{4})(?P<sep>[-/.])(?P<m>\d{1,2})(?P=sep)(?P<d>\d{1,2})"),
     re.compile(r"(?P<y>\d{4})(?P<m>\d{2})(?P<d>\d{2})"),
 )
 _DATE_NO_DAY = re.compile(rf"{_Y}年{_M}月份?|\d{{4}}[-/.]\d{{1,2}}")
 _DATE_NO_YEAR = re.compile(rf"{_M}月{_D}[日号]?")
+_RELATIVE_MONTHS = {"上个月": -1, "上月": -1, "这个月": 0, "本月": 0, "下个月": 1, "下月": 1}
+_DATE_REL_MONTH = re.compile(rf"(?P<rel>{'|'.join(_RELATIVE_MONTHS)}){_D}[日号]")
 
 _YEAR_IN_TEXT = re.compile(
     r"今年|去年|前年"
@@ -58,6 +62,8 @@ _DATE_IN_TEXT = (
     re.compile(rf"(?<![\d.]){_DATE_FORMS[1].pattern}(?!\d|\.\d)"),
     re.compile(rf"(?<!\d){_DATE_FORMS[2].pattern}(?!\d)"),
     re.compile("|".join(_RELATIVE_DAYS)),
+    re.compile(rf"(?<![\d{_CN_DIGIT_CLASS}十年]){_DATE_NO_YEAR.pattern}(?!\d)"),
+    _DATE_REL_MONTH,
 )
 
 
@@ -87,6 +93,8 @@ def _two_digit_year(yy: int, today: date) -> int:
 
 
 def _year_of(text: str, today: date) -> int:
+    if text in _RELATIVE_YEARS:
+        return today.year - _RELATIVE_YEARS[text]
     value = _digits_year(text)
     return _two_digit_year(value, today) if len(text) == 2 else value
 
@@ -150,18 +158,38 @@ def extract_year(
     return found
 
 
-def _parse_date(text: str, today: date) -> tuple[date | None, str | None]:
+def _parse_date(
+    text: str, today: date, not_future: bool = False
+) -> tuple[date | None, str | None]:
     if text in _RELATIVE_DAYS:
         return today - timedelta(days=_RELATIVE_DAYS[text]), None
     for form in _DATE_FORMS:
         m = form.fullmatch(text)
         if m is not None:
-            return _build_date(m.group("y"), m.group("m"), m.group("d"), today)
+            year = m.group("y") or m.groupdict().get("ry")
+            return _build_date(year, m.group("m"), m.group("d"), today)
     if _DATE_NO_DAY.fullmatch(text):
         return None, messages.DATE_NO_DAY
-    if _DATE_NO_YEAR.fullmatch(text):
-        return None, messages.DATE_NO_YEAR
+    m = _DATE_NO_YEAR.fullmatch(text)
+    if m is not None:
+        return _nearest(m.group("m"), m.group("d"), today, not_future)
+    m = _DATE_REL_MONTH.fullmatch(text)
+    if m is not None:
+        months = today.year * 12 + today.month - 1 + _RELATIVE_MONTHS[m.group("rel")]
+        return _build_date(str(months // 12), str(months % 12 + 1), m.group("d"), today)
     return None, messages.DATE_UNREADABLE
+
+
+def _nearest(m: str, d: str, today: date, not_future: bool) -> tuple[date | None, str | None]:
+    """A month and day without a year: the latest past one, or the next one."""
+    value, error = _build_date(str(today.year), m, d, today)
+    if value is None:
+        return value, error
+    if not_future and value > today:
+        return _build_date(str(today.year - 1), m, d, today)
+    if not not_future and value < today:
+        return _build_date(str(today.year + 1), m, d, today)
+    return value, None
 
 
 def _build_date(y: str, m: str, d: str, today: date) -> tuple[date | None, str | None]:
@@ -185,7 +213,7 @@ def check_date(
 ) -> Result:
     """A calendar date; the value is its ISO form "YYYY-MM-DD"."""
     day = resolve_today(today)
-    value, error = _parse_date(raw, day)
+    value, error = _parse_date(raw, day, not_future)
     if error is None and not_future and value > day:
         error = messages.DATE_FUTURE
     return invalid(error) if error else valid(value.isoformat())
@@ -202,7 +230,7 @@ def extract_date(
         for m in pattern.finditer(text):
             if overlaps(m.start(), m.end(), taken):
                 continue
-            value, error = _parse_date(m.group(), day)
+            value, error = _parse_date(m.group(), day, not_future)
             if error is None and not (not_future and value > day):
                 candidates.append(Found(value.isoformat(), m.start(), m.end(), m.group()))
     return longest_first(candidates)

@@ -40,7 +40,6 @@ YEAR_FUTURE = "年份不能晚于今年。"
 
 # date
 DATE_UNREADABLE = "无法识别这个日期。"
-DATE_NO_YEAR = "日期缺少年份。"
 DATE_NO_DAY = "日期缺少具体是哪一天。"
 DATE_YEAR_RANGE = "日期中的年份应在1900到2100之间。"
 DATE_MONTH = "日期中的月份应在1到12之间。"

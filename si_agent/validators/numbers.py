@@ -37,7 +37,7 @@ _CHINESE = re.compile(rf"负?[{_CN_NUMERALS}\d.]*[{_CN_NUMERALS}][{_CN_NUMERALS}
 # "5k") but not touching Latin letters (codes like "B204"), and runs of Chinese
 # numerals.
 _ARABIC_IN_TEXT = re.compile(
-    r"(?<![\d.A-Za-z])(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?"
+    r"(?:(?<![\d.A-Za-z-])-)?(?<![\d.A-Za-z])(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?"
     r"(?:万\d千?(?![\d.])|千\d百?(?![\d.])|万亿|亿|万|千|百|[kKwW](?![A-Za-z]))?"
     r"(?![A-Za-z])"
 )

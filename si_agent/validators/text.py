@@ -23,6 +23,18 @@ def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
+def _variants(text: str) -> tuple[str, ...]:
+    """The text as typed, without spaces, and upper-cased: codes are often typed
+    as "si 2026 1130 000042"."""
+    compact = re.sub(r"\s+", "", text)
+    return tuple(dict.fromkeys((text, compact, compact.upper())))
+
+
+def _matching(text: str, pattern: str) -> str | None:
+    compiled = _compiled(pattern)
+    return next((v for v in _variants(text) if compiled.fullmatch(v)), None)
+
+
 @lru_cache(maxsize=256)
 def _unanchored(pattern: str) -> re.Pattern[str]:
     if pattern.startswith("^"):
@@ -33,7 +45,7 @@ def _unanchored(pattern: str) -> re.Pattern[str]:
         pattern = pattern[:-2]
     elif pattern.endswith("$") and not pattern.endswith(r"\$"):
         pattern = pattern[:-1]
-    return re.compile(pattern)
+    return re.compile(pattern, re.IGNORECASE)
 
 
 def _problem(text: str, pattern: str | None, low: int, high: int) -> str | None:
@@ -41,7 +53,7 @@ def _problem(text: str, pattern: str | None, low: int, high: int) -> str | None:
         return messages.EMPTY if not text else messages.TEXT_TOO_SHORT.format(n=low)
     if len(text) > high:
         return messages.TEXT_TOO_LONG.format(n=high)
-    if pattern is not None and not _compiled(pattern).fullmatch(text):
+    if pattern is not None and _matching(text, pattern) is None:
         return messages.TEXT_PATTERN
     return None
 
@@ -58,7 +70,9 @@ def check(
     low = DEFAULT_MIN if min_length is None else min_length
     high = DEFAULT_MAX if max_length is None else max_length
     error = _problem(raw, pattern, low, high)
-    return invalid(error) if error else valid(raw)
+    if error:
+        return invalid(error)
+    return valid(_matching(raw, pattern) if pattern is not None else raw)
 
 
 def extract(
@@ -74,8 +88,9 @@ def extract(
         return []
     low = DEFAULT_MIN if min_length is None else min_length
     high = DEFAULT_MAX if max_length is None else max_length
-    return [
-        Found(m.group(), m.start(), m.end(), m.group())
-        for m in _unanchored(pattern).finditer(text)
-        if m.group() and low <= len(m.group()) <= high
-    ]
+    found = []
+    for m in _unanchored(pattern).finditer(text):
+        value = _matching(m.group(), pattern)
+        if value is not None and low <= len(m.group()) <= high:
+            found.append(Found(value, m.start(), m.end(), m.group()))
+    return found

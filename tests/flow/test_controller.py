@@ -69,8 +69,9 @@ def test_untrusted_calls_are_rejected_and_recorded(make_controller):
     assert outcomes[2] == "rejected: delete_everything not offered in idle"
     assert outcomes[-2] == "rejected: values must be a non-empty object"
     assert outcomes[-1] == "rejected: confirm_submit not offered in collecting"
-    assert engine.seen_tools[0] == ["match_business", "answer_question"]
-    assert engine.seen_tools[-1] == ["provide_field", "cancel_flow", "answer_question"]
+    assert engine.seen_tools[0] == ["match_business", "cancel_flow", "answer_question"]
+    assert engine.seen_tools[-1] == ["provide_field", "modify_info", "cancel_flow",
+                                     "answer_question"]
 
 
 def test_decision_records_mask_personal_data(controller):
@@ -167,3 +168,25 @@ def test_interrupted_execution_is_reported_as_failed(controller):
     turn = controller.handle("u", "怎么样了")
     assert turn.state == "failed"
     assert "上次提交没有完成" in turn.reply
+
+
+def test_toolsets_per_state(catalog):
+    from si_agent.flow.tools import tool_names, toolset
+
+    b = catalog["social_transfer"]
+    step_b = catalog["pension_certification"]
+    assert tool_names(toolset("idle", None, None, catalog)) == {
+        "match_business", "cancel_flow", "answer_question"}
+    assert tool_names(toolset("collecting", b, None, catalog)) == {
+        "provide_field", "modify_info", "cancel_flow", "answer_question"}
+    assert tool_names(toolset("confirming", b, None, catalog)) == {
+        "confirm_submit", "cancel_flow", "modify_info", "answer_question"}
+    assert tool_names(toolset("failed", b, None, catalog)) == {
+        "retry_submit", "modify_info", "cancel_flow", "answer_question"}
+    assert tool_names(toolset("step_executing", step_b, step_b.steps[0], catalog)) == {
+        "upload_id_card_photo", "cancel_flow", "answer_question"}
+    provide = toolset("collecting", b, None, catalog)[0]["function"]
+    assert list(provide["parameters"]["properties"]["values"]["properties"]) == [
+        "from_city", "to_city", "id_number", "name"]
+    match = toolset("idle", None, None, catalog)[0]["function"]
+    assert match["parameters"]["properties"]["business_id"]["enum"] == list(catalog)

@@ -88,7 +88,13 @@ class TestDate:
     def test_incomplete_dates(self):
         assert check("date", "2024年3月", today=TODAY).error == "日期缺少具体是哪一天。"
         assert check("date", "2024-03", today=TODAY).error == "日期缺少具体是哪一天。"
-        assert check("date", "3月5日", today=TODAY).error == "日期缺少年份。"
+        # Without a year: the next such day, or with not_future the latest past one.
+        assert check("date", "3月5日", today=TODAY).value == "2026-03-05"
+        assert check("date", "3月5日", today=TODAY, not_future=True).value == "2025-03-05"
+        assert check("date", "7月1号", today=TODAY).value == "2025-07-01"
+        assert check("date", "去年6月30号", today=TODAY).value == "2024-06-30"
+        assert check("date", "上个月15号", today=TODAY).value == "2025-05-15"
+        assert check("date", "下个月1号", today=TODAY).value == "2025-07-01"
 
     @pytest.mark.parametrize("raw", ["明天", "下周一", "2024-3/5", "hello"])
     def test_unreadable(self, raw):

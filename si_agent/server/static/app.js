@@ -1,0 +1,608 @@
+/*
+ * si_agent web chat page.
+ *
+ * Flow: read /ui-config.json → (dev mode) get a token for a per-browser user id →
+ * GET /api/session to restore the panel → each message is POST /api/chat with
+ * Accept: text/event-stream; `delta` events stream into the reply bubble and the
+ * final `turn` event redraws the panel, the state badge and the quick actions.
+ *
+ * Every text the page itself shows is in TEXTS below; replies come from the server.
+ * Server data is only ever inserted with textContent, never as HTML.
+ */
+"use strict";
+
+(() => {
+  const TEXTS = {
+    greeting: "您好，我是社保智能帮办助手，可以帮您查询和办理社保业务。{examples}请问您想办理什么？",
+    greetingExamples: "例如：{names}。",
+    restored: "您有一项正在办理的业务【{name}】（{state}），可以继续回答，或点击“重新开始”。",
+    empty: "请输入内容后再发送。",
+    tooLong: "消息不能超过{limit}个字，请精简后再发送。",
+    network: "网络异常，请检查网络后重试。",
+    unavailable: "服务暂时不可用，请稍后再试。",
+    failedStatus: "请求失败（{status}），请稍后再试。",
+    incomplete: "（回复不完整，请重试）",
+    notSent: "未发送",
+    noBusiness: "暂无",
+    you: "您说：",
+    assistant: "助手说：",
+    suggestion: "办理【{name}】",
+    filledCount: "，已填写",
+    send: { confirm: "确认", cancel: "取消", retry: "重试", accept: "办理", modify: "修改" },
+  };
+  const STATE_LABELS = {
+    idle: "空闲",
+    collecting: "信息收集中",
+    step_executing: "材料核验中",
+    confirming: "待确认",
+    executing: "提交中",
+    done: "已完成",
+    failed: "提交失败",
+  };
+  const FIELD_STATUS = {
+    collected: { icon: "✓", text: "已填写" },
+    pending: { icon: "○", text: "待填写" },
+    invalid: { icon: "!", text: "格式有误" },
+    failed: { icon: "✕", text: "未通过核验" },
+  };
+  const STORAGE_USER = "si_agent.user_id";
+  const STORAGE_TOKEN = "si_agent.token";
+  const NARROW = window.matchMedia("(max-width: 767.98px)");
+  const TOAST_MS = 6000;
+
+  const $ = (id) => document.getElementById(id);
+  const els = {
+    app: $("app"), messages: $("messages"), form: $("composer"), input: $("message-input"),
+    send: $("send"), charCount: $("char-count"), actions: $("actions"),
+    suggestion: $("suggestion"), confirm: $("confirm"), retry: $("retry"),
+    modify: $("modify"), cancel: $("cancel"), reset: $("reset"),
+    panel: $("panel"), toggle: $("panel-toggle"), toggleCount: $("toggle-count"),
+    close: $("panel-close"), backdrop: $("backdrop"), header: document.querySelector(".topbar"),
+    chat: document.querySelector(".chat"), badge: $("state-badge"),
+    business: $("business-name"), fields: $("fields"), fieldsEmpty: $("fields-empty"),
+    result: $("result"), resultValue: $("result-value"),
+    toast: $("toast"), toastText: $("toast-text"), toastClose: $("toast-close"),
+  };
+
+  let config = { auth_mode: "dev", max_message_chars: 2000 };
+  let examples = [];
+  let busy = false;
+  let accessToken = null;
+  let toastTimer = null;
+
+  const fill = (template, values) =>
+    template.replace(/\{(\w+)\}/g, (m, key) => (key in values ? String(values[key]) : m));
+  const charLength = (text) => Array.from(text).length; // code points, as the server counts
+
+  // -- errors ------------------------------------------------------------------
+
+  class ApiError extends Error {
+    constructor(status, code, message) {
+      super(message);
+      this.status = status;
+      this.code = code;
+    }
+  }
+  class NetworkError extends Error {}
+
+  function errorText(err) {
+    if (err instanceof ApiError) return err.message;
+    return TEXTS.network;
+  }
+
+  async function apiErrorFrom(response) {
+    try {
+      const body = await response.json();
+      if (body && body.error && body.error.message) {
+        return new ApiError(response.status, body.error.code, body.error.message);
+      }
+    } catch (e) {
+      // not our JSON (a proxy page, say): fall through to a generic message
+    }
+    const message = response.status >= 502 && response.status <= 504
+      ? TEXTS.unavailable : fill(TEXTS.failedStatus, { status: response.status });
+    return new ApiError(response.status, "http_" + response.status, message);
+  }
+
+  // -- auth --------------------------------------------------------------------
+
+  function storageGet(store, key) {
+    try { return store.getItem(key); } catch (e) { return null; }
+  }
+  function storageSet(store, key, value) {
+    try { store.setItem(key, value); } catch (e) { /* private mode: memory only */ }
+  }
+
+  function randomId() {
+    if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
+    const bytes = new Uint8Array(16);
+    crypto.getRandomValues(bytes);
+    return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  }
+
+  function userId() {
+    let id = storageGet(localStorage, STORAGE_USER);
+    if (!id || !/^[A-Za-z0-9_.@:-]{1,64}$/.test(id)) {
+      id = "web-" + randomId();
+      storageSet(localStorage, STORAGE_USER, id);
+    }
+    return id;
+  }
+
+  function currentToken() {
+    return accessToken || storageGet(sessionStorage, STORAGE_TOKEN);
+  }
+
+  async function fetchToken() {
+    let response;
+    try {
+      response = await fetch("/api/token", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Accept: "application/json" },
+        body: JSON.stringify({ user_id: userId() }),
+      });
+    } catch (e) {
+      throw new NetworkError();
+    }
+    if (!response.ok) throw await apiErrorFrom(response);
+    const body = await response.json();
+    accessToken = body.access_token;
+    storageSet(sessionStorage, STORAGE_TOKEN, accessToken);
+  }
+
+  // -- API ---------------------------------------------------------------------
+
+  /** fetch with the bearer token; on 401 (dev mode) get a new token once and retry. */
+  async function api(method, path, body, accept = "application/json", retried = false) {
+    if (!currentToken() && config.auth_mode === "dev") await fetchToken();
+    const headers = { Accept: accept };
+    const token = currentToken();
+    if (token) headers.Authorization = "Bearer " + token;
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    let response;
+    try {
+      response = await fetch(path, {
+        method, headers, body: body === undefined ? undefined : JSON.stringify(body),
+        cache: "no-store",
+      });
+    } catch (e) {
+      throw new NetworkError();
+    }
+    if (response.status === 401 && !retried && config.auth_mode === "dev") {
+      accessToken = null;
+      await fetchToken();
+      return api(method, path, body, accept, true);
+    }
+    if (!response.ok) throw await apiErrorFrom(response);
+    return response;
+  }
+
+  /** Read a text/event-stream body, calling onEvent(name, data) per event. */
+  async function readEvents(response, onEvent) {
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder("utf-8");
+    let buffer = "";
+    const dispatch = (block) => {
+      let name = "message";
+      const data = [];
+      for (const line of block.split(/\r\n|\r|\n/)) {
+        if (!line || line.startsWith(":")) continue;
+        const colon = line.indexOf(":");
+        const field = colon < 0 ? line : line.slice(0, colon);
+        let value = colon < 0 ? "" : line.slice(colon + 1);
+        if (value.startsWith(" ")) value = value.slice(1);
+        if (field === "event") name = value;
+        else if (field === "data") data.push(value);
+      }
+      if (!data.length) return;
+      let parsed;
+      try { parsed = JSON.parse(data.join("\n")); } catch (e) { return; }
+      onEvent(name, parsed);
+    };
+    for (;;) {
+      let chunk;
+      try {
+        chunk = await reader.read();
+      } catch (e) {
+        throw new NetworkError();
+      }
+      if (chunk.done) break;
+      buffer += decoder.decode(chunk.value, { stream: true });
+      const blocks = buffer.split(/\r\n\r\n|\n\n|\r\r/);
+      buffer = blocks.pop();
+      blocks.forEach(dispatch);
+    }
+    buffer += decoder.decode();
+    if (buffer.trim()) dispatch(buffer);
+  }
+
+  // -- messages ----------------------------------------------------------------
+
+  // The list follows new text while the reader is at the bottom; scrolling up stops that.
+  let followBottom = true;
+  function nearBottom() {
+    const m = els.messages;
+    return m.scrollHeight - m.scrollTop - m.clientHeight < 80;
+  }
+  function keepDown() {
+    if (followBottom) els.messages.scrollTop = els.messages.scrollHeight;
+  }
+  function watchScrolling() {
+    els.messages.addEventListener("scroll", () => { followBottom = nearBottom(); });
+    new MutationObserver(keepDown).observe(els.messages,
+      { childList: true, subtree: true, characterData: true });
+    new ResizeObserver(keepDown).observe(els.messages);
+  }
+
+  /** ID, bank card and mobile numbers the user typed, starred like the server does. */
+  function maskPersonal(text) {
+    // No regex lookbehind: older iOS Safari cannot parse it.
+    const star = (head, tail) => (m, before, number) =>
+      before + number.slice(0, head) + "*".repeat(number.length - head - tail) + number.slice(-tail);
+    return text
+      .replace(/(^|[^0-9A-Za-z])(\d{17}[\dXx])(?![0-9A-Za-z])/g, star(4, 4))
+      .replace(/(^|[^0-9*])(\d{15,19})(?![0-9])/g, star(4, 4))
+      .replace(/(^|[^0-9*])(1[3-9]\d{9})(?![0-9])/g, star(3, 4));
+  }
+
+  function addMessage(role, text) {
+    if (role === "user") followBottom = true;
+    const row = document.createElement("div");
+    row.className = "msg msg-" + role;
+    row.dataset.testid = "message-" + role;
+    const avatar = document.createElement("span");
+    avatar.className = "avatar";
+    avatar.setAttribute("aria-hidden", "true");
+    avatar.textContent = role === "user" ? "我" : "社";
+    const who = document.createElement("span");
+    who.className = "visually-hidden";
+    who.textContent = role === "user" ? TEXTS.you : TEXTS.assistant;
+    const bubble = document.createElement("div");
+    bubble.className = "bubble";
+    const content = document.createElement("span");
+    content.className = "content";
+    content.dataset.testid = "message-text";
+    content.textContent = role === "user" ? maskPersonal(text) : text || "";
+    bubble.append(who, content);
+    row.append(avatar, bubble);
+    els.messages.append(row);
+    return row;
+  }
+
+  function addNote(text) {
+    const note = document.createElement("p");
+    note.className = "msg-note";
+    note.dataset.testid = "message-note";
+    note.textContent = text;
+    els.messages.append(note);
+  }
+
+  function greet() {
+    const names = examples.slice(0, 4).join("、");
+    const lead = names ? fill(TEXTS.greetingExamples, { names }) : "";
+    addMessage("assistant", fill(TEXTS.greeting, { examples: lead }));
+  }
+
+  function pendingReply() {
+    const row = addMessage("assistant", "");
+    row.dataset.streaming = "true";
+    const dots = document.createElement("span");
+    dots.className = "typing";
+    dots.setAttribute("aria-hidden", "true");
+    dots.append(document.createElement("span"), document.createElement("span"),
+      document.createElement("span"));
+    row.querySelector(".bubble").append(dots);
+    return row;
+  }
+
+  function appendDelta(row, text) {
+    const dots = row.querySelector(".typing");
+    if (dots) dots.remove();
+    row.querySelector(".content").textContent += text;
+  }
+
+  function finishReply(row, text) {
+    const dots = row.querySelector(".typing");
+    if (dots) dots.remove();
+    row.querySelector(".content").textContent = text;
+    row.dataset.streaming = "false";
+  }
+
+  function markNotSent(row) {
+    row.classList.add("msg-failed");
+    const status = document.createElement("span");
+    status.className = "msg-status";
+    status.dataset.testid = "message-status";
+    status.textContent = TEXTS.notSent;
+    row.append(status);
+  }
+
+  // -- panel -------------------------------------------------------------------
+
+  function fieldItem(field, awaiting) {
+    const status = FIELD_STATUS[field.status] ? field.status : "pending";
+    const li = document.createElement("li");
+    li.className = "field";
+    li.dataset.testid = "field-" + field.key;
+    li.dataset.status = status;
+    if (field.key === awaiting) li.setAttribute("aria-current", "step");
+    const icon = document.createElement("span");
+    icon.className = "field-icon";
+    icon.setAttribute("aria-hidden", "true");
+    icon.textContent = FIELD_STATUS[status].icon;
+    const head = document.createElement("div");
+    head.className = "field-head";
+    const label = document.createElement("span");
+    label.className = "field-label";
+    label.textContent = field.label;
+    const statusText = document.createElement("span");
+    statusText.className = "field-status";
+    statusText.dataset.testid = "field-status";
+    statusText.textContent = FIELD_STATUS[status].text;
+    head.append(label, statusText);
+    li.append(icon, head);
+    if (field.value != null && field.value !== "") {
+      const value = document.createElement("div");
+      value.className = "field-value";
+      value.dataset.testid = "field-value";
+      value.textContent = field.value;
+      li.append(value);
+    }
+    return li;
+  }
+
+  /** Redraw everything but the message list from a turn or session view. */
+  function render(view) {
+    const state = STATE_LABELS[view.state] ? view.state : "idle";
+    els.badge.dataset.state = state;
+    els.badge.textContent = STATE_LABELS[state];
+    els.business.textContent = view.business ? view.business.name : TEXTS.noBusiness;
+
+    const fields = Array.isArray(view.fields) ? view.fields : [];
+    els.fields.replaceChildren(...fields.map((f) => fieldItem(f, view.awaiting)));
+    els.fieldsEmpty.hidden = fields.length > 0;
+    const collected = fields.filter((f) => f.status === "collected").length;
+    els.toggleCount.replaceChildren();
+    if (fields.length) {
+      const spoken = document.createElement("span");
+      spoken.className = "visually-hidden";
+      spoken.textContent = TEXTS.filledCount;
+      els.toggleCount.append(spoken, `${collected}/${fields.length}`);
+    }
+
+    const number = view.result && view.result.application_no;
+    els.result.hidden = !number;
+    els.resultValue.textContent = number || "";
+
+    const suggestion = view.suggestion;
+    els.suggestion.hidden = !suggestion;
+    if (suggestion) {
+      els.suggestion.textContent = "💡 " + fill(TEXTS.suggestion, { name: suggestion.name });
+      els.suggestion.title = suggestion.text;
+      els.suggestion.dataset.businessId = suggestion.business_id;
+    }
+    els.confirm.hidden = state !== "confirming";
+    els.modify.hidden = state !== "confirming";
+    els.retry.hidden = state !== "failed";
+    els.cancel.hidden = state !== "confirming" && state !== "failed";
+    els.actions.hidden = ![els.suggestion, els.confirm, els.retry, els.cancel].some((b) => !b.hidden);
+  }
+
+  // -- drawer (narrow screens) ---------------------------------------------------
+
+  function setPanelOpen(open, moveFocus = true) {
+    const modal = open && NARROW.matches;
+    els.panel.dataset.open = String(open);
+    els.toggle.setAttribute("aria-expanded", String(open));
+    els.backdrop.hidden = !modal;
+    els.chat.inert = modal;
+    els.header.inert = modal;
+    if (!moveFocus) return;
+    if (modal) els.close.focus();
+    else if (NARROW.matches) els.toggle.focus();
+  }
+
+  // -- toasts and busy state -----------------------------------------------------
+
+  function toast(message) {
+    clearTimeout(toastTimer);
+    els.toastText.textContent = message;
+    els.toast.hidden = false;
+    toastTimer = setTimeout(hideToast, TOAST_MS);
+  }
+  function hideToast() {
+    clearTimeout(toastTimer);
+    els.toast.hidden = true;
+  }
+
+  function setBusy(value) {
+    busy = value;
+    els.app.dataset.busy = String(value);
+    els.messages.setAttribute("aria-busy", String(value));
+    for (const b of [els.send, els.reset, els.suggestion, els.confirm, els.retry, els.modify, els.cancel]) {
+      b.disabled = value;
+    }
+  }
+
+  function focusInputIfLost() {
+    const active = document.activeElement;
+    if (!active || active === document.body || active.disabled || active.closest("[hidden]")) {
+      els.input.focus();
+    }
+  }
+
+  // -- input -------------------------------------------------------------------
+
+  function updateInput() {
+    const n = charLength(els.input.value);
+    const over = n > config.max_message_chars;
+    els.charCount.textContent = n ? `${n}/${config.max_message_chars}` : "";
+    els.charCount.classList.toggle("over", over);
+    els.input.setAttribute("aria-invalid", String(over));
+    els.input.style.height = "auto";
+    els.input.style.height = Math.min(els.input.scrollHeight + 2, 168) + "px";
+  }
+
+  /** Client-side checks; returns an error text or null. */
+  function checkMessage(text) {
+    if (!text.trim()) return TEXTS.empty;
+    if (charLength(text.trim()) > config.max_message_chars) {
+      return fill(TEXTS.tooLong, { limit: config.max_message_chars });
+    }
+    return null;
+  }
+
+  // -- actions -----------------------------------------------------------------
+
+  /** Send one message and stream the reply; true when the turn arrived. */
+  async function send(raw) {
+    if (busy) return false;
+    const problem = checkMessage(raw);
+    if (problem) {
+      toast(problem);
+      return false;
+    }
+    const text = raw.trim();
+    hideToast();
+    setBusy(true);
+    const userRow = addMessage("user", text);
+    const reply = pendingReply();
+    try {
+      const response = await api("POST", "/api/chat", { message: text }, "text/event-stream");
+      let turn = null;
+      if ((response.headers.get("Content-Type") || "").includes("text/event-stream")) {
+        await readEvents(response, (event, data) => {
+          if (event === "delta" && typeof data.text === "string") appendDelta(reply, data.text);
+          else if (event === "turn") turn = data;
+        });
+      } else {
+        turn = await response.json();
+      }
+      if (!turn) throw new NetworkError();
+      finishReply(reply, turn.reply || "");
+      render(turn);
+      return true;
+    } catch (err) {
+      const partial = reply.querySelector(".content").textContent;
+      if (partial) finishReply(reply, partial + "\n" + TEXTS.incomplete);
+      else reply.remove();
+      markNotSent(userRow);
+      toast(errorText(err));
+      return false;
+    } finally {
+      setBusy(false);
+      focusInputIfLost();
+    }
+  }
+
+  async function submitInput() {
+    const text = els.input.value;
+    const problem = checkMessage(text);
+    if (problem) {
+      toast(problem);
+      els.input.focus();
+      return;
+    }
+    if (busy) return;
+    els.input.value = "";
+    updateInput();
+    const ok = await send(text);
+    if (!ok && !els.input.value) {
+      els.input.value = text; // let the user resend what did not go through
+      updateInput();
+    }
+  }
+
+  async function reset() {
+    if (busy) return;
+    setBusy(true);
+    try {
+      const response = await api("DELETE", "/api/session");
+      const view = await response.json();
+      els.messages.replaceChildren();
+      render(view);
+      hideToast();
+      greet();
+    } catch (err) {
+      toast(errorText(err));
+    } finally {
+      setBusy(false);
+      focusInputIfLost();
+    }
+  }
+
+  function modify() {
+    els.input.value = TEXTS.send.modify;
+    updateInput();
+    els.input.focus();
+    els.input.setSelectionRange(els.input.value.length, els.input.value.length);
+  }
+
+  async function restore() {
+    const response = await api("GET", "/api/session");
+    const view = await response.json();
+    render(view);
+    if (view.state !== "idle" && view.business) {
+      addNote(fill(TEXTS.restored, { name: view.business.name, state: STATE_LABELS[view.state] || "" }));
+    }
+  }
+
+  async function loadJson(path) {
+    const response = await fetch(path, { headers: { Accept: "application/json" }, cache: "no-store" });
+    if (!response.ok) throw await apiErrorFrom(response);
+    return response.json();
+  }
+
+  function bind() {
+    els.form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      submitInput();
+    });
+    els.input.addEventListener("keydown", (e) => {
+      if (e.key !== "Enter" || e.shiftKey || e.isComposing || e.keyCode === 229) return;
+      e.preventDefault();
+      submitInput();
+    });
+    els.input.addEventListener("input", updateInput);
+    els.suggestion.addEventListener("click", () => send(TEXTS.send.accept));
+    els.confirm.addEventListener("click", () => send(TEXTS.send.confirm));
+    els.retry.addEventListener("click", () => send(TEXTS.send.retry));
+    els.cancel.addEventListener("click", () => send(TEXTS.send.cancel));
+    els.modify.addEventListener("click", modify);
+    els.reset.addEventListener("click", reset);
+    els.toggle.addEventListener("click", () => setPanelOpen(els.panel.dataset.open !== "true"));
+    els.close.addEventListener("click", () => setPanelOpen(false));
+    els.backdrop.addEventListener("click", () => setPanelOpen(false));
+    els.toastClose.addEventListener("click", hideToast);
+    document.addEventListener("keydown", (e) => {
+      if (e.key !== "Escape") return;
+      if (els.panel.dataset.open === "true" && NARROW.matches) setPanelOpen(false);
+      else if (!els.toast.hidden) hideToast();
+    });
+    NARROW.addEventListener("change", () => setPanelOpen(false, false));
+  }
+
+  async function init() {
+    bind();
+    watchScrolling();
+    const [cfg, businesses] = await Promise.allSettled([
+      loadJson("/ui-config.json"), loadJson("/api/businesses"),
+    ]);
+    if (cfg.status === "fulfilled") config = { ...config, ...cfg.value };
+    else toast(errorText(cfg.reason));
+    if (businesses.status === "fulfilled" && Array.isArray(businesses.value)) {
+      examples = businesses.value.map((b) => b.name);
+    }
+    updateInput();
+    greet();
+    try {
+      await restore();
+    } catch (err) {
+      render({ state: "idle", fields: [] });
+      toast(errorText(err));
+    }
+    els.app.dataset.ready = "true";
+  }
+
+  init();
+})();
