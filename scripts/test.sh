@@ -25,6 +25,13 @@ if ! redis_up; then
   redis_up || { echo "redis-server did not start" >&2; exit 1; }
 fi
 
+# Browser tests drive Debian's Chromium through Playwright (no browser download).
+if [ ! -x /usr/bin/chromium ]; then
+  echo "installing chromium" >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null
+fi
+export SI_REQUIRE_BROWSER=1
+
 .venv/bin/ruff check si_agent tests scripts
 .venv/bin/si-agent validate businesses
 .venv/bin/python -m pytest "$@"

@@ -18,9 +18,16 @@ class Answer(BaseModel):
 
 
 class Knowledge(Protocol):
-    """Answers a citizen's question, or returns None when it has nothing relevant."""
+    """Answers a citizen's question, or returns None when it has nothing relevant.
+
+    ``status()`` reports readiness for ``/readyz``: ``{"ok": bool, "detail": str}``.
+    An implementation that cannot reach its store answers with an apology
+    rather than raising: business dialogues must keep working.
+    """
 
     def answer(self, question: str) -> Answer | None: ...
+
+    def status(self) -> dict: ...
 
 
 class NoKnowledge:
@@ -28,3 +35,6 @@ class NoKnowledge:
 
     def answer(self, question: str) -> Answer | None:
         return None
+
+    def status(self) -> dict:
+        return {"ok": True, "detail": "not configured"}

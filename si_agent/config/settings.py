@@ -9,7 +9,8 @@ from pathlib import Path
 
 DEV_JWT_SECRET = "si-agent-dev-secret-change-me-in-production"
 AUTH_MODES = ("dev", "prod")
-_REPO_BUSINESSES = Path(__file__).resolve().parents[2] / "businesses"
+_REPO_ROOT = Path(__file__).resolve().parents[2]
+_REPO_BUSINESSES = _REPO_ROOT / "businesses"
 
 
 def _default_business_dir() -> Path:
@@ -31,6 +32,12 @@ class Settings:
     engine: str = "rules"
     max_message_chars: int = 2000
     log_level: str = "INFO"
+    # -- knowledge base (RAG) ------------------------------------------------
+    kb_uri: str | None = None
+    kb_token: str | None = field(default=None, repr=False)
+    kb_collection: str = "si_knowledge"
+    kb_dir: Path = _REPO_ROOT / "rag" / "knowledge"
+    embed_model: str | None = None
     # -- HTTP API -----------------------------------------------------------
     auth_mode: str = "dev"
     jwt_secret: str = field(default=DEV_JWT_SECRET, repr=False)
@@ -47,6 +54,11 @@ class Settings:
     @property
     def sessions_db(self) -> Path:
         return self.sqlite_path or self.data_dir / "sessions.db"
+
+    @property
+    def kb_location(self) -> str:
+        """Milvus URI: a server (``http://…``) or a Milvus Lite file (default data/kb.db)."""
+        return self.kb_uri or str(self.data_dir / "kb.db")
 
     @property
     def demo_backend_db(self) -> Path:
@@ -81,6 +93,12 @@ class Settings:
             )
         if "SI_LOG_LEVEL" in pick:
             changes["log_level"] = pick["SI_LOG_LEVEL"].upper()
+        for key, name in (("SI_MILVUS_URI", "kb_uri"), ("SI_MILVUS_TOKEN", "kb_token"),
+                          ("SI_KB_COLLECTION", "kb_collection"), ("SI_EMBED_MODEL", "embed_model")):
+            if key in pick:
+                changes[name] = pick[key]
+        if "SI_KB_DIR" in pick:
+            changes["kb_dir"] = Path(pick["SI_KB_DIR"])
         if "SI_AUTH_MODE" in pick:
             mode = pick["SI_AUTH_MODE"].strip().lower()
             if mode not in AUTH_MODES:

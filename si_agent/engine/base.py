@@ -7,7 +7,7 @@ the session; the controller validates and applies each call.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -24,12 +24,36 @@ class ToolCall(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
+class Usage(BaseModel):
+    """Model calls and tokens spent."""
+
+    model_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            model_calls=self.model_calls + other.model_calls,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+        )
+
+
 class Decision(BaseModel):
-    """What the engine decided for one message; empty ``calls`` = not understood."""
+    """What the engine decided for one message; empty ``calls`` = not understood.
+
+    ``confident`` marks rule decisions that need no model (an exact keyword, a
+    value that validates for the awaited field, a confirm or cancel word).
+    ``text`` is a model's free-text answer (a reply without a tool call).
+    """
 
     calls: list[ToolCall] = Field(default_factory=list)
     reason: str = ""
     engine: str = ""
+    confident: bool = False
+    text: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    offered: list[str] = Field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -56,9 +80,18 @@ class SessionView:
         ]
 
 
+TextSink = Callable[[str], None]
+
+
 class IntentEngine(Protocol):
-    """Decides which tools to call for a message."""
+    """Decides which tools to call for a message.
+
+    ``on_text``, when given, receives pieces of a model's free-text answer as
+    they are generated (for streaming); engines without a model ignore it.
+    """
 
     name: str
 
-    def decide(self, view: SessionView, message: str, tools: list[dict]) -> Decision: ...
+    def decide(
+        self, view: SessionView, message: str, tools: list[dict], on_text: TextSink | None = None
+    ) -> Decision: ...

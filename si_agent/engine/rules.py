@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from si_agent.config.model import Business, FieldDef
 from si_agent.engine import lexicon as L
-from si_agent.engine.base import Decision, SessionView, ToolCall
+from si_agent.engine.base import Decision, SessionView, TextSink, ToolCall
 from si_agent.flow import tools as T
 from si_agent.validators import check, extract
 
@@ -96,7 +96,9 @@ class RuleEngine:
 
     # -- entry point ------------------------------------------------------
 
-    def decide(self, view: SessionView, message: str, tools: list[dict]) -> Decision:
+    def decide(
+        self, view: SessionView, message: str, tools: list[dict], on_text: TextSink | None = None
+    ) -> Decision:
         text = unicodedata.normalize("NFKC", message).strip()
         state = view.state
         if state in ("idle", "done"):
@@ -109,7 +111,8 @@ class RuleEngine:
             calls, reason = self._step(view, text)
         else:
             calls, reason = ([ToolCall(name=T.CANCEL_FLOW)], "cancel") if L.is_cancel(text) else ([], "")
-        return Decision(calls=calls, reason=reason, engine=self.name)
+        return Decision(calls=calls, reason=reason, engine=self.name,
+                        confident=_is_confident(view, calls, reason))
 
     # -- idle -------------------------------------------------------------
 
@@ -312,6 +315,28 @@ class RuleEngine:
         if L.is_question(text) or len(text) > 6:
             return [_answer(text, None)], "question during a step"
         return [], "waiting for the step's upload"
+
+
+# -- confidence ---------------------------------------------------------------------
+
+_SURE_REASONS = ("cancel word", "confirm word", "retry word", "accepted suggestion", "greeting")
+
+
+def _is_confident(view: SessionView, calls: list[ToolCall], reason: str) -> bool:
+    """Whether a model could add nothing: see ``Decision.confident``."""
+    if reason.startswith(_SURE_REASONS):
+        return True
+    if reason.startswith("matched") and "score 1.00" in reason:
+        return True
+    business = view.business
+    if reason == "values found" and business is not None:
+        values = calls[0].arguments["values"]
+        awaited = view.awaiting if view.awaiting in values else None
+        return awaited is not None and all(
+            check(business.field(k).type, v, **business.field(k).validator_options()).ok
+            for k, v in values.items()
+        )
+    return False
 
 
 # -- assignment of candidates to fields -------------------------------------------

@@ -6,12 +6,27 @@ from flask import Blueprint, jsonify
 
 bp = Blueprint("ui", __name__, static_folder="static", static_url_path="/static")
 
+# The page runs under a strict policy: no inline script or style, same origin only.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; "
+        "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+@bp.after_request
+def _secure(response):
+    response.headers.update(SECURITY_HEADERS)
+    response.headers.setdefault("Cache-Control", "no-cache")
+    return response
+
 
 @bp.get("/")
 def index():
-    response = bp.send_static_file("index.html")
-    response.headers["Cache-Control"] = "no-cache"
-    return response
+    return bp.send_static_file("index.html")
 
 
 @bp.get("/ui-config.json")

@@ -542,7 +542,7 @@
     const response = await api("GET", "/api/session");
     const view = await response.json();
     render(view);
-    if (view.state !== "idle" && view.business) {
+    if (view.business && view.state !== "idle" && view.state !== "done") {
       addNote(fill(TEXTS.restored, { name: view.business.name, state: STATE_LABELS[view.state] || "" }));
     }
   }

@@ -1,0 +1,117 @@
+"""Fixtures for browser tests: the real app on a live port, and Chromium driven by Playwright.
+
+The tests need Debian's Chromium (``apt-get install chromium``) and the ``playwright``
+package (``pip install playwright``; no ``playwright install``: the system browser is
+used). Without them the tests skip, unless ``SI_REQUIRE_BROWSER`` is set (CI sets it),
+in which case they fail. ``SI_CHROMIUM_PATH`` overrides ``/usr/bin/chromium``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from si_agent.config.settings import Settings
+from si_agent.server import create_app
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts" / "browser"
+CHROMIUM = Path(os.environ.get("SI_CHROMIUM_PATH") or "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+DESKTOP = {"width": 1280, "height": 800}
+TIMEOUT_MS = 15_000
+
+
+
+def _browser_required() -> bool:
+    return os.environ.get("SI_REQUIRE_BROWSER", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def _missing() -> str | None:
+    """Why the browser tests cannot run here, or None."""
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is not installed (pip install playwright)"
+    if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
+        return f"{CHROMIUM} is missing (apt-get install chromium)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def playwright_driver() -> Iterator[object]:
+    """The started Playwright driver; skips (or fails under SI_REQUIRE_BROWSER) without a browser."""
+    problem = _missing()
+    if problem:
+        if _browser_required():
+            pytest.fail(f"SI_REQUIRE_BROWSER is set but {problem}", pytrace=False)
+        pytest.skip(f"browser tests skipped: {problem}; set SI_REQUIRE_BROWSER=1 to fail instead")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as driver:
+        yield driver
+
+
+@pytest.fixture(scope="session")
+def server_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return replace(Settings(), business_dir=ROOT / "businesses",
+                   data_dir=tmp_path_factory.mktemp("browser-data"),
+                   session_store="memory", rate_limit="1000 per minute")
+
+
+@pytest.fixture(scope="session")
+def live_server(server_settings: Settings) -> Iterator[str]:
+    """The real app served by werkzeug on a free local port; yields its base URL."""
+    from werkzeug.serving import make_server
+
+    settings = server_settings
+    server = make_server("127.0.0.1", 0, create_app(settings), threaded=True)
+    thread = threading.Thread(target=server.serve_forever, name="browser-test-server", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    """Where screenshots go (git-ignored)."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS
+
+
+@pytest.fixture
+def open_page(playwright_driver, live_server: str, tmp_path: Path) -> Iterator[Callable]:
+    """``open_page(viewport, **context_options)``: a fresh Chromium profile at the chat page.
+
+    Each call launches Chromium with its own user data dir, so localStorage (the dev user
+    id) and therefore the server session are new. Uncaught page errors fail the test.
+    """
+    contexts = []
+    page_errors: list[str] = []
+
+    def open_page(viewport: dict = DESKTOP, **options):
+        profile = tmp_path / f"profile-{len(contexts)}"
+        context = playwright_driver.chromium.launch_persistent_context(
+            str(profile), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS,
+            viewport=viewport, locale="zh-CN", **options,
+        )
+        contexts.append(context)
+        context.set_default_timeout(TIMEOUT_MS)
+        page = context.pages[0] if context.pages else context.new_page()
+        page.on("pageerror", lambda err: page_errors.append(str(err)))
+        page.goto(live_server + "/")
+        page.wait_for_selector("[data-testid=app][data-ready=true]")
+        return page
+
+    yield open_page
+    for context in contexts:
+        context.close()
+    assert not page_errors, f"uncaught errors in the page: {page_errors}"
