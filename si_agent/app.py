@@ -22,7 +22,7 @@ def build_controller(settings: Settings | None = None, *, engine: str | None = N
     return Controller(
         catalog,
         create_store(settings),
-        create_engine(engine or settings.engine, catalog),
+        create_engine(engine or settings.engine, catalog, settings),
         Executors(settings),
         max_message_chars=settings.max_message_chars,
     )

@@ -4,7 +4,8 @@
     ├── DefinitionError            a business or machine definition is wrong (staff/developer)
     │   ├── ConfigError (ValueError)    one problem in a business YAML: file, line, path
     │   ├── ConfigErrors (ValueError)   several ConfigError at once, raised by the loader
-    │   └── InvalidMachine              the state machine definition is inconsistent
+    │   ├── InvalidMachine              the state machine definition is inconsistent
+    │   └── SettingsError (ValueError)  a setting is missing or contradicts another
     ├── UnknownBackendError (LookupError)  a registry name that does not exist
     └── RuntimeFlowError           something went wrong while running a turn
         ├── SessionConflict            a concurrent turn saved the session first
@@ -54,6 +55,10 @@ class ConfigErrors(DefinitionError, ValueError):
 
 class InvalidMachine(DefinitionError):
     """The state machine definition is inconsistent (e.g. an unreachable state)."""
+
+
+class SettingsError(DefinitionError, ValueError):
+    """A setting is missing or contradicts another (e.g. a model engine without a URL)."""
 
 
 class UnknownBackendError(SiAgentError, LookupError):

@@ -104,6 +104,15 @@ class Redactor:
             return {k: self.restore(v) for k, v in value.items()}
         return value
 
+    def restore_masked(self, text: str) -> str:
+        """Model text for the citizen: placeholders become masked values."""
+        kinds = {v: k for k, v in _PLACEHOLDER_KIND.items()}
+        for token, raw in self._by_placeholder.items():
+            kind = kinds[token[1:].split("_")[0]]
+            shown = mask(kind, raw) if kind != "number" else f"{raw[:4]}****{raw[-4:]}"
+            text = text.replace(token, shown)
+        return text
+
     @property
     def count(self) -> int:
         return len(self._by_value)

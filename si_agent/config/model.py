@@ -128,6 +128,9 @@ class Business(_Model):
     confirm_text: str | None = None
     max_attempts: int = 3
     ask: Ask = Ask()
+    # How a model extracts field values: one call per turn (default) or one
+    # small call per pending field, in parallel.
+    extraction: Literal["turn", "per_field"] | None = None
     source: str = Field(default="", exclude=True)
 
     def field(self, key: str) -> FieldDef:

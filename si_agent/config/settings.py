@@ -9,6 +9,7 @@ from pathlib import Path
 
 DEV_JWT_SECRET = "si-agent-dev-secret-change-me-in-production"
 AUTH_MODES = ("dev", "prod")
+EXTRACTION_MODES = ("turn", "per_field")
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 _REPO_BUSINESSES = _REPO_ROOT / "businesses"
 
@@ -29,7 +30,14 @@ class Settings:
     redis_prefix: str = "si_agent:session:"
     session_ttl: int = 1800
     sqlite_path: Path | None = None
-    engine: str = "rules"
+    engine: str = "auto"
+    # -- model (any OpenAI-compatible endpoint) ---------------------------------
+    llm_base_url: str | None = None
+    llm_api_key: str | None = field(default=None, repr=False)
+    llm_model: str = "deepseek-chat"
+    llm_timeout: float = 20.0
+    llm_temperature: float = 0.3
+    llm_extraction: str = "turn"
     max_message_chars: int = 2000
     log_level: str = "INFO"
     # -- knowledge base (RAG) ------------------------------------------------
@@ -87,6 +95,20 @@ class Settings:
             changes["sqlite_path"] = Path(pick["SI_SQLITE_PATH"])
         if "SI_ENGINE" in pick:
             changes["engine"] = pick["SI_ENGINE"].strip().lower()
+        for key, name in (("SI_LLM_BASE_URL", "llm_base_url"), ("SI_LLM_API_KEY", "llm_api_key"),
+                          ("SI_LLM_MODEL", "llm_model")):
+            if key in pick:
+                changes[name] = pick[key]
+        if "SI_LLM_TIMEOUT" in pick:
+            changes["llm_timeout"] = _positive_float("SI_LLM_TIMEOUT", pick["SI_LLM_TIMEOUT"])
+        if "SI_LLM_TEMPERATURE" in pick:
+            changes["llm_temperature"] = _positive_float("SI_LLM_TEMPERATURE",
+                                                         pick["SI_LLM_TEMPERATURE"], zero=True)
+        if "SI_LLM_EXTRACTION" in pick:
+            mode = pick["SI_LLM_EXTRACTION"].strip().lower()
+            if mode not in EXTRACTION_MODES:
+                raise ValueError(f"SI_LLM_EXTRACTION must be one of {', '.join(EXTRACTION_MODES)}")
+            changes["llm_extraction"] = mode
         if "SI_MAX_MESSAGE_CHARS" in pick:
             changes["max_message_chars"] = _positive_int(
                 "SI_MAX_MESSAGE_CHARS", pick["SI_MAX_MESSAGE_CHARS"]
@@ -133,6 +155,16 @@ def _positive_int(name: str, raw: str) -> int:
         raise ValueError(f"{name} must be a positive integer, got {raw!r}") from None
     if value <= 0:
         raise ValueError(f"{name} must be a positive integer, got {raw!r}")
+    return value
+
+
+def _positive_float(name: str, raw: str, zero: bool = False) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a number, got {raw!r}") from None
+    if value < 0 or (value == 0 and not zero):
+        raise ValueError(f"{name} must be positive, got {raw!r}")
     return value
 
 

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field
 
 from si_agent.config.model import Business, Step
-from si_agent.session.model import FieldState, Message
+from si_agent.session.model import FieldState, Message, Usage
 
 
 class ToolCall(BaseModel):
@@ -22,21 +22,6 @@ class ToolCall(BaseModel):
 
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
-
-
-class Usage(BaseModel):
-    """Model calls and tokens spent."""
-
-    model_calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            model_calls=self.model_calls + other.model_calls,
-            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-            completion_tokens=self.completion_tokens + other.completion_tokens,
-        )
 
 
 class Decision(BaseModel):

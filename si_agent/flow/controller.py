@@ -20,7 +20,7 @@ from transitions import MachineError
 
 from si_agent import replies
 from si_agent.config.model import Business, Check, FieldDef, Step
-from si_agent.engine.base import Decision, IntentEngine, SessionView, ToolCall
+from si_agent.engine.base import Decision, IntentEngine, SessionView, TextSink, ToolCall
 from si_agent.errors import ExecutorError, SessionConflict
 from si_agent.flow import tools as T
 from si_agent.flow.machine import DialogueMachine, FlowModel
@@ -28,7 +28,7 @@ from si_agent.flow.steps import StepHandler, registered_step_handlers
 from si_agent.flow.turn import TurnResult, display, snapshot
 from si_agent.knowledge import Knowledge, NoKnowledge
 from si_agent.privacy import redact_arguments, redact_text
-from si_agent.session.base import SessionStore
+from si_agent.session.base import SessionStore, session_ref
 from si_agent.session.model import DecisionRecord, FieldState, Session, ToolCallRecord
 from si_agent.validators import check as validate_value
 
@@ -74,8 +74,15 @@ class Controller:
 
     # -- public API -------------------------------------------------------
 
-    def handle(self, session_id: str, message: str) -> TurnResult:
-        """Run one user turn and return the turn object."""
+    def handle(
+        self, session_id: str, message: str, on_delta: TextSink | None = None
+    ) -> TurnResult:
+        """Run one user turn and return the turn object.
+
+        ``on_delta`` receives a model's free-text answer as it is generated,
+        when there is no knowledge base to answer instead; the reply then
+        starts with exactly that text.
+        """
         text = (message or "").strip()
         if not text or len(text) > self.max_message_chars:
             session = self.store.load(session_id) or Session(session_id=session_id)
@@ -86,7 +93,7 @@ class Controller:
             return snapshot(session, self.catalog, reply)
         for _ in range(_MAX_CONFLICT_RETRIES):
             session = self.store.load(session_id) or Session(session_id=session_id)
-            result = _Turn(self, session, text).run()
+            result = _Turn(self, session, text, on_delta).run()
             try:
                 self.store.save(session)
             except SessionConflict:
@@ -109,10 +116,15 @@ class Controller:
 class _Turn:
     """One turn's work on one loaded session (see the machine's docstring)."""
 
-    def __init__(self, ctl: Controller, session: Session, text: str) -> None:
+    def __init__(
+        self, ctl: Controller, session: Session, text: str, on_delta: TextSink | None = None
+    ) -> None:
         self.ctl = ctl
         self.s = session
         self.text = text
+        self.on_delta = on_delta
+        self.decision: Decision | None = None
+        self.answers: list[str] = []  # knowledge answers come first in the reply
         self.parts: list[str] = []
         self.records: list[ToolCallRecord] = []
         self.asked = False  # the next prompt was already put in the reply
@@ -128,28 +140,33 @@ class _Turn:
             self.parts.append(replies.EXEC_INTERRUPTED)
         view = self._view()
         offered = T.toolset(s.state, self.business, self.step, self.ctl.catalog)
-        decision = self._decide(view, offered)
+        decision = self.decision = self._decide(view, offered)
         applied = 0
         for call in decision.calls:
             applied += self._apply(call)
         if not applied:
             self._not_understood(bool(decision.calls))
         self._prompt_next()
-        reply = "\n".join(p for p in self.parts if p)
+        reply = "\n".join(p for p in (*self.answers, *self.parts) if p)
         s.turn += 1
+        s.usage = s.usage + decision.usage
         s.remember("user", self.text)
         s.remember("assistant", reply)
         s.record(DecisionRecord(
             turn=s.turn, input=redact_text(self.text), engine=decision.engine or self.ctl.engine.name,
-            state_before=state_before, state_after=s.state, calls=self.records,
-            reason=decision.reason,
+            state_before=state_before, state_after=s.state, offered=[
+                t["function"]["name"] for t in offered], calls=self.records,
+            reason=decision.reason, usage=decision.usage,
         ))
-        log.info("turn %s %s: %s -> %s via %s", s.session_id, s.turn, state_before, s.state,
-                 [r.name for r in self.records])
-        return snapshot(s, self.ctl.catalog, reply)
+        log.info("turn %s %s: %s -> %s via %s %s; model calls %d", session_ref(s.session_id),
+                 s.turn, state_before, s.state, decision.engine, [r.name for r in self.records],
+                 decision.usage.model_calls)
+        return snapshot(s, self.ctl.catalog, reply, turn_usage=decision.usage)
 
     def _decide(self, view: SessionView, offered: list[dict]) -> Decision:
-        return self.ctl.engine.decide(view, self.text, offered)
+        # A model's free text is the answer only without a knowledge base.
+        stream = self.on_delta if isinstance(self.ctl.knowledge, NoKnowledge) else None
+        return self.ctl.engine.decide(view, self.text, offered, stream)
 
     # -- helpers over the session -------------------------------------------
 
@@ -250,10 +267,13 @@ class _Turn:
         if answer and answer.suggested_business_id and not suggested:
             suggested = answer.suggested_business_id
         can_suggest = suggested in self.ctl.catalog and self.s.state in ("idle", "done")
+        model_text = self.decision.text if self.decision else None
         if answer:
-            self.parts.append(answer.text)
+            self.answers.append(answer.text)
+        elif model_text and isinstance(self.ctl.knowledge, NoKnowledge):
+            self.answers.append(model_text)
         elif question or not can_suggest:
-            self.parts.append(replies.NO_ANSWER)
+            self.answers.append(replies.NO_ANSWER)
         if can_suggest:
             self.s.suggestion = suggested
             self.parts.append(replies.render(replies.SUGGEST, name=self.ctl.catalog[suggested].name))

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from si_agent import replies
 from si_agent.config.model import Business
-from si_agent.session.model import Session
+from si_agent.session.model import Session, Usage
 from si_agent.validators import mask
 
 
@@ -42,6 +42,7 @@ class TurnResult(BaseModel):
     suggestion: Suggestion | None = None
     result: dict[str, Any] | None = None
     turn: int = 0
+    usage: dict[str, Usage] = Field(default_factory=dict)
 
 
 def display(field_type: str, value: Any) -> str:
@@ -67,8 +68,11 @@ def field_views(session: Session, business: Business | None) -> list[FieldView]:
     return views
 
 
-def snapshot(session: Session, catalog: Mapping[str, Business], reply: str = "") -> TurnResult:
-    """The turn object for ``session`` as it is now."""
+def snapshot(
+    session: Session, catalog: Mapping[str, Business], reply: str = "",
+    turn_usage: Usage | None = None,
+) -> TurnResult:
+    """The turn object for ``session`` as it is now; ``usage`` counts model calls."""
     business = catalog.get(session.business_id) if session.business_id else None
     suggestion = None
     if session.suggestion and session.suggestion in catalog:
@@ -86,4 +90,5 @@ def snapshot(session: Session, catalog: Mapping[str, Business], reply: str = "")
         suggestion=suggestion,
         result=session.result,
         turn=session.turn,
+        usage={"turn": turn_usage or Usage(), "session": session.usage},
     )

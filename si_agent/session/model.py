@@ -32,6 +32,21 @@ class Message(BaseModel):
     text: str
 
 
+class Usage(BaseModel):
+    """Model calls and tokens spent."""
+
+    model_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            model_calls=self.model_calls + other.model_calls,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+        )
+
+
 class ToolCallRecord(BaseModel):
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
@@ -46,8 +61,10 @@ class DecisionRecord(BaseModel):
     engine: str
     state_before: str
     state_after: str
+    offered: list[str] = Field(default_factory=list)
     calls: list[ToolCallRecord] = Field(default_factory=list)
     reason: str = ""
+    usage: Usage = Field(default_factory=Usage)
     at: float = Field(default_factory=time.time)
 
 
@@ -69,6 +86,7 @@ class Session(BaseModel):
     history: list[Message] = Field(default_factory=list)
     memory: list[DecisionRecord] = Field(default_factory=list)
     turn: int = 0
+    usage: Usage = Field(default_factory=Usage)
     version: int = 0
     updated_at: float = Field(default_factory=time.time)
 

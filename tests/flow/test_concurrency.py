@@ -18,9 +18,9 @@ REDIS_URL = os.environ.get("SI_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 class SlowRules(RuleEngine):
     """The real rule engine, slowed so that concurrent turns overlap."""
 
-    def decide(self, view, message, tools):
+    def decide(self, view, message, tools, on_text=None):
         time.sleep(0.02)
-        return super().decide(view, message, tools)
+        return super().decide(view, message, tools, on_text)
 
 
 @pytest.mark.redis

@@ -21,7 +21,7 @@ class ScriptedEngine:
         self.decisions = list(decisions)
         self.seen_tools: list[list[str]] = []
 
-    def decide(self, view, message, tools):
+    def decide(self, view, message, tools, on_text=None):
         self.seen_tools.append([t["function"]["name"] for t in tools])
         return Decision(calls=self.decisions.pop(0), engine=self.name)
 

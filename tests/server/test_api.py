@@ -14,7 +14,8 @@ from si_agent.server import create_app
 from si_agent.server.auth import InsecureSettings
 
 ID = "330122196303150178"
-TURN_KEYS = {"reply", "state", "business", "fields", "awaiting", "suggestion", "result", "turn"}
+TURN_KEYS = {"reply", "state", "business", "fields", "awaiting", "suggestion", "result", "turn",
+             "usage"}
 
 
 def chat(client, headers, message, **kw):

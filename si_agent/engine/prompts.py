@@ -1,0 +1,76 @@
+"""The text si_agent sends to a model: the system prompt, built per turn.
+
+Everything here is redacted before it is built: values of personal fields are
+masked, and the user's text carries placeholders (<ID_1>, <PHONE_1>...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from si_agent.config.model import Business
+from si_agent.engine.base import SessionView
+from si_agent.flow.turn import display
+
+STATE_NAMES = {
+    "idle": "空闲（尚未开始办理业务）",
+    "collecting": "信息收集中",
+    "step_executing": "材料核验中",
+    "confirming": "等待用户确认提交",
+    "executing": "提交中",
+    "done": "已完成上一项业务",
+    "failed": "提交失败，等待重试或修改",
+}
+
+SYSTEM = """你是社保智能帮办助手的决策模块，负责理解用户的话并调用工具。
+只能调用本轮提供的工具，不要编造工具、业务编号或字段名；不要直接回答办理结果。
+- 用户提供了业务需要的信息：调用 provide_field，可一次给出多个字段，值照抄用户原话。
+- 用户要修改已填的信息：调用 modify_info。
+- 用户想办理或查询某项业务：调用 match_business。
+- 用户提出政策、材料、条件等问题：调用 answer_question；如果问题暗示某项业务，填写 suggested_business_id。
+- 用户既提问又提供信息：同时调用 answer_question 和 provide_field。
+- 用户要取消：调用 cancel_flow；确认提交：调用 confirm_submit。
+- 身份证号、手机号、银行卡号等已替换为 <ID_1>、<PHONE_1>、<CARD_1> 这样的占位符，填写参数时原样使用占位符。
+- 拿不准时不要猜，宁可不调用工具。
+
+当前状态：{state}
+{business}
+可办理的业务：
+{catalog}"""
+
+BUSINESS = """当前业务：{name}（{id}）
+已收集：{collected}
+待收集：{pending}
+正在等待：{awaiting}"""
+
+NO_BUSINESS = "当前业务：无"
+
+
+def system_prompt(view: SessionView, catalog: Mapping[str, Business]) -> str:
+    """The system message for this turn (no raw personal data in it)."""
+    listing = "\n".join(f"- {b.id}：{b.name}（{b.description}）" for b in catalog.values())
+    return SYSTEM.format(
+        state=STATE_NAMES.get(view.state, view.state),
+        business=_business(view) if view.business else NO_BUSINESS,
+        catalog=listing,
+    )
+
+
+def _business(view: SessionView) -> str:
+    b = view.business
+    assert b is not None
+    collected, pending = [], []
+    for f in b.fields:
+        st = view.fields.get(f.key)
+        if st is not None and st.status == "collected":
+            collected.append(f"{f.label}({f.key})={display(f.type, st.value)}")
+        else:
+            options = f"，可选：{'、'.join(o.value for o in f.options)}" if f.options else ""
+            pending.append(f"{f.label}({f.key})：{f.type}{options}")
+    awaiting = view.awaiting or "无"
+    if view.awaiting in b.field_keys:
+        awaiting = f"{b.field(view.awaiting).label}({view.awaiting})"
+    return BUSINESS.format(
+        name=b.name, id=b.id, collected="；".join(collected) or "无",
+        pending="；".join(pending) or "无", awaiting=awaiting,
+    )
