@@ -20,6 +20,17 @@ A transcript::
         user: 确认
         expect: {state: failed}
 
+Model-mode transcripts (``engine: llm`` or ``engine: hybrid`` at the top) script
+the fake model's answers per turn; every scripted answer must be used, and
+``model_calls`` counts the requests the turn sent::
+
+      - user: 我想把社保从杭州弄到苏州去
+        llm:
+          - tool_calls:
+              - {name: match_business, arguments: {business_id: social_transfer}}
+              - {name: provide_field, arguments: {values: {from_city: 杭州, to_city: 苏州}}}
+        expect: {state: collecting, awaiting: id_number, model_calls: 1}
+
 Every turn is checked against its whole ``expect``; a dialogue passes when
 every turn does.
 """
@@ -30,7 +41,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
@@ -38,6 +49,19 @@ from si_agent.flow.controller import Controller
 from si_agent.flow.turn import TurnResult
 
 BackendHook = Callable[[dict[str, Any]], None]
+
+
+class ScriptedModel(Protocol):
+    """The fake model's control surface (``si_agent.testing.FakeOpenAI``)."""
+
+    unscripted: int
+
+    def push(self, *entries: dict[str, Any]) -> None: ...
+
+    @property
+    def pending(self) -> int: ...
+
+    def clear(self) -> None: ...
 
 
 @dataclass
@@ -74,6 +98,7 @@ def replay(
     *,
     source: str = "<memory>",
     backend: BackendHook | None = None,
+    model: ScriptedModel | None = None,
 ) -> DialogueReport:
     """Run one transcript in a fresh session and compare each turn with ``expect``."""
     report = DialogueReport(name=str(transcript.get("name", source)), source=source)
@@ -84,8 +109,20 @@ def replay(
                 report.failures.append(f"turn {i}: 'backend' needs a backend hook")
                 break
             backend(turn["backend"])
+        if turn.get("llm") is not None:
+            if model is None:
+                report.failures.append(f"turn {i}: 'llm' needs a scripted model")
+                break
+            model.push(*turn["llm"])
+        unscripted = model.unscripted if model is not None else 0
         result = controller.handle(session_id, str(turn["user"]))
         report.turns += 1
+        if model is not None:
+            if model.pending:
+                report.failures.append(f"turn {i}: {model.pending} scripted model answer(s) unused")
+                model.clear()
+            if model.unscripted > unscripted:
+                report.failures.append(f"turn {i}: the model was called without a scripted answer")
         raw = controller.store.load(session_id)
         raw_fields = {k: v.model_dump() for k, v in raw.fields.items()} if raw else {}
         for problem in compare(turn.get("expect") or {}, result, raw_fields):
@@ -123,6 +160,10 @@ def compare(expect: dict, got: TurnResult, raw_fields: dict[str, dict]) -> list[
     for needle in _as_list(expect.get("reply_not_contains")):
         if str(needle) in got.reply:
             problems.append(f"reply contains {needle!r}")
+    if "model_calls" in expect:
+        calls = got.usage["turn"].model_calls if "turn" in got.usage else 0
+        if calls != expect["model_calls"]:
+            problems.append(f"model_calls {calls} != {expect['model_calls']}")
     for key in _as_list(expect.get("result_has")):
         if not got.result or key not in got.result:
             problems.append(f"result lacks {key!r}")

@@ -104,6 +104,7 @@ class LLMEngine:
                 "reason": f"model unavailable: {exc}; rules: {rules.reason}",
             })
         calls, problems = self._parse(reply.get("tool_calls") or [], tools, redactor, view)
+        calls += self._values_after_match(calls, message)
         text = reply.get("content") or None
         if text:
             text = redactor.restore_masked(text)
@@ -217,6 +218,19 @@ class LLMEngine:
                 continue
             calls.append(ToolCall(name=name, arguments=repaired))
         return calls, problems
+
+    def _values_after_match(self, calls: list[ToolCall], message: str) -> list[ToolCall]:
+        """Values stated with the request that starts a business ("从杭州转到苏州").
+
+        In idle the model is offered only the idle tools, so the values in the
+        same message are found by the rules (no second model call).
+        """
+        started = [c for c in calls if c.name == T.MATCH_BUSINESS]
+        if not started or any(c.name == T.PROVIDE_FIELD for c in calls):
+            return []
+        business = self.catalog[started[-1].arguments["business_id"]]
+        values = self.fallback.values_for(business, None, message, whole=False)
+        return [ToolCall(name=T.PROVIDE_FIELD, arguments={"values": values})] if values else []
 
     def _repair(self, name: str, args: dict, view: SessionView) -> dict | None:
         """Fix the usual slips (a name for an id, values not wrapped); None if hopeless."""
