@@ -54,6 +54,8 @@ def _parser() -> argparse.ArgumentParser:
     chat.add_argument("--engine", default=None, help="intent engine (default: SI_ENGINE or rules)")
     chat.add_argument("--store", default=None, help="session store: memory, sqlite, redis, auto")
     chat.add_argument("--quiet", action="store_true", help="hide the state/fields line")
+    chat.add_argument("--trace", action="store_true",
+                      help="show each turn's decision record (engine, tools, calls, reason)")
     chat.set_defaults(func=_chat)
 
     serve = sub.add_parser("serve", help="serve the HTTP API and the web page")
@@ -139,6 +141,10 @@ def _chat(args: argparse.Namespace, settings: Settings) -> int:
         print(f"助手> {turn.reply}")
         if not args.quiet:
             print(_status_line(turn))
+        if args.trace:
+            session = controller.store.load(user)
+            if session and session.memory:
+                print(_trace(session.memory[-1]))
 
 
 def _status_line(turn) -> str:
@@ -154,6 +160,17 @@ def _status_line(turn) -> str:
     if turn.awaiting:
         parts.append(f"等待 {turn.awaiting}")
     return " | ".join(parts) + "]"
+
+
+def _trace(record) -> str:
+    """A decision record, one line each, for ``chat --trace``."""
+    lines = [f"  ⤷ engine {record.engine}: {record.state_before} → {record.state_after}; "
+             f"offered {', '.join(record.offered)}",
+             f"    reason: {record.reason}",
+             f"    usage: {record.usage.model_calls} model call(s), "
+             f"{record.usage.prompt_tokens}+{record.usage.completion_tokens} tokens"]
+    lines += [f"    call {c.name}({c.arguments}) → {c.outcome}" for c in record.calls]
+    return "\n".join(lines)
 
 
 def _replay(args: argparse.Namespace, settings: Settings) -> int:

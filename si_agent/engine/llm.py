@@ -38,6 +38,10 @@ BACKOFF_SECONDS = 0.5
 class ModelUnavailable(Exception):
     """The model could not be reached (after the retry) or refused the request."""
 
+    def __init__(self, message: str, usage: Usage | None = None) -> None:
+        super().__init__(message)
+        self.usage = usage or Usage()
+
 
 class _Arguments(BaseModel):
     """A tool call's arguments: a JSON object."""
@@ -100,7 +104,7 @@ class LLMEngine:
             rules = self.fallback.decide(view, message, tools)
             log.warning("model unavailable (%s); the rule engine decides this turn", exc)
             return rules.model_copy(update={
-                "engine": f"{self.name}->rules", "usage": usage, "offered": offered,
+                "engine": f"{self.name}->rules", "usage": usage + exc.usage, "offered": offered,
                 "reason": f"model unavailable: {exc}; rules: {rules.reason}",
             })
         calls, problems = self._parse(reply.get("tool_calls") or [], tools, redactor, view)
@@ -151,11 +155,11 @@ class LLMEngine:
                 if attempt == 0:
                     time.sleep(BACKOFF_SECONDS)
                     continue
-                raise ModelUnavailable(f"{problem} after one retry") from exc
+                raise ModelUnavailable(f"{problem} after one retry", usage) from exc
             except openai.APIStatusError as exc:
-                raise ModelUnavailable(f"HTTP {exc.status_code}") from exc
+                raise ModelUnavailable(f"HTTP {exc.status_code}", usage) from exc
             except openai.APIError as exc:
-                raise ModelUnavailable(type(exc).__name__) from exc
+                raise ModelUnavailable(type(exc).__name__, usage) from exc
         raise ModelUnavailable("unreachable")  # pragma: no cover
 
     def _once(self, kwargs: dict) -> tuple[dict, tuple[int, int]]:
@@ -306,7 +310,7 @@ class LLMEngine:
         try:
             reply, usage = self._complete(messages, [tool], None, redactor)
         except ModelUnavailable as exc:
-            return None, Usage(model_calls=2), str(exc)
+            return None, exc.usage, str(exc)
         for call in reply.get("tool_calls") or []:
             try:
                 value = json.loads(call.get("arguments") or "{}").get("value")

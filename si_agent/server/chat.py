@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import json
+import logging
+import queue
+import threading
 from collections.abc import Iterator
 
 from flask import Blueprint, Response, current_app, jsonify, request, stream_with_context
 from flask_jwt_extended import jwt_required
 
 from si_agent.config.settings import Settings
+from si_agent.errors import StoreUnavailable
 from si_agent.flow.controller import Controller
 from si_agent.flow.turn import TurnResult
 from si_agent.server.auth import current_user, json_body
 from si_agent.server.errors import ApiError
 
+log = logging.getLogger(__name__)
 bp = Blueprint("chat", __name__)
 DELTA_CHARS = 6  # characters per streamed delta of a templated reply
 
@@ -37,18 +42,26 @@ def chat():
     limit = _settings().max_message_chars
     if len(message) > limit:
         raise ApiError(413, "message_too_long", f"消息不能超过{limit}个字，请精简后再发送。")
-    turn = _controller().handle(user, message)
     if _wants_stream():
-        return Response(stream_with_context(_events(turn)), mimetype="text/event-stream",
+        events = _stream_turn(_controller(), user, message)
+        return Response(stream_with_context(events), mimetype="text/event-stream",
                         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    turn = _controller().handle(user, message)
     return jsonify(turn.model_dump(mode="json"))
 
 
 @bp.get("/api/session")
 @jwt_required()
 def get_session():
-    turn = _controller().current(current_user())
-    return jsonify(turn.model_dump(mode="json", exclude={"reply"}))
+    user = current_user()
+    turn = _controller().current(user)
+    body = turn.model_dump(mode="json", exclude={"reply"})
+    if request.args.get("debug") in ("1", "true"):
+        if _settings().auth_mode != "dev":
+            raise ApiError(403, "debug_disabled", "调试信息仅在开发模式下可用。")
+        session = _controller().store.load(user)
+        body["memory"] = [r.model_dump(mode="json") for r in session.memory] if session else []
+    return jsonify(body)
 
 
 @bp.delete("/api/session")
@@ -67,8 +80,43 @@ def _sse(event: str, data: dict) -> str:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-def _events(turn: TurnResult) -> Iterator[str]:
-    reply = turn.reply
-    for i in range(0, len(reply), DELTA_CHARS):
-        yield _sse("delta", {"text": reply[i:i + DELTA_CHARS]})
+_DONE = object()
+
+
+def _stream_turn(controller: Controller, user: str, message: str) -> Iterator[str]:
+    """Run the turn in a worker thread; stream a model's text as it comes, then the rest.
+
+    Templated replies are streamed in small chunks too, so every client reads
+    one kind of stream; the final ``turn`` event carries the whole turn object.
+    """
+    pieces: queue.Queue = queue.Queue()
+    outcome: dict[str, object] = {}
+
+    def work() -> None:
+        try:
+            outcome["turn"] = controller.handle(user, message, on_delta=pieces.put)
+        except StoreUnavailable as exc:
+            outcome["error"] = ApiError(503, "store_unavailable", "服务暂时不可用，请稍后再试。")
+            log.error("session store unavailable: %s", exc)
+        except Exception:  # a thread boundary: report, never hang the stream
+            log.exception("turn failed while streaming")
+            outcome["error"] = ApiError(500)
+        finally:
+            pieces.put(_DONE)
+
+    threading.Thread(target=work, name="si-turn", daemon=True).start()
+    streamed: list[str] = []
+    while (piece := pieces.get()) is not _DONE:
+        streamed.append(piece)
+        yield _sse("delta", {"text": piece})
+    error = outcome.get("error")
+    if isinstance(error, ApiError):
+        yield _sse("error", {"code": error.code, "message": error.message})
+        return
+    turn = outcome["turn"]
+    assert isinstance(turn, TurnResult)
+    prefix = "".join(streamed)
+    rest = turn.reply[len(prefix):] if turn.reply.startswith(prefix) else turn.reply
+    for i in range(0, len(rest), DELTA_CHARS):
+        yield _sse("delta", {"text": rest[i:i + DELTA_CHARS]})
     yield _sse("turn", turn.model_dump(mode="json"))
