@@ -22,6 +22,7 @@ from si_agent import replies
 from si_agent.config.model import Business, Check, FieldDef, Step
 from si_agent.engine.base import Decision, IntentEngine, SessionView, TextSink, ToolCall
 from si_agent.errors import ExecutorError, SessionConflict
+from si_agent.executor.base import Executor
 from si_agent.flow import tools as T
 from si_agent.flow.machine import DialogueMachine, FlowModel
 from si_agent.flow.steps import StepHandler, registered_step_handlers
@@ -41,12 +42,6 @@ _OPS: dict[str, Callable[[Any, Any], bool]] = {
 }
 
 
-class Runner:
-    """What executes a completed business (``si_agent.executor.Executors``)."""
-
-    def run(self, business: Business, values: dict, *, idempotency_key: str) -> dict: ...
-
-
 class Controller:
     """Runs turns: load → decide → apply through the machine → reply → save."""
 
@@ -55,7 +50,7 @@ class Controller:
         catalog: Mapping[str, Business],
         store: SessionStore,
         engine: IntentEngine,
-        executor: Runner,
+        executor: Executor,
         *,
         knowledge: Knowledge | None = None,
         step_handlers: Mapping[str, StepHandler] | None = None,
@@ -145,7 +140,7 @@ class _Turn:
         for call in decision.calls:
             applied += self._apply(call)
         if not applied:
-            self._not_understood(bool(decision.calls))
+            self._not_understood()
         self._prompt_next()
         reply = "\n".join(p for p in (*self.answers, *self.parts) if p)
         s.turn += 1
@@ -244,15 +239,10 @@ class _Turn:
         s = self.s
         if s.state == "done":
             self._fire("reset")
+        self._clear()
         s.business_id = business.id
         s.fields = {f.key: FieldState() for f in business.fields}
-        s.step_index = 0
-        s.step_attempts = 0
-        s.step_data = {}
-        s.result = None
         s.suggestion = None
-        s.escalated = False
-        s.awaiting = None
         s.flow_nonce = uuid.uuid4().hex
         self._fire("begin_steps" if business.steps else "begin")
         self.parts.append(replies.render(replies.START, name=business.name))
@@ -503,7 +493,7 @@ class _Turn:
 
     # -- the closing prompt --------------------------------------------------------
 
-    def _not_understood(self, had_calls: bool) -> None:
+    def _not_understood(self) -> None:
         if self.s.state in ("idle", "done"):
             examples = "、".join(b.name for b in list(self.ctl.catalog.values())[:4])
             self.parts.append(replies.render(replies.GREETING, examples=examples))
