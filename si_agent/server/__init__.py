@@ -45,12 +45,15 @@ def create_app(settings: Settings | None = None, *, controller: Controller | Non
     init_auth(app, settings)
     register_error_handlers(app)
 
+    # If the limiter's storage (Redis) is down, count in memory rather than fail turns.
     limiter = Limiter(_rate_key, app=app, storage_uri=settings.rate_limit_storage,
-                      strategy="moving-window")
+                      strategy="moving-window", in_memory_fallback_enabled=True)
     limiter.limit(settings.rate_limit)(chat.bp)
     for bp in (chat.bp, businesses.bp, health.bp, openapi.bp, ui.bp):
         app.register_blueprint(bp)
-    app.register_blueprint(demo_blueprint(settings.demo_backend_db), url_prefix="/demo")
+    if settings.auth_mode == "dev":
+        # The demo backend's admin routes expose every application: never in prod.
+        app.register_blueprint(demo_blueprint(settings.demo_backend_db), url_prefix="/demo")
 
     @app.errorhandler(StoreUnavailable)
     def _store_down(err: StoreUnavailable):
@@ -63,8 +66,8 @@ def create_app(settings: Settings | None = None, *, controller: Controller | Non
 def _rate_key() -> str:
     """Rate limits are per user (token identity), else per client address."""
     try:
-        verify_jwt_in_request(optional=True)
-        identity = get_jwt_identity()
+        verified = verify_jwt_in_request(optional=True)  # None without a token (or on OPTIONS)
     except (JWTExtendedException, PyJWTError):
-        identity = None
+        verified = None
+    identity = get_jwt_identity() if verified else None
     return f"user:{identity}" if isinstance(identity, str) else f"ip:{request.remote_addr}"

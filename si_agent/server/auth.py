@@ -14,7 +14,7 @@ import re
 from datetime import timedelta
 
 from flask import Blueprint, Flask, current_app, jsonify, request
-from flask_jwt_extended import JWTManager, create_access_token, get_jwt_identity
+from flask_jwt_extended import JWTManager, create_access_token, get_jwt, get_jwt_identity
 
 from si_agent.config.settings import DEV_JWT_SECRET, Settings
 from si_agent.errors import DefinitionError
@@ -96,6 +96,8 @@ def current_user() -> str:
     identity = get_jwt_identity()
     if not isinstance(identity, str) or not _USER_ID.fullmatch(identity):
         raise ApiError(401, "invalid_token", "登录凭证无效，请重新登录。")
+    if "exp" not in get_jwt():  # a token that never expires is not accepted
+        raise ApiError(401, "invalid_token", "登录凭证无效，请重新登录。")
     return identity
 
 
@@ -129,7 +131,10 @@ def json_body() -> dict:
     """The request's JSON object, or a 415/400 ApiError."""
     if not request.is_json:
         raise ApiError(415)
-    body = request.get_json(silent=True)
+    try:
+        body = request.get_json(silent=True)
+    except RecursionError:  # absurdly deep nesting is malformed input, not a crash
+        body = None
     if not isinstance(body, dict):
         raise ApiError(400, "malformed_json", "请求体应为 JSON 对象。")
     return body

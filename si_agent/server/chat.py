@@ -39,6 +39,10 @@ def chat():
     message = body.get("message")
     if not isinstance(message, str) or not message.strip():
         raise ApiError(400, "empty_message", "消息不能为空。")
+    try:
+        message.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: not text a person typed
+        raise ApiError(400, "invalid_characters", "消息中有无法识别的字符，请重新输入。") from None
     limit = _settings().max_message_chars
     if len(message) > limit:
         raise ApiError(413, "message_too_long", f"消息不能超过{limit}个字，请精简后再发送。")

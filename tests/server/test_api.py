@@ -256,3 +256,18 @@ def test_sessions_live_in_redis_with_ttl(settings):
     finally:
         for key in raw.scan_iter(prefix + "*"):
             raw.delete(key)
+
+
+def test_demo_backend_is_not_served_in_prod(settings, client):
+    assert client.get("/demo/api/_admin/applications").status_code == 200
+    prod = create_app(replace(settings, auth_mode="prod", jwt_secret="z" * 40)).test_client()
+    res = prod.get("/demo/api/_admin/applications")
+    assert res.status_code == 404 and res.get_json()["error"]["code"] == "not_found"
+
+
+def test_tokens_without_expiry_are_refused(client, settings):
+    forever = pyjwt.encode({"sub": "alice", "type": "access", "fresh": False, "jti": "x",
+                            "iat": int(time.time()), "nbf": int(time.time())},
+                           settings.jwt_secret, algorithm="HS256")
+    res = client.get("/api/session", headers={"Authorization": f"Bearer {forever}"})
+    assert res.status_code == 401 and res.get_json()["error"]["code"] == "invalid_token"

@@ -1,0 +1,251 @@
+"""Benchmark the HTTP API under gunicorn: concurrent users through whole dialogues.
+
+Starts ``gunicorn 'si_agent.server:create_app()'`` on a free 127.0.0.1 port (Redis
+sessions on a fresh prefix, rule engine, embedded demo backend, a rate limit too high
+to matter, counted in Redis as in production). Each simulated user is a thread with
+its own ``requests.Session`` (keep-alive) and its own token, and runs the
+``social_transfer`` and ``pension_query`` dialogues to ``done`` for ``--rounds``
+rounds (or until ``--duration`` seconds have passed). A dialogue that does not end in
+``done`` counts as failed. The same users then hit ``GET /healthz`` as many times as
+they sent turns: the bare Flask + gunicorn limit on this machine, with the same client.
+The client runs on the same machine and takes CPU from the server: compare runs made
+the same way, not absolute numbers.
+
+    python scripts/bench_api.py [--users 50] [--workers 2] [--threads 8] [--rounds 10]
+                                [--duration SECONDS] [--redis-url redis://127.0.0.1:6379/15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import redis
+import requests
+
+ROOT = Path(__file__).resolve().parents[1]
+ZHANG_WEI = "330122196303150178"
+DIALOGUES = {
+    "social_transfer": ["我要转社保", "从杭州转到苏州", ZHANG_WEI, "张伟", "确认"],
+    "pension_query": ["查养老金", ZHANG_WEI],
+}
+
+
+@dataclass
+class Tally:
+    """What one user (thread) measured."""
+
+    latencies: list[float] = field(default_factory=list)
+    dialogues: int = 0
+    failed: int = 0
+    errors: int = 0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--users", type=int, default=50, help="concurrent users (threads)")
+    ap.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
+    ap.add_argument("--threads", type=int, default=8, help="threads per gunicorn worker")
+    ap.add_argument("--rounds", type=int, default=10,
+                    help="times each user runs every dialogue (ignored with --duration)")
+    ap.add_argument("--duration", type=float, default=None,
+                    help="run dialogues for this many seconds instead of --rounds")
+    ap.add_argument("--redis-url", default="redis://127.0.0.1:6379/15")
+    args = ap.parse_args()
+
+    run = uuid.uuid4().hex[:10]
+    prefix = f"si-bench-api-{run}:"
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    data_dir = Path(tempfile.mkdtemp(prefix="si-bench-api-"))
+    server = _start_gunicorn(args, port, data_dir, prefix)
+    try:
+        _wait_until_up(server, url, data_dir / "gunicorn.log")
+        sessions = [_login(url, f"bench-{run}-{i}") for i in range(args.users)]
+        _run_dialogues(sessions[0], url, DIALOGUES, rounds=1)  # warm both code paths up
+        chat, chat_elapsed = _measure(sessions, lambda i, s: _run_dialogues(
+            s, url, DIALOGUES, rounds=args.rounds, duration=args.duration))
+        health, health_elapsed = _measure(sessions, lambda i, s: _get_many(
+            s, f"{url}/healthz", count=len(chat[i].latencies)))
+    finally:
+        _stop(server)
+        _delete_keys(args.redis_url, prefix, run)
+
+    shape = (f"gunicorn {args.workers} workers x {args.threads} threads, {args.users} users, "
+             + (f"{args.duration:g} s" if args.duration else f"{args.rounds} rounds")
+             + f", {os.cpu_count()} CPUs shared with the client")
+    print(f"si_agent API benchmark: {shape}")
+    print("Redis sessions and rate-limit counters, rule engine, embedded demo backend\n")
+    header = (f"{'endpoint':<28} {'requests':>8} {'dialogues':>9} {'failed':>6} {'errors':>6} "
+              f"{'req/s':>8} {'p50 ms':>8} {'p99 ms':>8}")
+    print(header)
+    print("-" * len(header))
+    chat_rate = _row("POST /api/chat (dialogues)", chat, chat_elapsed, dialogues=True)
+    health_rate = _row("GET /healthz (bare Flask)", health, health_elapsed, dialogues=False)
+    print(f"\nchat turns/s = {chat_rate / health_rate:.1%} of the bare /healthz rate "
+          "at the same concurrency")
+    failed = sum(t.failed + t.errors for t in chat) + sum(t.errors for t in health)
+    if failed:
+        sys.exit(1)
+
+
+# -- The load ---------------------------------------------------------------------------------
+
+
+def _login(url: str, user_id: str) -> requests.Session:
+    session = requests.Session()
+    res = session.post(f"{url}/api/token", json={"user_id": user_id}, timeout=30)
+    res.raise_for_status()
+    session.headers["Authorization"] = f"Bearer {res.json()['access_token']}"
+    return session
+
+
+def _run_dialogues(session: requests.Session, url: str, dialogues: dict[str, list[str]],
+                   rounds: int, duration: float | None = None) -> Tally:
+    """Each dialogue to its end, ``rounds`` times or until ``duration`` has passed."""
+    tally = Tally()
+    stop_at = time.perf_counter() + duration if duration else None
+    done_rounds = 0
+    while (time.perf_counter() < stop_at) if stop_at else done_rounds < rounds:
+        for business, messages in dialogues.items():
+            last = None
+            for message in messages:
+                started = time.perf_counter()
+                try:
+                    res = session.post(f"{url}/api/chat", json={"message": message}, timeout=60)
+                except requests.RequestException:
+                    res = None
+                tally.latencies.append(time.perf_counter() - started)
+                if res is None or res.status_code != 200:
+                    tally.errors += 1
+                    last = None
+                    break
+                last = res.json()
+            tally.dialogues += 1
+            if not last or last["state"] != "done" or last["business"]["id"] != business:
+                tally.failed += 1
+                session.delete(f"{url}/api/session", timeout=60)
+        done_rounds += 1
+    return tally
+
+
+def _get_many(session: requests.Session, url: str, count: int) -> Tally:
+    tally = Tally()
+    for _ in range(count):
+        started = time.perf_counter()
+        try:
+            ok = session.get(url, timeout=60).status_code == 200
+        except requests.RequestException:
+            ok = False
+        tally.latencies.append(time.perf_counter() - started)
+        tally.errors += not ok
+    return tally
+
+
+def _measure(sessions: list[requests.Session], work) -> tuple[list[Tally], float]:
+    """Run ``work(i, sessions[i])`` in one thread per session, all started together."""
+    tallies: list[Tally] = [Tally() for _ in sessions]
+    gate = threading.Barrier(len(sessions) + 1)
+
+    def user(i: int) -> None:
+        gate.wait()
+        tallies[i] = work(i, sessions[i])
+
+    threads = [threading.Thread(target=user, args=(i,)) for i in range(len(sessions))]
+    for t in threads:
+        t.start()
+    gate.wait()
+    started = time.perf_counter()
+    for t in threads:
+        t.join()
+    return tallies, time.perf_counter() - started
+
+
+def _row(label: str, tallies: list[Tally], elapsed: float, dialogues: bool) -> float:
+    latencies = sorted(x for t in tallies for x in t.latencies)
+    q = statistics.quantiles(latencies, n=100) if len(latencies) > 1 else latencies * 99
+    rate = len(latencies) / elapsed
+    count = str(sum(t.dialogues for t in tallies)) if dialogues else "-"
+    failed = str(sum(t.failed for t in tallies)) if dialogues else "-"
+    print(f"{label:<28} {len(latencies):>8} {count:>9} {failed:>6} "
+          f"{sum(t.errors for t in tallies):>6} {rate:>8.0f} {q[49] * 1000:>8.1f} "
+          f"{q[98] * 1000:>8.1f}")
+    return rate
+
+
+# -- The server -------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _start_gunicorn(args: argparse.Namespace, port: int, data_dir: Path,
+                    prefix: str) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SI_")}
+    env.update(
+        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        SI_BUSINESS_DIR=str(ROOT / "businesses"),
+        SI_DATA_DIR=str(data_dir),
+        SI_SESSION_STORE="redis",
+        SI_REDIS_URL=args.redis_url,
+        SI_REDIS_PREFIX=prefix,
+        SI_ENGINE="rules",
+        SI_RATE_LIMIT="1000000 per minute",
+        SI_RATE_LIMIT_STORAGE=args.redis_url,
+        SI_LOG_LEVEL="WARNING",
+    )
+    command = [sys.executable, "-m", "gunicorn", "--workers", str(args.workers),
+               "--threads", str(args.threads), "--bind", f"127.0.0.1:{port}",
+               "si_agent.server:create_app()"]
+    with (data_dir / "gunicorn.log").open("wb") as log:
+        return subprocess.Popen(command, cwd=ROOT, env=env, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _wait_until_up(server: subprocess.Popen, url: str, log: Path) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            sys.exit(f"gunicorn exited with {server.returncode}:\n{log.read_text()}")
+        try:
+            if requests.get(f"{url}/readyz", timeout=1).status_code == 200:
+                return
+        except requests.RequestException:  # not listening yet, or the workers still boot
+            pass
+        time.sleep(0.1)
+    sys.exit(f"gunicorn did not answer within 30 s:\n{log.read_text()}")
+
+
+def _stop(server: subprocess.Popen) -> None:
+    if server.poll() is None:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(timeout=5)
+
+
+def _delete_keys(redis_url: str, prefix: str, run: str) -> None:
+    client = redis.Redis.from_url(redis_url)
+    keys = [*client.scan_iter(f"{prefix}*"), *client.scan_iter(f"LIMITS:*user:bench-{run}-*")]
+    if keys:
+        client.delete(*keys)
+
+
+if __name__ == "__main__":
+    main()
