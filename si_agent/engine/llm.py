@@ -108,7 +108,7 @@ class LLMEngine:
                 "reason": f"model unavailable: {exc}; rules: {rules.reason}",
             })
         calls, problems = self._parse(reply.get("tool_calls") or [], tools, redactor, view)
-        calls += self._values_after_match(calls, message)
+        calls += self._values_after_match(calls, view, message)
         text = reply.get("content") or None
         if text:
             text = redactor.restore_masked(text)
@@ -119,11 +119,12 @@ class LLMEngine:
                         offered=offered)
 
     def _messages(self, view: SessionView, message: str, redactor: Redactor) -> list[dict]:
-        messages = [{"role": "system", "content": system_prompt(view, self.catalog)}]
-        for m in view.history[-HISTORY_MESSAGES:]:
-            messages.append({"role": m.role, "content": redactor.redact(m.text)})
-        messages.append({"role": "user", "content": redactor.redact(message)})
-        return messages
+        turns = [{"role": m.role, "content": redactor.redact(m.text)}
+                 for m in view.history[-HISTORY_MESSAGES:]]
+        turns.append({"role": "user", "content": redactor.redact(message)})
+        # Redacted last, so placeholders are numbered by the conversation's order.
+        system = redactor.redact(system_prompt(view, self.catalog))
+        return [{"role": "system", "content": system}, *turns]
 
     # -- calling the model --------------------------------------------------
 
@@ -223,18 +224,21 @@ class LLMEngine:
             calls.append(ToolCall(name=name, arguments=repaired))
         return calls, problems
 
-    def _values_after_match(self, calls: list[ToolCall], message: str) -> list[ToolCall]:
+    def _values_after_match(
+        self, calls: list[ToolCall], view: SessionView, message: str
+    ) -> list[ToolCall]:
         """Values stated with the request that starts a business ("从杭州转到苏州").
 
         In idle the model is offered only the idle tools, so the values in the
-        same message are found by the rules (no second model call).
+        same message (and a number just issued) are found by the rules, with
+        no second model call.
         """
         started = [c for c in calls if c.name == T.MATCH_BUSINESS]
         if not started or any(c.name == T.PROVIDE_FIELD for c in calls):
             return []
         business = self.catalog[started[-1].arguments["business_id"]]
-        values = self.fallback.values_for(business, None, message, whole=False)
-        return [ToolCall(name=T.PROVIDE_FIELD, arguments={"values": values})] if values else []
+        return [c for c in self.fallback.start(view, business, message)
+                if c.name == T.PROVIDE_FIELD]
 
     def _repair(self, name: str, args: dict, view: SessionView) -> dict | None:
         """Fix the usual slips (a name for an id, values not wrapped); None if hopeless."""

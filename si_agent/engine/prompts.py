@@ -7,6 +7,7 @@ masked, and the user's text carries placeholders (<ID_1>, <PHONE_1>...).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import date
 
 from si_agent.config.model import Business
 from si_agent.engine.base import SessionView
@@ -33,6 +34,7 @@ SYSTEM = """你是社保智能帮办助手的决策模块，负责理解用户�
 - 身份证号、手机号、银行卡号等已替换为 <ID_1>、<PHONE_1>、<CARD_1> 这样的占位符，填写参数时原样使用占位符。
 - 拿不准时不要猜，宁可不调用工具。
 
+今天是{today}。
 当前状态：{state}
 {business}
 可办理的业务：
@@ -50,6 +52,7 @@ def system_prompt(view: SessionView, catalog: Mapping[str, Business]) -> str:
     """The system message for this turn (no raw personal data in it)."""
     listing = "\n".join(f"- {b.id}：{b.name}（{b.description}）" for b in catalog.values())
     return SYSTEM.format(
+        today=date.today().isoformat(),
         state=STATE_NAMES.get(view.state, view.state),
         business=_business(view) if view.business else NO_BUSINESS,
         catalog=listing,

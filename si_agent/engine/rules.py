@@ -112,7 +112,7 @@ class RuleEngine:
         else:
             calls, reason = ([ToolCall(name=T.CANCEL_FLOW)], "cancel") if L.is_cancel(text) else ([], "")
         return Decision(calls=calls, reason=reason, engine=self.name,
-                        confident=_is_confident(view, calls, reason))
+                        confident=_is_confident(view, calls, reason, text))
 
     # -- idle -------------------------------------------------------------
 
@@ -124,14 +124,14 @@ class RuleEngine:
         if L.is_cancel(text):
             return [ToolCall(name=T.CANCEL_FLOW)], "cancel word"
         if view.state == "done" and view.business is not None and L.AGAIN.search(text):
-            return self._start(view, view.business, text), f"again: {view.business.id}"
+            return self.start(view, view.business, text), f"again: {view.business.id}"
         bid, score, span, runner_up = self.match(text)
         masked = _mask_codes(text)
         rest = masked[: span[0]] + masked[span[1]:] if span else masked
         if bid and score >= MATCH_THRESHOLD and score - runner_up >= MARGIN:
             business = self.catalog[bid]
             if _is_request(business, text, rest):
-                return self._start(view, business, text), f"matched {bid} (score {score:.2f})"
+                return self.start(view, business, text), f"matched {bid} (score {score:.2f})"
             return [_answer(text, bid)], f"question about {bid} (score {score:.2f})"
         question = L.is_question(text)
         if bid and score >= SUGGEST_THRESHOLD:
@@ -143,7 +143,7 @@ class RuleEngine:
             return [_answer(text, None)], "question, no business"
         return [], "no business matched"
 
-    def _start(self, view: SessionView, business: Business, text: str) -> list[ToolCall]:
+    def start(self, view: SessionView, business: Business, text: str) -> list[ToolCall]:
         """Start ``business`` with the values in ``text`` and any it can reuse."""
         values = self.values_for(business, None, text, whole=False)
         if view.state == "done" and view.result:
@@ -201,7 +201,11 @@ class RuleEngine:
             weak = all(business.field(k).type in _WEAK for k in values)
             if L.is_question(text) and weak:
                 return [_answer(text, None)], "a question that mentions a value"
-            return [ToolCall(name=T.PROVIDE_FIELD, arguments={"values": values})], "values found"
+            provide = ToolCall(name=T.PROVIDE_FIELD, arguments={"values": values})
+            if L.is_how_question(text):
+                # Mixed intent: answer first, then take the values.
+                return [_answer(text, None), provide], "question and values"
+            return [provide], "values found"
         if L.is_greeting(text) or L.is_conversational(text):
             return [], "no value in a conversational reply"
         if L.is_question(text):
@@ -322,19 +326,28 @@ class RuleEngine:
 _SURE_REASONS = ("cancel word", "confirm word", "retry word", "accepted suggestion", "greeting")
 
 
-def _is_confident(view: SessionView, calls: list[ToolCall], reason: str) -> bool:
-    """Whether a model could add nothing: see ``Decision.confident``."""
+def _is_confident(view: SessionView, calls: list[ToolCall], reason: str, text: str) -> bool:
+    """Whether a model could add nothing: see ``Decision.confident``.
+
+    Never with a question in the message (it deserves an answer), nor for
+    free text (a pattern-less text field accepts anything).
+    """
     if reason.startswith(_SURE_REASONS):
         return True
+    if L.is_question(text):
+        return False
     if reason.startswith("matched") and "score 1.00" in reason:
         return True
     business = view.business
     if reason == "values found" and business is not None:
-        values = calls[0].arguments["values"]
+        values = calls[-1].arguments["values"]
         awaited = view.awaiting if view.awaiting in values else None
+        fields = [business.field(k) for k in values]
+        # Free text is sure only when a cue introduced it ("地址是…"), not as a whole message.
         return awaited is not None and all(
-            check(business.field(k).type, v, **business.field(k).validator_options()).ok
-            for k, v in values.items()
+            not (f.type == "text" and not f.pattern and values[f.key] == text)
+            and check(f.type, values[f.key], **f.validator_options()).ok
+            for f in fields
         )
     return False
 
@@ -443,8 +456,9 @@ def _assign(
         takers = [f for f in fields if _accepts(f, c) and f.key not in out]
         if not takers:
             continue
-        if len(takers) > 1 and c.type in _NUMERIC + ("name",):
-            # Bare numbers and names only go to the awaited field: too ambiguous otherwise.
+        if c.type in _NUMERIC or (c.type == "name" and len(takers) > 1):
+            # Bare numbers (and names, if several fields could take one) only go
+            # to the awaited field: too ambiguous otherwise.
             takers = [f for f in takers if f.key == awaited]
             if not takers:
                 continue

@@ -405,12 +405,15 @@ class _Turn:
         if self.s.state != "collecting":
             self._fire("modify" if self.s.state == "confirming" else "fix")
         value = call.arguments.get("value")
+        st = self.s.fields.setdefault(key, FieldState())
         if value not in (None, ""):
+            # The old value is what the user called wrong: an invalid new one
+            # leaves the field to be asked again, not the old value in place.
+            st.status = "pending"
             outcome = self._set_fields(b, {key: value})
             if not self._pending(b):
                 self._complete()
             return outcome
-        st = self.s.fields.setdefault(key, FieldState())
         st.status = "pending"
         self.s.awaiting = key
         self.parts.append(replies.render(replies.MODIFY_ASK, label=b.field(key).label))
