@@ -30,6 +30,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    logging.getLogger("transitions").setLevel(logging.WARNING)  # one line per trigger otherwise
     if args.command is None:
         parser.print_help()
         return 2
