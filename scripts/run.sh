@@ -11,7 +11,7 @@ PYTHON=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e .
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[rag]'
 export SI_SESSION_STORE=${SI_SESSION_STORE:-sqlite}
 if [ "$#" -eq 0 ]; then
   set -- serve

@@ -8,7 +8,7 @@ PYTHON=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test,rag]'
 
 # The Redis tests run for real: start a server when nothing answers on 6379.
 redis_up() {
@@ -32,6 +32,6 @@ if [ ! -x /usr/bin/chromium ]; then
 fi
 export SI_REQUIRE_BROWSER=1
 
-.venv/bin/ruff check si_agent tests scripts
+.venv/bin/ruff check si_agent rag tests scripts
 .venv/bin/si-agent validate businesses
 .venv/bin/python -m pytest "$@"

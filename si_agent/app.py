@@ -9,6 +9,7 @@ from si_agent.config.settings import Settings
 from si_agent.engine.registry import create_engine
 from si_agent.executor import Executors
 from si_agent.flow.controller import Controller
+from si_agent.knowledge import create_knowledge
 from si_agent.session import create_store
 
 log = logging.getLogger(__name__)
@@ -24,5 +25,6 @@ def build_controller(settings: Settings | None = None, *, engine: str | None = N
         create_store(settings),
         create_engine(engine or settings.engine, catalog, settings),
         Executors(settings),
+        knowledge=create_knowledge(settings),
         max_message_chars=settings.max_message_chars,
     )

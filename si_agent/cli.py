@@ -78,6 +78,10 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--store", default="memory")
     rep.add_argument("-v", "--verbose", action="store_true")
     rep.set_defaults(func=_replay)
+
+    from rag.cli import register as register_kb
+
+    register_kb(sub)
     return p
 
 
@@ -88,6 +92,7 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
         print("error: --cert and --key go together", file=sys.stderr)
         return 2
     app = create_app(settings)
+    _prepare_knowledge(app.config["SI_CONTROLLER"])
     scheme = "https" if args.cert else "http"
     print(f"si_agent serving on {scheme}://{args.host}:{args.port}/ (Ctrl-C to stop)",
           file=sys.stderr)
@@ -123,6 +128,7 @@ def _chat(args: argparse.Namespace, settings: Settings) -> int:
     if args.store:
         settings = replace(settings, session_store=args.store)
     controller = build_controller(settings, engine=args.engine)
+    _prepare_knowledge(controller)
     user = args.user or f"cli-{uuid.uuid4().hex[:8]}"
     print("社保智能帮办（输入 /quit 退出，/reset 重新开始）")
     print(controller.handle(user, "你好").reply)
@@ -146,6 +152,20 @@ def _chat(args: argparse.Namespace, settings: Settings) -> int:
             session = controller.store.load(user)
             if session and session.memory:
                 print(_trace(session.memory[-1]))
+
+
+def _prepare_knowledge(controller) -> None:
+    """Open the knowledge base now (building it on a fresh machine), not on the first question."""
+    from si_agent.knowledge import NoKnowledge
+
+    if isinstance(controller.knowledge, NoKnowledge):
+        return
+    status = controller.knowledge.status
+    print("正在准备知识库（首次运行需要约半分钟）……", file=sys.stderr)
+    result = status()
+    if not result.get("ok"):
+        print(f"warning: knowledge base unavailable: {result.get('detail')}; business "
+              "dialogues still work", file=sys.stderr)
 
 
 def _status_line(turn) -> str:

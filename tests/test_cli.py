@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def run(*args: str, tmp_path: Path, stdin: str = "", **env: str) -> subprocess.CompletedProcess:
     full_env = {**os.environ, "SI_DATA_DIR": str(tmp_path / "data"), "SI_SESSION_STORE": "memory",
-                **env}
+                "SI_KNOWLEDGE": "none", **env}
     return subprocess.run(
         [sys.executable, "-m", "si_agent.cli", *args], input=stdin, capture_output=True,
         text=True, timeout=120, cwd=ROOT, env=full_env,

@@ -10,6 +10,7 @@ from pathlib import Path
 DEV_JWT_SECRET = "si-agent-dev-secret-change-me-in-production"
 AUTH_MODES = ("dev", "prod")
 EXTRACTION_MODES = ("turn", "per_field")
+KNOWLEDGE_BACKENDS = ("milvus", "none")
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 _REPO_BUSINESSES = _REPO_ROOT / "businesses"
 
@@ -41,6 +42,7 @@ class Settings:
     max_message_chars: int = 2000
     log_level: str = "INFO"
     # -- knowledge base (RAG) ------------------------------------------------
+    knowledge: str = "milvus"
     kb_uri: str | None = None
     kb_token: str | None = field(default=None, repr=False)
     kb_collection: str = "si_knowledge"
@@ -119,6 +121,12 @@ class Settings:
                           ("SI_KB_COLLECTION", "kb_collection"), ("SI_EMBED_MODEL", "embed_model")):
             if key in pick:
                 changes[name] = pick[key]
+        if "SI_KNOWLEDGE" in pick:
+            name = pick["SI_KNOWLEDGE"].strip().lower()
+            if name not in KNOWLEDGE_BACKENDS:
+                raise ValueError(
+                    f"SI_KNOWLEDGE must be one of {', '.join(KNOWLEDGE_BACKENDS)}, got {name!r}")
+            changes["knowledge"] = name
         if "SI_KB_DIR" in pick:
             changes["kb_dir"] = Path(pick["SI_KB_DIR"])
         if "SI_AUTH_MODE" in pick:

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 from si_agent.config.model import Business, FieldDef
 from si_agent.config.settings import Settings
 from si_agent.engine.base import Decision, SessionView, TextSink, ToolCall, Usage
-from si_agent.engine.prompts import system_prompt
+from si_agent.engine.prompts import grounded_prompt, system_prompt
 from si_agent.engine.rules import RuleEngine
 from si_agent.flow import tools as T
 from si_agent.privacy import Redactor
@@ -97,7 +97,7 @@ class LLMEngine:
                 decision, usage = self._extract_fields(view, message, redactor)
                 if decision.calls:
                     return decision.model_copy(update={"offered": offered})
-            reply, spent = self._complete(
+            reply, spent = self.complete(
                 self._messages(view, message, redactor), tools, on_text, redactor)
             usage = usage + spent
         except ModelUnavailable as exc:
@@ -128,7 +128,7 @@ class LLMEngine:
 
     # -- calling the model --------------------------------------------------
 
-    def _complete(
+    def complete(
         self, messages: list[dict], tools: list[dict], on_text: TextSink | None,
         redactor: Redactor,
     ) -> tuple[dict, Usage]:
@@ -312,7 +312,7 @@ class LLMEngine:
             {"role": "user", "content": text},
         ]
         try:
-            reply, usage = self._complete(messages, [tool], None, redactor)
+            reply, usage = self.complete(messages, [tool], None, redactor)
         except ModelUnavailable as exc:
             return None, exc.usage, str(exc)
         for call in reply.get("tool_calls") or []:
@@ -327,6 +327,26 @@ class LLMEngine:
                 return None, usage, "value does not validate"
             return value, usage, None
         return None, usage, None
+
+
+class GroundedAnswerer:
+    """Writes a knowledge answer from retrieved passages with the model (RAG's generator).
+
+    The question is redacted like every other text sent; on any model failure
+    the knowledge base falls back to its extractive answer.
+    """
+
+    def __init__(self, settings: Settings, client: Any = None) -> None:
+        self._engine = LLMEngine({}, settings, fallback=RuleEngine({}), client=client)
+
+    def __call__(self, question: str, passages) -> str:
+        redactor = Redactor()
+        messages = [
+            {"role": "system", "content": grounded_prompt(passages)},
+            {"role": "user", "content": redactor.redact(question)},
+        ]
+        reply, _ = self._engine.complete(messages, [], None, redactor)
+        return redactor.restore_masked(reply.get("content") or "")
 
 
 class HybridEngine:

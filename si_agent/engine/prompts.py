@@ -77,3 +77,15 @@ def _business(view: SessionView) -> str:
         name=b.name, id=b.id, collected="；".join(collected) or "无",
         pending="；".join(pending) or "无", awaiting=awaiting,
     )
+
+
+GROUNDED = """你是社保政策咨询助手。只根据下面编号的资料回答群众的问题，用简体中文，简洁易懂。
+每个事实后用 [1]、[2] 这样的编号注明出处。资料里没有答案时，直接说“知识库中没有找到相关内容”，不要编造。
+资料：
+{passages}"""
+
+
+def grounded_prompt(passages) -> str:
+    """The system message for a model-written answer over retrieved passages."""
+    listed = "\n".join(f"[{p.number}] 《{p.title}》{p.heading}：{p.text}" for p in passages)
+    return GROUNDED.format(passages=listed)

@@ -59,7 +59,7 @@ def playwright_driver() -> Iterator[object]:
 
 @pytest.fixture(scope="session")
 def server_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    return replace(Settings(), business_dir=ROOT / "businesses",
+    return replace(Settings(), business_dir=ROOT / "businesses", knowledge="none",
                    data_dir=tmp_path_factory.mktemp("browser-data"),
                    session_store="memory", rate_limit="1000 per minute")
 

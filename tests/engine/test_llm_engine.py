@@ -33,7 +33,7 @@ def fake():
 
 @pytest.fixture
 def settings(fake, tmp_path) -> Settings:
-    return replace(Settings(), business_dir=ROOT / "businesses", data_dir=tmp_path,
+    return replace(Settings(), business_dir=ROOT / "businesses", knowledge="none", data_dir=tmp_path,
                    session_store="memory", llm_base_url=fake.base_url, llm_timeout=1.0,
                    rate_limit="1000 per minute")
 

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def settings(tmp_path) -> Settings:
-    return replace(Settings(), business_dir=ROOT / "businesses", data_dir=tmp_path,
+    return replace(Settings(), business_dir=ROOT / "businesses", knowledge="none", data_dir=tmp_path,
                    session_store="memory", rate_limit="1000 per minute")
 
 

@@ -138,6 +138,7 @@ def _server_env(data_dir: Path, redis_prefix: str) -> dict[str, str]:
         SI_BUSINESS_DIR=str(ROOT / "businesses"),
         SI_DATA_DIR=str(data_dir),
         SI_ENGINE="rules",
+        SI_KNOWLEDGE="none",
         SI_SESSION_STORE="redis",
         SI_REDIS_URL=REDIS_URL,
         SI_REDIS_PREFIX=redis_prefix,

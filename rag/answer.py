@@ -1,0 +1,147 @@
+"""From retrieved chunks to an ``Answer``: passages, text, sources, suggestion.
+
+Without a model the answer is extractive: one or two passages of the best
+document, cleaned of Markdown, trimmed at a sentence end, followed by
+"来源：《title》". A ``generator`` — any callable taking the
+question and the numbered passages and returning text that cites them as
+[1], [2] — replaces the extractive text; the sources are then listed by
+number. If the generator fails, the extractive answer is used.
+
+The suggested business comes from the documents' ``businesses`` tags: it is
+given when the best passage's document names it and the top passages agree.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from rag import texts
+from rag.store import Hit
+from si_agent.knowledge import Answer
+
+log = logging.getLogger(__name__)
+
+MAX_ANSWER_CHARS = 360
+SUGGEST_TOP = 3
+SUGGEST_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A retrieved chunk as shown to a generator: ``[number] title › heading: text``."""
+
+    number: int
+    title: str
+    heading: str
+    text: str
+    doc_id: str
+
+
+Generator = Callable[[str, Sequence[Passage]], str]
+
+
+def passages(hits: Sequence[Hit]) -> list[Passage]:
+    return [Passage(i + 1, h.title, h.heading, clean(h.text), h.doc_id) for i, h in enumerate(hits)]
+
+
+def compose(question: str, hits: Sequence[Hit], *, generator: Generator | None = None) -> Answer:
+    """The answer to ``question`` from relevant ``hits`` (best first)."""
+    suggestion = suggest_business(hits)
+    if generator is not None:
+        numbered = passages(hits)
+        try:
+            text = (generator(question, numbered) or "").strip()
+        except Exception:  # a model backend failing must not take the answer down
+            log.warning("answer generator failed; answering extractively", exc_info=True)
+            text = ""
+        if text:
+            cited = " ".join(texts.NUMBERED_SOURCE.format(n=p.number, title=p.title) for p in numbered)
+            return Answer(text=f"{text}\n{texts.SOURCES.format(titles=cited)}",
+                          sources=_titles(hits), suggested_business_id=suggestion)
+    chosen = _choose(hits)
+    body = _fit([_render(h) for h in chosen], MAX_ANSWER_CHARS)
+    titles = _titles(chosen)
+    shown = "".join(texts.SOURCE_TITLE.format(title=t) for t in titles)
+    return Answer(text=f"{body}\n{texts.SOURCES.format(titles=shown)}", sources=titles,
+                  suggested_business_id=suggestion)
+
+
+def suggest_business(hits: Sequence[Hit]) -> str | None:
+    """The business the top documents agree on, or None.
+
+    Each of the top passages votes for its document's tags with weight
+    1/rank, split among its tags; untagged (general) passages vote for none.
+    The winner must be tagged on the best passage and hold at least half of
+    all the weight.
+    """
+    top = list(hits[:SUGGEST_TOP])
+    if not top or not top[0].businesses:
+        return None
+    votes: dict[str, float] = defaultdict(float)
+    total = 0.0
+    for rank, h in enumerate(top, start=1):
+        weight = 1.0 / rank
+        total += weight
+        for b in h.businesses:
+            votes[b] += weight / len(h.businesses)
+    best = max(top[0].businesses, key=lambda b: votes[b])
+    return best if votes[best] >= SUGGEST_SHARE * total else None
+
+
+def clean(text: str) -> str:
+    """Markdown to plain reply text: no emphasis, bullets as "· "."""
+    text = re.sub(r"\*\*(.+?)\*\*", r"\1", text)
+    text = re.sub(r"(?m)^\s*[-*+]\s+", "· ", text)
+    return text.strip()
+
+
+def _choose(hits: Sequence[Hit]) -> list[Hit]:
+    """Up to two passages of the best document, the closest first, shown in document order.
+
+    The fused ranking picks the document; within it, the question's cosine
+    picks the passages (a document's intro often wins the fusion on shared
+    words while the section that answers is a close second).
+    """
+    doc = hits[0].doc_id
+    same = sorted((h for h in hits if h.doc_id == doc),
+                  key=lambda h: h.cosine if h.cosine is not None else 0.0, reverse=True)
+    chosen = same[:1]
+    if len(same) > 1 and len(_render(same[0])) + 1 + len(_render(same[1])) <= MAX_ANSWER_CHARS:
+        chosen.append(same[1])
+    return sorted(chosen, key=lambda h: h.chunk_id)
+
+
+def _render(hit: Hit) -> str:
+    text = clean(hit.text)
+    return f"{texts.PASSAGE_HEADING.format(heading=hit.heading)}{text}" if hit.heading else text
+
+
+def _fit(parts: list[str], limit: int) -> str:
+    """Join passages, keeping whole sentences within ``limit`` characters."""
+    out: list[str] = []
+    used = 0
+    for part in parts:
+        room = limit - used - (1 if out else 0)
+        if len(part) <= room:
+            out.append(part)
+            used += len(part) + (1 if len(out) > 1 else 0)
+            continue
+        if not out:  # the first passage alone is too long: cut it at a sentence end
+            out.append(_cut(part, limit))
+        break
+    return "\n".join(out)
+
+
+def _cut(text: str, limit: int) -> str:
+    head = text[:limit]
+    ends = [m.end() for m in re.finditer(r"[。！？；\n]", head)]
+    keep = head[: ends[-1]] if ends and ends[-1] >= limit // 2 else head
+    return keep.rstrip() + texts.ELLIPSIS
+
+
+def _titles(hits: Sequence[Hit]) -> list[str]:
+    return list(dict.fromkeys(h.title for h in hits))

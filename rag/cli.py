@@ -1,0 +1,95 @@
+"""``si-agent kb``: ingest the knowledge documents, search them, ask a question.
+
+Wire it with ``rag.cli.register(subparsers)`` in ``si_agent.cli``; every
+sub-command takes ``(args, settings)`` and returns an exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from rag.errors import DocumentError, KnowledgeUnavailable
+from rag.store import MODES
+
+
+def register(subparsers) -> argparse.ArgumentParser:
+    """Add ``kb ingest|search|ask`` to the ``si-agent`` sub-command parsers."""
+    kb = subparsers.add_parser("kb", help="the knowledge base: ingest, search, ask")
+    kb.set_defaults(func=lambda args, settings: _usage(kb))
+    sub = kb.add_subparsers(dest="kb_command")
+
+    ing = sub.add_parser("ingest", help="embed new and changed documents, delete removed ones")
+    ing.add_argument("directory", nargs="?", default=None,
+                     help="knowledge directory (default: SI_KB_DIR or rag/knowledge)")
+    ing.add_argument("--rebuild", action="store_true", help="drop the collection and embed everything")
+    ing.set_defaults(func=_ingest)
+
+    search = sub.add_parser("search", help="ranked chunks with scores")
+    search.add_argument("query")
+    search.add_argument("-k", type=int, default=5, help="how many chunks (default 5)")
+    search.add_argument("--mode", choices=MODES, default="hybrid")
+    search.set_defaults(func=_search)
+
+    ask = sub.add_parser("ask", help="answer a question as the assistant would")
+    ask.add_argument("question")
+    ask.set_defaults(func=_ask)
+    return kb
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2
+
+
+def _knowledge(settings, **kw):
+    from rag import build_knowledge
+
+    return build_knowledge(settings, **kw)
+
+
+def _ingest(args: argparse.Namespace, settings) -> int:
+    if args.directory:
+        settings = replace(settings, kb_dir=Path(args.directory))
+    kb = _knowledge(settings, build_missing=False)
+    try:
+        report = kb.ingest(rebuild=args.rebuild, progress=True)
+    except (KnowledgeUnavailable, DocumentError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"{kb.store.location}: {report.summary()}")
+    return 0
+
+
+def _search(args: argparse.Namespace, settings) -> int:
+    kb = _knowledge(settings)
+    try:
+        hits = kb.search(args.query, k=args.k, mode=args.mode)
+    except KnowledgeUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if not hits:
+        print("no results")
+        return 1
+    for rank, h in enumerate(hits, start=1):
+        cosine = f"{h.cosine:.3f}" if h.cosine is not None else "-"
+        where = f"《{h.title}》" + (f" › {h.heading}" if h.heading else "")
+        tags = f" [{', '.join(h.businesses)}]" if h.businesses else ""
+        print(f"{rank}. {args.mode} {h.score:.4f}  cosine {cosine}  {h.chunk_id}  {where}{tags}")
+        snippet = h.text.replace("\n", " ")
+        print(f"   {snippet[:120]}{'…' if len(snippet) > 120 else ''}")
+    return 0
+
+
+def _ask(args: argparse.Namespace, settings) -> int:
+    kb = _knowledge(settings)
+    answer = kb.answer(args.question)
+    if answer is None:
+        print("（知识库中没有相关内容）")
+        return 1
+    print(answer.text)
+    if answer.suggested_business_id:
+        print(f"suggested business: {answer.suggested_business_id}")
+    return 0

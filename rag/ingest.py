@@ -1,0 +1,95 @@
+"""Incremental ingest: documents → chunks → vectors → Milvus, by content hash.
+
+A document is embedded again only when its hash changes. The hash covers the
+file, the chunking rules and the embedder, so editing a document, changing
+the chunker or switching models re-embeds what it must and nothing else.
+Documents no longer in the directory are deleted. A collection whose vector
+size differs from the embedder's is rebuilt (it is derived data). After any
+change the collection is flushed and compacted so searches use its indexes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rag import chunking
+from rag.documents import Document, load_documents
+from rag.embedders import Embedder
+from rag.store import MilvusStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class IngestReport:
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    chunks_embedded: int = 0
+    rebuilt: bool = False
+
+    def summary(self) -> str:
+        return (f"{len(self.added)} added, {len(self.updated)} updated, "
+                f"{len(self.unchanged)} unchanged, {len(self.removed)} removed; "
+                f"{self.chunks_embedded} chunks embedded" + (" (rebuilt)" if self.rebuilt else ""))
+
+
+def document_hash(doc: Document, embedder_name: str) -> str:
+    key = f"{doc.sha256}|chunker {chunking.VERSION} {chunking.MAX_CHARS} {chunking.OVERLAP}|{embedder_name}"
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def ingest(store: MilvusStore, embedder: Embedder, directory: Path, *, rebuild: bool = False,
+           progress: bool = False) -> IngestReport:
+    """Bring the collection in line with ``directory``; see the module docstring."""
+    docs = load_documents(Path(directory))
+    report = IngestReport()
+    dim = embedder.dim
+    stored_dim = store.dense_dim()
+    if stored_dim is not None and (rebuild or stored_dim != dim):
+        if not rebuild:
+            log.warning("collection %s holds %d-dim vectors, the embedder gives %d: rebuilding",
+                        store.location, stored_dim, dim)
+        store.drop()
+        stored_dim = None
+    if stored_dim is None:
+        store.create(dim)
+        report.rebuilt = rebuild
+    stored = store.documents()
+    hashes = {d.doc_id: document_hash(d, embedder.name) for d in docs}
+    todo: list[Document] = []
+    for d in docs:
+        if d.doc_id not in stored:
+            report.added.append(d.doc_id)
+            todo.append(d)
+        elif stored[d.doc_id][0] != hashes[d.doc_id]:
+            report.updated.append(d.doc_id)
+            todo.append(d)
+        else:
+            report.unchanged.append(d.doc_id)
+    report.removed = sorted(set(stored) - set(hashes))
+    store.delete_documents(report.removed + report.updated)
+    chunks = [c for d in todo for c in chunking.chunk_document(d)]
+    _embed_and_insert(store, embedder, chunks, hashes, progress)
+    report.chunks_embedded = len(chunks)
+    if chunks or report.removed or report.updated:
+        store.flush()
+    log.info("ingest %s: %s", store.location, report.summary())
+    return report
+
+
+def _embed_and_insert(store, embedder, chunks, hashes, progress: bool, batch: int = 32) -> None:
+    from tqdm import tqdm
+
+    with tqdm(total=len(chunks), desc="embedding", unit="chunk", disable=not progress or not chunks,
+              file=sys.stderr) as bar:
+        for i in range(0, len(chunks), batch):
+            part = chunks[i:i + batch]
+            vectors = embedder.embed([c.search_text for c in part])
+            store.insert(part, vectors, doc_hashes=hashes, embedder=embedder.name)
+            bar.update(len(part))

@@ -1,0 +1,166 @@
+"""``KnowledgeBase``: the si_agent knowledge channel over a Milvus collection.
+
+One question goes: embed → hybrid search → relevance gate → answer
+(extractive, or a generator's) → suggested business from the document tags.
+
+The store is opened on first use; a missing (or empty) collection is built
+then from the knowledge directory, so the first ``serve``/``chat`` on a
+fresh machine works. Any store failure — a missing, locked or corrupt Milvus
+Lite directory, an unreachable server — makes ``answer`` return an apology
+(no suggestion) and ``status`` report ``ok: False``; the next attempt to
+reopen waits ``retry_after`` seconds so a dead server does not slow every turn.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+
+from rag import texts
+from rag.answer import Generator, compose
+from rag.documents import load_documents
+from rag.embedders import Embedder
+from rag.errors import DocumentError, KnowledgeUnavailable
+from rag.ingest import IngestReport, document_hash, ingest
+from rag.relevance import is_relevant
+from rag.retriever import MilvusRetriever
+from rag.store import Hit, MilvusStore
+from si_agent.knowledge import Answer
+
+log = logging.getLogger(__name__)
+
+
+class KnowledgeBase:
+    """Answers questions from the knowledge documents; never raises into the dialogue."""
+
+    def __init__(
+        self,
+        store: MilvusStore,
+        embedder: Embedder,
+        *,
+        kb_dir: Path | None = None,
+        build_missing: bool = True,
+        generator: Generator | None = None,
+        mode: str = "hybrid",
+        top_k: int = 5,
+        relevance_floor: float | None = None,
+        retry_after: float = 30.0,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.kb_dir = Path(kb_dir) if kb_dir is not None else None
+        self.build_missing = build_missing
+        self.generator = generator
+        self.retriever = MilvusRetriever(store, embedder, mode=mode)
+        self.top_k = top_k
+        self.relevance_floor = (relevance_floor if relevance_floor is not None
+                                else getattr(embedder, "relevance_floor", 0.0))
+        self.retry_after = retry_after
+        self._lock = threading.Lock()
+        self._ready = False
+        self._error: KnowledgeUnavailable | None = None
+        self._failed_at = 0.0
+
+    # -- the Knowledge protocol ---------------------------------------------
+
+    def answer(self, question: str) -> Answer | None:
+        """An answer with its sources, None when nothing relevant, an apology when broken."""
+        question = (question or "").strip()
+        if not question:
+            return None
+        try:
+            hits = self.search(question, k=self.top_k)
+        except KnowledgeUnavailable as exc:
+            log.warning("%s", exc)
+            return Answer(text=texts.APOLOGY)
+        except Exception:  # the dialogue must keep working whatever the store does
+            log.exception("knowledge search failed")  # the question may hold personal data
+            return Answer(text=texts.APOLOGY)
+        if not is_relevant(question, hits, self.relevance_floor):
+            log.info("no relevant passage for %r", question)
+            return None
+        return compose(question, hits, generator=self.generator)
+
+    def status(self) -> dict:
+        """``{"ok": bool, "detail": str}`` for /readyz; opens (and builds) the store if needed."""
+        try:
+            self.ensure_ready()
+            count = self.store.count()
+        except KnowledgeUnavailable as exc:
+            return {"ok": False, "detail": str(exc)}
+        return {"ok": True, "detail": f"{count} chunks in {self.store.location}, "
+                                      f"embedder {self.embedder.name}"}
+
+    # -- the rest ---------------------------------------------------------------
+
+    def search(self, question: str, k: int = 5, *, mode: str | None = None) -> list[Hit]:
+        """Ranked chunks; raises ``KnowledgeUnavailable``."""
+        self.ensure_ready()
+        try:
+            return self.retriever.search(question, k, mode=mode)
+        except KnowledgeUnavailable as exc:
+            self._fail(exc)
+            raise
+
+    def ingest(self, *, rebuild: bool = False, progress: bool = False) -> IngestReport:
+        """Bring the collection in line with the knowledge directory; raises on failure."""
+        if self.kb_dir is None:
+            raise KnowledgeUnavailable(self.store.location, "no knowledge directory configured")
+        with self._lock:
+            report = ingest(self.store, self.embedder, self.kb_dir, rebuild=rebuild,
+                            progress=progress)
+            self._ready, self._error = True, None
+        return report
+
+    def ensure_ready(self) -> None:
+        """Open the store, building the collection when missing; raises ``KnowledgeUnavailable``."""
+        with self._lock:
+            if self._ready:
+                return
+            if self._error is not None and time.monotonic() - self._failed_at < self.retry_after:
+                raise self._error
+            try:
+                self._open()
+            except KnowledgeUnavailable as exc:
+                self._fail(exc)
+                raise
+            self._ready, self._error = True, None
+
+    def _open(self) -> None:
+        missing = not self.store.exists() or self.store.count() == 0
+        if missing and not self.build_missing:
+            raise KnowledgeUnavailable(self.store.location,
+                                       "the collection is missing; run: si-agent kb ingest")
+        if self.kb_dir is None:
+            if missing:
+                raise KnowledgeUnavailable(self.store.location,
+                                           "the collection is missing and no knowledge directory is set")
+            return
+        try:
+            if missing:
+                log.info("knowledge base %s is missing: building it from %s",
+                         self.store.location, self.kb_dir)
+                ingest(self.store, self.embedder, self.kb_dir)
+            else:
+                self._warn_if_stale()
+        except DocumentError as exc:
+            raise KnowledgeUnavailable(self.store.location, f"bad knowledge document: {exc}") from exc
+
+    def _warn_if_stale(self) -> None:
+        try:
+            docs = load_documents(self.kb_dir)
+        except DocumentError as exc:  # the stored collection still serves
+            log.warning("cannot check the knowledge documents for changes: %s", exc)
+            return
+        stored = self.store.documents()
+        current = {d.doc_id: document_hash(d, self.embedder.name) for d in docs}
+        if {k: v[0] for k, v in stored.items()} != current:
+            log.warning("knowledge documents in %s changed since the last ingest; "
+                        "run: si-agent kb ingest", self.kb_dir)
+
+    def _fail(self, exc: KnowledgeUnavailable) -> None:
+        self._ready = False
+        self._error = exc
+        self._failed_at = time.monotonic()

@@ -1,0 +1,32 @@
+"""The ``Retriever`` protocol and its Milvus implementation."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from rag.embedders import Embedder
+from rag.store import MODES, Hit, MilvusStore
+
+
+class Retriever(Protocol):
+    """Finds the chunks that best answer a question, best first."""
+
+    def search(self, question: str, k: int = 5) -> list[Hit]: ...
+
+
+class MilvusRetriever:
+    """Embeds the question and searches the store (hybrid by default)."""
+
+    def __init__(self, store: MilvusStore, embedder: Embedder, *, mode: str = "hybrid",
+                 candidates: int = 20) -> None:
+        if mode not in MODES:
+            raise ValueError(f"search mode must be one of {', '.join(MODES)}, got {mode!r}")
+        self.store = store
+        self.embedder = embedder
+        self.mode = mode
+        self.candidates = candidates
+
+    def search(self, question: str, k: int = 5, *, mode: str | None = None) -> list[Hit]:
+        vector = self.embedder.embed([question], query=True)[0]
+        return self.store.search(question, vector, k=k, mode=mode or self.mode,
+                                 candidates=self.candidates)

@@ -1,0 +1,43 @@
+"""End to end: a knowledge question through the real controller, then "办理"."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from si_agent.config.loader import load_businesses
+from si_agent.engine.rules import RuleEngine
+from si_agent.executor import Executors
+from si_agent.flow.controller import Controller
+from si_agent.session import MemoryStore
+
+from .conftest import ROOT
+
+
+@pytest.fixture
+def controller(kb, kb_settings, tmp_path):
+    catalog = load_businesses(ROOT / "businesses")
+    settings = replace(kb_settings, business_dir=ROOT / "businesses", data_dir=tmp_path)
+    with Executors(settings) as executors:
+        yield Controller(catalog, MemoryStore(), RuleEngine(catalog), executors, knowledge=kb)
+
+
+def test_question_answer_then_accept_the_suggestion(controller):
+    turn = controller.handle("u1", "社保转移需要什么材料？")
+    assert "本人有效身份证件或社保卡" in turn.reply
+    assert "来源：《社保关系转移接续办理指南》" in turn.reply
+    assert "【社保关系转移】，回复“办理”即可开始" in turn.reply
+    assert turn.state == "idle"
+    assert turn.suggestion is not None and turn.suggestion.business_id == "social_transfer"
+
+    turn = controller.handle("u1", "办理")
+    assert turn.state == "collecting"
+    assert turn.business is not None and turn.business.id == "social_transfer"
+    assert "开始为您办理【社保关系转移】" in turn.reply
+
+
+def test_unrelated_question_falls_back_to_the_generic_reply(controller):
+    turn = controller.handle("u2", "推荐一部电影好不好看的")
+    assert "来源：" not in turn.reply
+    assert turn.state == "idle"

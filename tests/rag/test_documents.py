@@ -1,0 +1,58 @@
+"""The shipped corpus and the document parser."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.documents import load_documents, parse_document
+from rag.errors import DocumentError
+from si_agent.config.loader import load_businesses
+
+from .conftest import KB_DIR, ROOT
+
+
+@pytest.fixture(scope="module")
+def docs():
+    return load_documents(KB_DIR)
+
+
+def test_corpus_has_forty_documents_with_notes(docs):
+    assert len(docs) >= 40
+    for d in docs:
+        assert d.title and d.source and len(d.body) > 200, d.doc_id
+        assert "仅供参考" in d.source, d.doc_id
+
+
+def test_tags_name_real_businesses_and_cover_all_twelve(docs):
+    catalog = load_businesses(ROOT / "businesses")
+    tagged = {b for d in docs for b in d.businesses}
+    assert tagged <= set(catalog)
+    assert tagged == set(catalog)  # every business has at least one document
+    assert sum(1 for d in docs if not d.businesses) >= 15  # general policy documents
+
+
+def test_missing_front_matter_is_located():
+    with pytest.raises(DocumentError) as err:
+        parse_document("# 标题\n正文", doc_id="x", file="x.md")
+    assert str(err.value).startswith("x.md:1:")
+
+
+@pytest.mark.parametrize("front, message", [
+    ("title: 标题\nsource: 来源", "businesses"),
+    ("businesses: []\nsource: 来源", "title"),
+    ("title: 标题\nbusinesses: []", "source"),
+    ("title: 标题\nbusinesses: social_transfer\nsource: 来源", "businesses"),
+    ("title: [unclosed\n", "front matter"),
+])
+def test_bad_front_matter_is_rejected(front, message):
+    with pytest.raises(DocumentError, match=message):
+        parse_document(f"---\n{front}\n---\n正文", doc_id="x", file="x.md")
+
+
+def test_duplicate_ids_are_rejected(tmp_path):
+    (tmp_path / "a").mkdir()
+    text = "---\ntitle: 标题\nbusinesses: []\nsource: 来源\n---\n正文"
+    (tmp_path / "x.md").write_text(text, encoding="utf-8")
+    (tmp_path / "a" / "x.md").write_text(text, encoding="utf-8")
+    with pytest.raises(DocumentError, match="also used"):
+        load_documents(tmp_path)

@@ -1,0 +1,106 @@
+"""Incremental ingest by content hash, on a real Milvus Lite directory."""
+
+from __future__ import annotations
+
+from rag.embedders.hashing import HashingEmbedder
+from rag.ingest import ingest
+from rag.store import MilvusStore
+
+
+def _store(tmp_path, name="kb.db") -> MilvusStore:
+    return MilvusStore(str(tmp_path / name), "test_chunks")
+
+
+def test_first_ingest_embeds_everything_second_nothing(tmp_path, small_corpus, hashing):
+    store = _store(tmp_path)
+    first = ingest(store, hashing, small_corpus)
+    assert sorted(first.added) == ["card", "five", "transfer"]
+    assert first.chunks_embedded == sum(hashing.calls) == 5
+    assert store.count() == 5
+
+    hashing.calls.clear()
+    second = ingest(store, hashing, small_corpus)
+    assert second.added == second.updated == second.removed == []
+    assert sorted(second.unchanged) == ["card", "five", "transfer"]
+    assert second.chunks_embedded == 0 and hashing.calls == []
+    assert store.count() == 5
+
+
+def test_an_edited_document_re_embeds_only_itself(tmp_path, small_corpus, hashing):
+    store = _store(tmp_path)
+    ingest(store, hashing, small_corpus)
+    path = small_corpus / "card.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("尽快挂失", "立即挂失，防止被冒用"),
+                    encoding="utf-8")
+    hashing.calls.clear()
+    report = ingest(store, hashing, small_corpus)
+    assert report.updated == ["card"]
+    assert report.added == report.removed == []
+    assert sum(hashing.calls) == report.chunks_embedded == 1
+    hit = store.search("防止被冒用", None, k=1, mode="bm25")[0]
+    assert hit.doc_id == "card" and "立即挂失" in hit.text
+    assert store.count() == 5  # the old chunk was replaced, not duplicated
+
+
+def test_a_deleted_document_is_removed(tmp_path, small_corpus, hashing):
+    store = _store(tmp_path)
+    ingest(store, hashing, small_corpus)
+    (small_corpus / "transfer.md").unlink()
+    report = ingest(store, hashing, small_corpus)
+    assert report.removed == ["transfer"] and report.chunks_embedded == 0
+    assert set(store.documents()) == {"card", "five"}
+    assert store.count() == 2
+    assert all(h.doc_id != "transfer" for h in store.search("社保转移", None, k=5, mode="bm25"))
+
+
+def test_rebuild_and_a_new_embedder(tmp_path, small_corpus, hashing):
+    store = _store(tmp_path)
+    ingest(store, hashing, small_corpus)
+    rebuilt = ingest(store, hashing, small_corpus, rebuild=True)
+    assert rebuilt.rebuilt and rebuilt.chunks_embedded == 5
+    # Another model (here another vector size) re-embeds the corpus into a fresh collection.
+    other = HashingEmbedder(dim=128)
+    report = ingest(store, other, small_corpus)
+    assert sorted(report.added) == ["card", "five", "transfer"]
+    assert store.dense_dim() == 128 and store.count() == 5
+
+
+def test_search_modes_and_scores(tmp_path, small_corpus, hashing):
+    store = _store(tmp_path)
+    ingest(store, hashing, small_corpus)
+    query = "社保卡丢了怎么挂失"
+    vector = hashing.embed([query], query=True)[0]
+    for mode in ("dense", "bm25", "hybrid"):
+        hits = store.search(query, vector, k=3, mode=mode)
+        assert hits[0].doc_id == "card", mode
+        assert hits[0].businesses == ("card_loss",)
+        assert all(h.score > 0 for h in hits), mode  # Milvus Lite's negative BM25 is flipped
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+        assert hits[0].cosine is not None and 0 < hits[0].cosine <= 1.0001
+
+
+def test_reopened_collection_is_loaded_before_search(tmp_path, small_corpus, hashing):
+    store = _store(tmp_path)
+    ingest(store, hashing, small_corpus)
+    store.client().release_collection(store.collection)
+    reopened = MilvusStore(store.uri, store.collection)
+    assert reopened.search("挂失", None, k=1, mode="bm25")[0].doc_id == "card"
+
+
+def test_an_existing_collection_is_used_as_is_and_changes_are_reported(tmp_path, small_corpus,
+                                                                       hashing, caplog):
+    from rag.knowledge_base import KnowledgeBase
+
+    store = _store(tmp_path)
+    ingest(store, hashing, small_corpus)
+    (small_corpus / "five.md").write_text("不是文档", encoding="utf-8")
+    (small_corpus / "card.md").unlink()
+    hashing.calls.clear()
+    kb = KnowledgeBase(MilvusStore(store.uri, store.collection), hashing, kb_dir=small_corpus)
+    assert kb.status()["ok"]
+    assert "cannot check the knowledge documents" in caplog.text
+    assert hashing.calls == []  # nothing re-embedded behind the operator's back
+    (small_corpus / "five.md").unlink()
+    kb = KnowledgeBase(MilvusStore(store.uri, store.collection), hashing, kb_dir=small_corpus)
+    assert kb.status()["ok"]
+    assert "changed since the last ingest" in caplog.text

@@ -1,0 +1,66 @@
+"""The knowledge base wired into the app: factory, /readyz, the chat API, model-written answers."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from rag.knowledge_base import KnowledgeBase
+from si_agent.config.loader import load_businesses
+from si_agent.engine.llm import GroundedAnswerer
+from si_agent.engine.rules import RuleEngine
+from si_agent.executor import Executors
+from si_agent.flow.controller import Controller
+from si_agent.knowledge import NoKnowledge, create_knowledge
+from si_agent.server import create_app
+from si_agent.session import MemoryStore
+from si_agent.testing import FakeOpenAI
+
+from .conftest import KB_DIR, ROOT
+
+
+def test_factory_by_name(kb_settings):
+    assert isinstance(create_knowledge(replace(kb_settings, knowledge="none")), NoKnowledge)
+    assert isinstance(create_knowledge(kb_settings), KnowledgeBase)
+    with pytest.raises(LookupError, match="milvus, none"):
+        create_knowledge(replace(kb_settings, knowledge="elastic"))
+
+
+def test_chat_api_answers_with_sources_and_readyz_reports_the_kb(kb, kb_settings, tmp_path):
+    settings = replace(kb_settings, business_dir=ROOT / "businesses", data_dir=tmp_path,
+                       session_store="memory", rate_limit="1000 per minute")
+    catalog = load_businesses(settings.business_dir)
+    controller = Controller(catalog, MemoryStore(), RuleEngine(catalog), Executors(settings),
+                            knowledge=kb)
+    client = create_app(settings, controller=controller).test_client()
+    ready = client.get("/readyz").get_json()
+    assert ready["checks"]["knowledge_base"]["ok"] is True
+    assert "chunks" in ready["checks"]["knowledge_base"]["detail"]
+    token = client.post("/api/token", json={"user_id": "kb-user"}).get_json()["access_token"]
+    headers = {"Authorization": f"Bearer {token}"}
+    turn = client.post("/api/chat", json={"message": "异地就医备案要准备啥材料"},
+                       headers=headers).get_json()
+    assert "来源：《" in turn["reply"]
+    assert turn["suggestion"]["business_id"] == "medical_filing"
+    turn = client.post("/api/chat", json={"message": "好的，办理吧"}, headers=headers).get_json()
+    assert turn["state"] == "collecting" and turn["business"]["id"] == "medical_filing"
+
+
+def test_model_writes_a_grounded_answer_citing_passages(kb, kb_settings):
+    with FakeOpenAI() as fake:
+        url = f"http://127.0.0.1:{fake._server.server_port}/v1"
+        settings = replace(kb_settings, llm_base_url=url, llm_timeout=2.0)
+        grounded = KnowledgeBase(kb.store, kb.embedder, kb_dir=KB_DIR,
+                                 generator=GroundedAnswerer(settings))
+        fake.push({"content": "需要本人身份证或社保卡 [1]，由转入地经办机构受理 [2]。"})
+        answer = grounded.answer("我身份证330122196303150178，社保转移需要什么材料")
+        assert answer.text.startswith("需要本人身份证或社保卡 [1]")
+        assert answer.suggested_business_id == "social_transfer"
+        system, user = fake.requests[-1]["messages"]
+        assert "[1]" in system["content"] and "不要编造" in system["content"]
+        assert user["content"] == "我身份证<ID_1>，社保转移需要什么材料"
+        # The model down: the extractive answer still comes.
+        fake.push({"status": 500}, {"status": 500})
+        answer = grounded.answer("社保转移需要什么材料")
+        assert "来源：《" in answer.text
