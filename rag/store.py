@@ -109,6 +109,9 @@ class MilvusStore:
                 except ImportError as exc:
                     raise KnowledgeUnavailable(self.location, _INSTALL) from exc
                 if self.is_lite:
+                    # Milvus Lite's in-process gRPC server logs a traceback for a call
+                    # it does not implement (AllocTimestamp) and pymilvus retries; harmless.
+                    logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
                     self._prepare_lite()
                 with self._guard("connect"):
                     self._client = MilvusClient(uri=self.uri, token=self.token or "",

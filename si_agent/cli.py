@@ -30,7 +30,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    logging.getLogger("transitions").setLevel(logging.WARNING)  # one line per trigger otherwise
+    # Libraries that narrate at INFO: one line per trigger, CPU feature probing.
+    for noisy in ("transitions", "faiss", "faiss.loader"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     if args.command is None:
         parser.print_help()
         return 2
