@@ -119,7 +119,9 @@ def redis_client():
     try:
         client.ping()
     except redis.exceptions.ConnectionError:
-        pytest.skip(f"no Redis at {REDIS_URL}")
+        if os.environ.get("SI_SKIP_REDIS") == "1":
+            pytest.skip(f"no Redis at {REDIS_URL} (SI_SKIP_REDIS=1)")
+        pytest.fail(f"no Redis at {REDIS_URL}: start redis-server (scripts/test.sh does)")
     yield client
     client.close()
 
