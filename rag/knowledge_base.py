@@ -79,7 +79,7 @@ class KnowledgeBase:
             log.exception("knowledge search failed")  # the question may hold personal data
             return Answer(text=texts.APOLOGY)
         if not is_relevant(question, hits, self.relevance_floor):
-            log.info("no relevant passage for %r", question)
+            log.info("no relevant passage (question of %d characters)", len(question))
             return None
         return compose(question, hits, generator=self.generator)
 

@@ -13,18 +13,37 @@ from si_agent.config.model import MASKED_TYPES, Business
 from si_agent.validators import extract, mask
 
 _SCAN_ORDER = ("idcard", "bank_card", "phone")
+# Digit runs the validators do not recognise (a mistyped ID or card, a number
+# typed in groups like "3301 2219 6303 1501 78") are withheld all the same.
+_LONG_DIGITS = re.compile(r"(?<!\d)\d(?:[ \-]?\d){10,}(?![\dXx])[Xx]?")
+
+
+def personal_spans(text: str) -> list[tuple[int, int, str, str]]:
+    """``(start, end, kind, raw)`` of each ID number, card, phone or long number, in order."""
+    spans: list[tuple[int, int, str, str]] = []
+
+    def free(start: int, end: int) -> bool:
+        return not any(start < e and s < end for s, e, _, _ in spans)
+
+    for kind in _SCAN_ORDER:
+        spans += [(f.start, f.end, kind, f.raw) for f in extract(kind, text) if free(f.start, f.end)]
+    spans += [(m.start(), m.end(), "number", m.group()) for m in _LONG_DIGITS.finditer(text)
+              if free(m.start(), m.end())]
+    return sorted(spans)
+
+
+def masked(kind: str, raw: str) -> str:
+    """How a personal value found in text is shown: masked by its kind."""
+    if kind == "number":
+        digits = re.sub(r"\D", "", raw)
+        return f"{digits[:4]}****{digits[-4:]}"
+    return mask(kind, re.sub(r"[\s-]", "", raw))
 
 
 def redact_text(text: str) -> str:
-    """``text`` with every ID number, bank card and mobile number masked."""
-    spans: list[tuple[int, int, str]] = []
-    for kind in _SCAN_ORDER:
-        for found in extract(kind, text):
-            if any(found.start < end and start < found.end for start, end, _ in spans):
-                continue
-            spans.append((found.start, found.end, mask(kind, found.value)))
-    for start, end, masked in sorted(spans, reverse=True):
-        text = text[:start] + masked + text[end:]
+    """``text`` with every ID number, bank card, mobile and long number masked."""
+    for start, end, kind, raw in reversed(personal_spans(text)):
+        text = text[:start] + masked(kind, raw) + text[end:]
     return text
 
 
@@ -48,9 +67,6 @@ def redact_arguments(arguments: Mapping[str, Any], business: Business | None) ->
 
 
 _PLACEHOLDER_KIND = {"idcard": "ID", "phone": "PHONE", "bank_card": "CARD", "number": "NUM"}
-# Long digit runs the validators do not recognise (a mistyped ID or card) are
-# still withheld from the model.
-_LONG_DIGITS = re.compile(r"(?<!\d)\d{11,}(?!\d)")
 
 
 class Redactor:
@@ -77,17 +93,9 @@ class Redactor:
         return token
 
     def redact(self, text: str) -> str:
-        """``text`` with every ID number, bank card and mobile number replaced."""
-        spans: list[tuple[int, int, str, str]] = []
-        for kind in _SCAN_ORDER:
-            for found in extract(kind, text):
-                if any(found.start < end and start < found.end for start, end, _, _ in spans):
-                    continue
-                spans.append((found.start, found.end, kind, found.raw))
-        for m in _LONG_DIGITS.finditer(text):
-            if not any(m.start() < end and start < m.end() for start, end, _, _ in spans):
-                spans.append((m.start(), m.end(), "number", m.group()))
-        tokens = [(start, end, self.placeholder(kind, raw)) for start, end, kind, raw in sorted(spans)]
+        """``text`` with every ID number, bank card, mobile and long number replaced."""
+        tokens = [(start, end, self.placeholder(kind, raw))
+                  for start, end, kind, raw in personal_spans(text)]
         for start, end, token in reversed(tokens):
             text = text[:start] + token + text[end:]
         return text
@@ -108,11 +116,5 @@ class Redactor:
         """Model text for the citizen: placeholders become masked values."""
         kinds = {v: k for k, v in _PLACEHOLDER_KIND.items()}
         for token, raw in self._by_placeholder.items():
-            kind = kinds[token[1:].split("_")[0]]
-            shown = mask(kind, raw) if kind != "number" else f"{raw[:4]}****{raw[-4:]}"
-            text = text.replace(token, shown)
+            text = text.replace(token, masked(kinds[token[1:].split("_")[0]], raw))
         return text
-
-    @property
-    def count(self) -> int:
-        return len(self._by_value)

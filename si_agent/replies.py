@@ -23,19 +23,15 @@ ESCALATE = (
     "{label}已连续{attempts}次未能通过校验。您可以继续输入，也可以回复“取消”结束办理，"
     "或拨打12333社保服务热线转人工服务。"
 )
-NEXT_FIELD = "{prompt}"
 DEFAULT_CONFIRM = "请核对以下信息：\n{summary}\n确认无误请回复“确认”提交；需要修改请回复“修改+项目名称”；放弃请回复“取消”。"
 SUMMARY_LINE = "· {label}：{value}"
-CONFIRM_REASK = "请回复“确认”提交，回复“修改+项目名称”修改信息，或回复“取消”放弃办理。"
-MODIFY_WHICH = "请问要修改哪一项？可修改：{labels}。"
 MODIFY_ASK = "好的，请重新提供{label}。"
 CANCELLED = "已为您取消【{name}】的办理，已填写的信息不会提交。还有什么可以帮您？"
+BUSINESS_GONE = "您之前办理的业务已暂停在线办理，已为您结束该业务。"
 NOTHING_TO_CANCEL = "当前没有正在办理的业务。请问有什么可以帮您？"
-SUBMITTING = "正在为您提交【{name}】……"
 EXEC_FAILED = "提交未成功：{message}\n您可以回复“重试”再次提交（不会重复提交），或回复“取消”放弃办理。"
 QUERY_FAILED = "查询未成功：{message}\n您可以回复“重试”再查一次，或回复“取消”。"
 EXEC_FIELD_FAILED = "业务系统未通过以下信息：{items}。请重新提供。"
-EXEC_INTERRUPTED = "上次提交没有完成。"
 FAILED_REASK = "您可以回复“重试”再次提交，回复“修改+项目名称”修改信息，或回复“取消”放弃办理。"
 NO_ANSWER = "抱歉，这个问题我暂时无法回答。您可以拨打12333社保服务热线咨询，或告诉我您想办理的业务。"
 SUGGEST = "💡 您可能需要办理【{name}】，回复“办理”即可开始。"
@@ -47,8 +43,6 @@ STEP_UNAVAILABLE = (
 STEP_FAILED = "{label}未通过：{error}"
 STEP_SUMMARY_VALUE = "已完成"
 NOT_UNDERSTOOD = "抱歉，我没有理解您的意思。"
-REJECTED_CALL = "抱歉，我没有理解您的意思。"
-BUSINESS_DONE_HINT = "如需继续办理其他业务，请直接告诉我。"
 
 
 def render(template: str, values: Mapping[str, Any] | None = None, /, **extra: Any) -> str:

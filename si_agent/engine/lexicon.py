@@ -69,12 +69,22 @@ def is_how_question(text: str) -> bool:
     return bool(HOW.search(text))
 
 
+# A clause that is nothing but a request to stop: "取消", "先取消吧", "我不办了", "算了".
+_CANCEL_CLAUSE = re.compile(
+    rf"(?:我|那|那就|就|先|还是|要不|干脆|请|帮我)*(?:{'|'.join(CANCEL)})"
+    rf"(?:吧|啦|呀|了|啊|哈|办理|我|{'|'.join(CANCEL)})*"
+)
+_CLAUSES = re.compile(r"[\s,，。.!！~～、;；]+")
+
+
 def is_cancel(text: str) -> bool:
-    """A request to stop: a cancel word, not negated and not asked about."""
-    b = bare(text)
-    if not any(w in b for w in CANCEL) or NEGATED_CANCEL.search(b):
+    """A request to stop: some clause of the message is only a cancel phrase.
+
+    "我算了一下…" or "旧社保卡不要了，帮我挂失" are not requests to stop.
+    """
+    if is_how_question(text) or NEGATED_CANCEL.search(bare(text)):
         return False
-    return not is_how_question(text) and not (YES_NO.search(text) and "取消" in b and len(b) > 6)
+    return any(_CANCEL_CLAUSE.fullmatch(c.lower()) for c in _CLAUSES.split(text) if c)
 
 
 def is_confirm(text: str) -> bool:

@@ -11,7 +11,6 @@ engine with the session intact.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Mapping
@@ -23,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 from si_agent.config.model import Business, FieldDef
 from si_agent.config.settings import Settings
 from si_agent.engine.base import Decision, SessionView, TextSink, ToolCall, Usage
-from si_agent.engine.prompts import grounded_prompt, system_prompt
+from si_agent.engine.prompts import extraction_prompt, grounded_prompt, system_prompt
 from si_agent.engine.rules import RuleEngine
 from si_agent.flow import tools as T
 from si_agent.privacy import Redactor
@@ -41,6 +40,12 @@ class ModelUnavailable(Exception):
     def __init__(self, message: str, usage: Usage | None = None) -> None:
         super().__init__(message)
         self.usage = usage or Usage()
+
+
+class _Extracted(BaseModel):
+    """A per-field extraction call's arguments."""
+
+    value: str | int | float | None = None
 
 
 class _Arguments(BaseModel):
@@ -180,6 +185,7 @@ class LLMEngine:
         content: list[str] = []
         calls: dict[int, dict] = {}
         tokens = (0, 0)
+        held = ""  # text after an unclosed "<": a placeholder may be split across deltas
         for chunk in stream:
             if chunk.usage:
                 tokens = (chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
@@ -188,13 +194,21 @@ class LLMEngine:
             delta = chunk.choices[0].delta
             if delta.content:
                 content.append(delta.content)
-                on_text(redactor.restore_masked(delta.content))
+                held += delta.content
+                cut = held.rfind("<")
+                if cut == -1 or ">" in held[cut:]:
+                    cut = len(held)
+                if cut:
+                    on_text(redactor.restore_masked(held[:cut]))
+                    held = held[cut:]
             for tc in delta.tool_calls or []:
                 slot = calls.setdefault(tc.index, {"name": "", "arguments": ""})
                 if tc.function and tc.function.name:
                     slot["name"] += tc.function.name
                 if tc.function and tc.function.arguments:
                     slot["arguments"] += tc.function.arguments
+        if held:
+            on_text(redactor.restore_masked(held))
         return {"content": "".join(content) or None,
                 "tool_calls": [calls[i] for i in sorted(calls)]}, tokens
 
@@ -244,6 +258,8 @@ class LLMEngine:
         """Fix the usual slips (a name for an id, values not wrapped); None if hopeless."""
         if name == T.MATCH_BUSINESS:
             bid = args.get("business_id")
+            if not isinstance(bid, str):
+                return None
             if bid not in self.catalog:
                 by_name = {b.name: b.id for b in self.catalog.values()}
                 if bid not in by_name:
@@ -254,13 +270,22 @@ class LLMEngine:
             if not isinstance(values, dict):
                 values = {k: v for k, v in args.items() if k in view.business.field_keys}
             values = {k: v for k, v in values.items()
-                      if k in view.business.field_keys and v not in (None, "")}
+                      if k in view.business.field_keys and isinstance(v, (str, int, float))
+                      and v != ""}
             if not values:
                 return None
             args = {"values": {k: str(v) for k, v in values.items()}}
         if name == T.ANSWER_QUESTION:
-            if args.get("suggested_business_id") not in self.catalog:
+            suggested = args.get("suggested_business_id")
+            if not isinstance(suggested, str) or suggested not in self.catalog:
                 args["suggested_business_id"] = None
+            if not isinstance(args.get("question", ""), str):
+                args["question"] = ""
+        if name == T.MODIFY_INFO:
+            if not isinstance(args.get("field_key"), str):
+                return None
+            if not isinstance(args.get("value"), (str, int, float, type(None))):
+                args["value"] = None
         return args
 
     # -- per-field extraction (optional) --------------------------------------
@@ -308,7 +333,7 @@ class LLMEngine:
             },
         }
         messages = [
-            {"role": "system", "content": f"从用户的话中提取“{field.label}”，没有就返回 null。"},
+            {"role": "system", "content": extraction_prompt(field.label)},
             {"role": "user", "content": text},
         ]
         try:
@@ -317,8 +342,8 @@ class LLMEngine:
             return None, exc.usage, str(exc)
         for call in reply.get("tool_calls") or []:
             try:
-                value = json.loads(call.get("arguments") or "{}").get("value")
-            except (json.JSONDecodeError, AttributeError):
+                value = _Extracted.model_validate_json(call.get("arguments") or "{}").value
+            except ValidationError:
                 return None, usage, "malformed arguments"
             if value in (None, ""):
                 return None, usage, None

@@ -89,3 +89,11 @@ def grounded_prompt(passages) -> str:
     """The system message for a model-written answer over retrieved passages."""
     listed = "\n".join(f"[{p.number}] 《{p.title}》{p.heading}：{p.text}" for p in passages)
     return GROUNDED.format(passages=listed)
+
+
+EXTRACTION = "从用户的话中提取“{label}”，没有就返回 null。"
+
+
+def extraction_prompt(label: str) -> str:
+    """The system message of a per-field extraction call."""
+    return EXTRACTION.format(label=label)

@@ -121,11 +121,12 @@ class RuleEngine:
             return [_match(view.suggestion)], f"accepted suggestion {view.suggestion}"
         if L.is_greeting(text):
             return [], "greeting"
-        if L.is_cancel(text):
-            return [ToolCall(name=T.CANCEL_FLOW)], "cancel word"
-        if view.state == "done" and view.business is not None and L.AGAIN.search(text):
-            return self.start(view, view.business, text), f"again: {view.business.id}"
         bid, score, span, runner_up = self.match(text)
+        if L.is_cancel(text) and score < MATCH_THRESHOLD:
+            return [ToolCall(name=T.CANCEL_FLOW)], "cancel word"
+        if (view.state == "done" and view.business is not None and L.AGAIN.search(text)
+                and (bid is None or score < MATCH_THRESHOLD)):
+            return self.start(view, view.business, text), f"again: {view.business.id}"
         masked = _mask_codes(text)
         rest = masked[: span[0]] + masked[span[1]:] if span else masked
         if bid and score >= MATCH_THRESHOLD and score - runner_up >= MARGIN:

@@ -28,6 +28,8 @@ MIN_RETIRE_AGE, MAX_RETIRE_AGE = 50, 70
 MIN_YEARS, MAX_YEARS, FULL_YEARS = 1, 50, 15
 MIN_INDEX, MAX_INDEX = Decimal("0.6"), Decimal("3.0")
 CENT = Decimal("0.01")
+# Beyond this an amount is a typing mistake (and overflows decimal rounding).
+MAX_AMOUNT = Decimal("1e12")
 
 
 def pension_estimate(values: Mapping[str, Any]) -> dict:
@@ -46,8 +48,10 @@ def pension_estimate(values: Mapping[str, Any]) -> dict:
     if index is None or not MIN_INDEX <= index <= MAX_INDEX:
         errors["contribution_index"] = texts.CONTRIBUTION_INDEX_INVALID
     balance = _decimal(values.get("account_balance"))
-    if balance is None or balance < 0:
+    if balance is None or not 0 <= balance <= MAX_AMOUNT:
         errors["account_balance"] = texts.ACCOUNT_BALANCE_INVALID
+    if wage is not None and wage > MAX_AMOUNT:
+        errors["avg_wage"] = texts.AVG_WAGE_INVALID
     if errors:
         raise ExecutorError(texts.ESTIMATE_INVALID, field_errors=errors, retryable=False)
 

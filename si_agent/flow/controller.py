@@ -12,6 +12,7 @@ import hashlib
 import json
 import logging
 import operator
+import threading
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -36,6 +37,7 @@ from si_agent.validators import check as validate_value
 log = logging.getLogger(__name__)
 
 _MAX_CONFLICT_RETRIES = 5
+_TURN_LOCKS = 64  # striped per-session locks: bounded memory, rare false sharing
 _OPS: dict[str, Callable[[Any, Any], bool]] = {
     "==": operator.eq, "!=": operator.ne, "<": operator.lt,
     "<=": operator.le, ">": operator.gt, ">=": operator.ge,
@@ -66,6 +68,7 @@ class Controller:
         )
         self.max_message_chars = max_message_chars
         self.machine = DialogueMachine()
+        self._locks = [threading.Lock() for _ in range(_TURN_LOCKS)]
 
     # -- public API -------------------------------------------------------
 
@@ -86,16 +89,24 @@ class Controller:
                 else replies.render(replies.TOO_LONG, limit=self.max_message_chars)
             )
             return snapshot(session, self.catalog, reply)
-        for _ in range(_MAX_CONFLICT_RETRIES):
-            session = self.store.load(session_id) or Session(session_id=session_id)
-            result = _Turn(self, session, text, on_delta).run()
-            try:
-                self.store.save(session)
-            except SessionConflict:
-                log.info("session %s changed concurrently; running the turn again", session_id)
-                continue
-            return result
-        raise SessionConflict(session_id, expected=-1, found=None)
+        # Turns of one user run one at a time in this process; across processes
+        # the store's optimistic versioning makes a conflicting turn run again.
+        with self._turn_lock(session_id):
+            for _ in range(_MAX_CONFLICT_RETRIES):
+                session = self.store.load(session_id) or Session(session_id=session_id)
+                result = _Turn(self, session, text, on_delta).run()
+                try:
+                    self.store.save(session)
+                except SessionConflict:
+                    log.info("session %s changed concurrently; running the turn again",
+                             session_ref(session_id))
+                    continue
+                return result
+        raise SessionConflict(session_ref(session_id), expected=-1, found=None)
+
+    def _turn_lock(self, session_id: str) -> threading.Lock:
+        digest = hashlib.blake2b(session_id.encode(), digest_size=4).digest()
+        return self._locks[int.from_bytes(digest, "big") % len(self._locks)]
 
     def current(self, session_id: str) -> TurnResult:
         """The turn object for the stored session, without a reply."""
@@ -130,10 +141,13 @@ class _Turn:
     def run(self) -> TurnResult:
         s = self.s
         state_before = s.state
-        if s.state == "executing":  # a previous turn died mid-submission
-            self._fire("fail")
-            self.parts.append(replies.EXEC_INTERRUPTED)
+        if s.business_id and s.business_id not in self.ctl.catalog:
+            # The business left the configuration while this session was stored.
+            self._fire("cancel")
+            self._clear()
+            self.parts.append(replies.BUSINESS_GONE)
         view = self._view()
+        s.suggestion = None  # a suggestion is good for the next turn only
         offered = T.toolset(s.state, self.business, self.step, self.ctl.catalog)
         decision = self.decision = self._decide(view, offered)
         applied = 0
@@ -327,12 +341,11 @@ class _Turn:
         st.error = diagnosis
         if st.status != "collected":
             st.status = "invalid"
-        self.s.awaiting = field.key
+            self.s.awaiting = field.key  # a kept value is not asked for again
         if instruction:
             self.reasked.add(field.key)
         lines = [replies.render(replies.INVALID, diagnosis=diagnosis, instruction=instruction)]
         if st.attempts >= b.max_attempts:
-            self.s.escalated = True
             lines.append(replies.render(replies.ESCALATE, label=field.label, attempts=st.attempts))
             st.attempts = 0
             self.reasked.discard(field.key)  # after the offer to stop, ask plainly again
@@ -366,12 +379,13 @@ class _Turn:
 
     def _cancel(self, call: ToolCall) -> str:
         b = self.business
-        if b is None or self.s.state in ("idle", "done"):
+        if self.s.state in ("idle", "done"):
             self.parts.append(replies.NOTHING_TO_CANCEL)
             return "applied: nothing to cancel"
         self._fire("cancel")
         self._clear()
-        self.parts.append(replies.render(replies.CANCELLED, name=b.name))
+        self.parts.append(replies.render(replies.CANCELLED, name=b.name) if b
+                          else replies.NOTHING_TO_CANCEL)
         self.asked = True
         return "applied"
 
@@ -384,7 +398,6 @@ class _Turn:
         s.step_data = {}
         s.result = None
         s.flow_nonce = None
-        s.escalated = False
 
     def _confirm(self, call: ToolCall) -> str:
         self._fire("confirm")
@@ -434,7 +447,6 @@ class _Turn:
             self.parts.append(replies.render(replies.STEP_FAILED, label=step.label,
                                              error=result.error or step.error_msg or ""))
             if s.step_attempts >= b.max_attempts:
-                s.escalated = True
                 self.parts.append(replies.render(replies.ESCALATE, label=step.label,
                                                  attempts=s.step_attempts))
                 s.step_attempts = 0
@@ -515,7 +527,8 @@ class _Turn:
             pending = self._pending(b)
             if not pending:
                 return
-            first = s.awaiting if s.awaiting in b.field_keys else pending[0].key
+            pending_keys = [f.key for f in pending]
+            first = s.awaiting if s.awaiting in pending_keys else pending_keys[0]
             s.awaiting = first
             ask = [b.field(first)] + [f for f in pending if f.key != first]
             self.parts.extend(f.prompt for f in ask[: max(1, b.ask.max_fields)]

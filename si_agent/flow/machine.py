@@ -104,9 +104,6 @@ class DialogueMachine:
             raise MachineError(f"unknown trigger {trigger!r}")
         return bool(event.trigger(model))
 
-    def triggers(self, state: str) -> list[str]:
-        return self._machine.get_triggers(state)
-
 
 def check_definition(
     states: tuple[str, ...], initial: str, transitions: tuple[dict[str, Any], ...]

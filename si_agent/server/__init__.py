@@ -17,7 +17,7 @@ from flask_limiter import Limiter
 from jwt.exceptions import PyJWTError
 
 from si_agent.config.settings import Settings
-from si_agent.errors import StoreUnavailable
+from si_agent.errors import SessionConflict, StoreUnavailable
 from si_agent.flow.controller import Controller
 from si_agent.server import businesses, chat, health, openapi, ui
 from si_agent.server.auth import init_auth
@@ -58,7 +58,12 @@ def create_app(settings: Settings | None = None, *, controller: Controller | Non
     @app.errorhandler(StoreUnavailable)
     def _store_down(err: StoreUnavailable):
         log.error("session store unavailable: %s", err)
-        return error_response(503, "store_unavailable", "服务暂时不可用，请稍后再试。")
+        return error_response(503, "store_unavailable")
+
+    @app.errorhandler(SessionConflict)
+    def _conflict(err: SessionConflict):
+        log.warning("%s", err)  # carries the session's reference, not the user id
+        return error_response(409)
 
     return app
 

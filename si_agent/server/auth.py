@@ -70,23 +70,23 @@ def init_auth(app: Flask, settings: Settings) -> None:
 
     @jwt.unauthorized_loader
     def _missing(reason: str):
-        return error_response(401, "missing_token", "缺少登录凭证，请先登录。")
+        return error_response(401, "missing_token")
 
     @jwt.invalid_token_loader
     def _invalid(reason: str):
-        return error_response(401, "invalid_token", "登录凭证无效，请重新登录。")
+        return error_response(401, "invalid_token")
 
     @jwt.expired_token_loader
     def _expired(header: dict, payload: dict):
-        return error_response(401, "token_expired", "登录已过期，请重新登录。")
+        return error_response(401, "token_expired")
 
     @jwt.token_verification_failed_loader
     def _failed(header: dict, payload: dict):
-        return error_response(401, "invalid_token", "登录凭证无效，请重新登录。")
+        return error_response(401, "invalid_token")
 
     @jwt.user_lookup_error_loader
     def _lookup(header: dict, payload: dict):
-        return error_response(401, "invalid_token", "登录凭证无效，请重新登录。")
+        return error_response(401, "invalid_token")
 
     app.register_blueprint(bp)
 
@@ -95,9 +95,9 @@ def current_user() -> str:
     """The user id of the verified token (a session belongs to it)."""
     identity = get_jwt_identity()
     if not isinstance(identity, str) or not _USER_ID.fullmatch(identity):
-        raise ApiError(401, "invalid_token", "登录凭证无效，请重新登录。")
+        raise ApiError(401, "invalid_token")
     if "exp" not in get_jwt():  # a token that never expires is not accepted
-        raise ApiError(401, "invalid_token", "登录凭证无效，请重新登录。")
+        raise ApiError(401, "invalid_token")
     return identity
 
 
@@ -109,12 +109,11 @@ def issue_token():
             raise ApiError(404)
         auth = request.authorization
         if auth is None or not _known_client(settings, auth.username or "", auth.password or ""):
-            raise ApiError(401, "invalid_client", "客户端凭证无效。")
+            raise ApiError(401, "invalid_client")
     body = json_body()
     user_id = body.get("user_id")
     if not isinstance(user_id, str) or not _USER_ID.fullmatch(user_id):
-        raise ApiError(400, "invalid_user_id",
-                       "user_id 应为1到64位字母、数字或 _ . @ : - 字符。")
+        raise ApiError(400, "invalid_user_id")
     token = create_access_token(identity=user_id)
     return jsonify(access_token=token, token_type="Bearer", expires_in=settings.jwt_expires)
 
@@ -136,5 +135,5 @@ def json_body() -> dict:
     except RecursionError:  # absurdly deep nesting is malformed input, not a crash
         body = None
     if not isinstance(body, dict):
-        raise ApiError(400, "malformed_json", "请求体应为 JSON 对象。")
+        raise ApiError(400, "malformed_json")
     return body

@@ -12,7 +12,7 @@ from flask import Blueprint, Response, current_app, jsonify, request, stream_wit
 from flask_jwt_extended import jwt_required
 
 from si_agent.config.settings import Settings
-from si_agent.errors import StoreUnavailable
+from si_agent.errors import SessionConflict, StoreUnavailable
 from si_agent.flow.controller import Controller
 from si_agent.flow.turn import TurnResult
 from si_agent.server.auth import current_user, json_body
@@ -38,14 +38,14 @@ def chat():
     body = json_body()
     message = body.get("message")
     if not isinstance(message, str) or not message.strip():
-        raise ApiError(400, "empty_message", "消息不能为空。")
+        raise ApiError(400, "empty_message")
     try:
         message.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates: not text a person typed
-        raise ApiError(400, "invalid_characters", "消息中有无法识别的字符，请重新输入。") from None
+        raise ApiError(400, "invalid_characters") from None
     limit = _settings().max_message_chars
     if len(message) > limit:
-        raise ApiError(413, "message_too_long", f"消息不能超过{limit}个字，请精简后再发送。")
+        raise ApiError(413, "message_too_long", limit=limit)
     if _wants_stream():
         events = _stream_turn(_controller(), user, message)
         return Response(stream_with_context(events), mimetype="text/event-stream",
@@ -62,7 +62,7 @@ def get_session():
     body = turn.model_dump(mode="json", exclude={"reply"})
     if request.args.get("debug") in ("1", "true"):
         if _settings().auth_mode != "dev":
-            raise ApiError(403, "debug_disabled", "调试信息仅在开发模式下可用。")
+            raise ApiError(403, "debug_disabled")
         session = _controller().store.load(user)
         body["memory"] = [r.model_dump(mode="json") for r in session.memory] if session else []
     return jsonify(body)
@@ -100,8 +100,11 @@ def _stream_turn(controller: Controller, user: str, message: str) -> Iterator[st
         try:
             outcome["turn"] = controller.handle(user, message, on_delta=pieces.put)
         except StoreUnavailable as exc:
-            outcome["error"] = ApiError(503, "store_unavailable", "服务暂时不可用，请稍后再试。")
+            outcome["error"] = ApiError(503, "store_unavailable")
             log.error("session store unavailable: %s", exc)
+        except SessionConflict as exc:
+            outcome["error"] = ApiError(409)
+            log.warning("%s", exc)
         except Exception:  # a thread boundary: report, never hang the stream
             log.exception("turn failed while streaming")
             outcome["error"] = ApiError(500)
@@ -120,7 +123,11 @@ def _stream_turn(controller: Controller, user: str, message: str) -> Iterator[st
     turn = outcome["turn"]
     assert isinstance(turn, TurnResult)
     prefix = "".join(streamed)
-    rest = turn.reply[len(prefix):] if turn.reply.startswith(prefix) else turn.reply
+    if turn.reply.startswith(prefix):
+        rest = turn.reply[len(prefix):]
+    else:  # the streamed text was not kept (e.g. the model failed mid-way): start over
+        yield _sse("reset", {})
+        rest = turn.reply
     for i in range(0, len(rest), DELTA_CHARS):
         yield _sse("delta", {"text": rest[i:i + DELTA_CHARS]})
     yield _sse("turn", turn.model_dump(mode="json"))

@@ -18,27 +18,47 @@ MESSAGES = {
     403: ("forbidden", "没有权限执行此操作。"),
     404: ("not_found", "请求的地址不存在。"),
     405: ("method_not_allowed", "不支持该请求方法。"),
+    409: ("conflict", "您的上一条消息还在处理中，请稍后再发送。"),
     413: ("payload_too_large", "请求内容过大。"),
     415: ("unsupported_media_type", "请使用 JSON 格式（Content-Type: application/json）发送请求。"),
     429: ("rate_limited", "您的操作太频繁了，请稍后再试。"),
     500: ("internal_error", "服务暂时出现问题，请稍后再试。"),
     503: ("unavailable", "服务暂时不可用，请稍后再试。"),
 }
+# Messages of the specific codes; every citizen-facing API text is in this module.
+CODE_MESSAGES = {
+    "missing_token": "缺少登录凭证，请先登录。",
+    "invalid_token": "登录凭证无效，请重新登录。",
+    "token_expired": "登录已过期，请重新登录。",
+    "invalid_client": "客户端凭证无效。",
+    "invalid_user_id": "user_id 应为1到64位字母、数字或 _ . @ : - 字符。",
+    "malformed_json": "请求体应为 JSON 对象。",
+    "empty_message": "消息不能为空。",
+    "invalid_characters": "消息中有无法识别的字符，请重新输入。",
+    "message_too_long": "消息不能超过{limit}个字，请精简后再发送。",
+    "debug_disabled": "调试信息仅在开发模式下可用。",
+    "store_unavailable": "服务暂时不可用，请稍后再试。",
+}
 
 
 class ApiError(Exception):
-    """An error answered as JSON with ``status``; raise it from any view."""
+    """An error answered as JSON with ``status``; raise it from any view.
 
-    def __init__(self, status: int, code: str | None = None, message: str | None = None) -> None:
+    The message comes from ``CODE_MESSAGES`` (formatted with ``params``), else
+    from the status's default.
+    """
+
+    def __init__(self, status: int, code: str | None = None, **params: object) -> None:
         default_code, default_message = MESSAGES.get(status, MESSAGES[500])
         self.status = status
         self.code = code or default_code
-        self.message = message or default_message
+        template = CODE_MESSAGES.get(self.code, default_message)
+        self.message = template.format(**params) if params else template
         super().__init__(f"{status} {self.code}")
 
 
-def error_response(status: int, code: str | None = None, message: str | None = None):
-    err = ApiError(status, code, message)
+def error_response(status: int, code: str | None = None, **params: object):
+    err = ApiError(status, code, **params)
     return jsonify(error={"code": err.code, "message": err.message}), err.status
 
 
@@ -47,7 +67,7 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(ApiError)
     def _api_error(err: ApiError):
-        return error_response(err.status, err.code, err.message)
+        return jsonify(error={"code": err.code, "message": err.message}), err.status
 
     @app.errorhandler(HTTPException)
     def _http_error(err: HTTPException):

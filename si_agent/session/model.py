@@ -82,7 +82,6 @@ class Session(BaseModel):
     suggestion: str | None = None
     result: dict[str, Any] | None = None
     flow_nonce: str | None = None
-    escalated: bool = False
     history: list[Message] = Field(default_factory=list)
     memory: list[DecisionRecord] = Field(default_factory=list)
     turn: int = 0

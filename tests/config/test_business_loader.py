@@ -235,7 +235,7 @@ def test_malformed_environment_reference(copy):
 
 def test_builtin_api_without_handler(copy):
     copy.edit("pension_estimate.yaml", "  handler: pension_estimate\n", "")
-    assert copy.errors() == ["pension_estimate.yaml:53: api: a builtin api needs a handler"]
+    assert copy.errors() == ["pension_estimate.yaml:54: api: a builtin api needs a handler"]
 
 
 def test_unknown_builtin_handler_lists_the_known_ones(copy, monkeypatch):
@@ -244,7 +244,7 @@ def test_unknown_builtin_handler_lists_the_known_ones(copy, monkeypatch):
     monkeypatch.setitem(sys.modules, "si_agent.executor.builtin", fake)
     copy.edit("pension_estimate.yaml", "  handler: pension_estimate\n", "  handler: pension_guess\n")
     assert copy.errors() == [
-        "pension_estimate.yaml:55: api.handler: unknown builtin handler 'pension_guess'; "
+        "pension_estimate.yaml:56: api.handler: unknown builtin handler 'pension_guess'; "
         "valid handlers: pension_estimate, tax_estimate",
     ]
 

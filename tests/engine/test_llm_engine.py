@@ -154,3 +154,26 @@ def test_sse_streams_model_tokens_and_debug_view(settings, fake):
                         "nbf": now, "exp": now + 60}, "x" * 40, algorithm="HS256")
     res = prod.get("/api/session?debug=1", headers={"Authorization": f"Bearer {tok}"})
     assert res.status_code == 403
+
+
+def test_arguments_of_the_wrong_type_are_dropped_not_crashing(catalog, settings, fake):
+    ctl = make(catalog, settings, LLMEngine(catalog, settings))
+    fake.push({"tool_calls": [{"name": "match_business", "arguments": {"business_id": ["x"]}},
+                              {"name": "answer_question",
+                               "arguments": {"question": "?", "suggested_business_id": {"a": 1}}}]})
+    turn = ctl.handle("u", "随便问问")
+    assert turn.state == "idle"
+    record = ctl.store.load("u").memory[-1]
+    assert "dropped match_business: arguments do not fit" in record.reason
+    assert [c.name for c in record.calls] == ["answer_question"]
+
+
+def test_split_placeholders_stream_masked(catalog, settings, fake):
+    ctl = make(catalog, settings, LLMEngine(catalog, settings))
+    fake.push({"content": "好的，您的身份证<ID_1>已收到。"})  # 4-character deltas split it
+    pieces: list[str] = []
+    turn = ctl.handle("u", "我身份证330122196303150178，想问问社保的事", on_delta=pieces.append)
+    streamed = "".join(pieces)
+    assert "<ID" not in streamed and "330122196303150178" not in streamed
+    assert streamed == "好的，您的身份证3301**********0178已收到。"
+    assert turn.reply.startswith(streamed)

@@ -146,3 +146,13 @@ def test_unknown_api_kind(executors: Executors, make_business):
         executors.run(odd, {})
     assert err.value.kind == "api kind"
     assert err.value.valid == ["builtin", "http"]
+
+
+def test_absurd_amounts_are_field_errors_not_crashes():
+    from si_agent.errors import ExecutorError
+    from si_agent.executor.pension import pension_estimate
+
+    with pytest.raises(ExecutorError) as err:
+        pension_estimate({"retire_age": 60, "contribution_years": 30, "avg_wage": "1e40",
+                          "contribution_index": 1.0, "account_balance": "1e40"})
+    assert set(err.value.field_errors) == {"avg_wage", "account_balance"}

@@ -162,12 +162,21 @@ def test_retry_after_failure_submits_once(make_controller, settings):
     assert rows == 1 and after == before + 1
 
 
-def test_interrupted_execution_is_reported_as_failed(controller):
-    controller.store.save(Session(session_id="u", state="executing",
-                                  business_id="pension_query"))
-    turn = controller.handle("u", "怎么样了")
-    assert turn.state == "failed"
-    assert "上次提交没有完成" in turn.reply
+def test_a_business_removed_from_the_config_ends_the_stored_flow(controller):
+    for state in ("collecting", "step_executing", "confirming", "failed"):
+        controller.store.delete("u")
+        controller.store.save(Session(session_id="u", state=state, business_id="retired"))
+        turn = controller.handle("u", "取消")
+        assert turn.state == "idle" and turn.business is None
+        assert "已暂停在线办理" in turn.reply
+        assert controller.handle("u", "查养老金").state == "collecting"
+
+
+def test_a_suggestion_lasts_one_turn(controller):
+    assert controller.handle("u", "社保转移需要什么材料").suggestion.business_id == "social_transfer"
+    turn = controller.handle("u", "今天天气怎么样")
+    assert turn.suggestion is None
+    assert controller.handle("u", "好的").state == "idle"
 
 
 def test_toolsets_per_state(catalog):

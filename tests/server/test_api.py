@@ -271,3 +271,36 @@ def test_tokens_without_expiry_are_refused(client, settings):
                            settings.jwt_secret, algorithm="HS256")
     res = client.get("/api/session", headers={"Authorization": f"Bearer {forever}"})
     assert res.status_code == 401 and res.get_json()["error"]["code"] == "invalid_token"
+
+
+def test_a_turn_that_keeps_conflicting_is_a_409_without_the_user_id(settings, caplog):
+    from si_agent.app import build_controller
+    from si_agent.errors import SessionConflict
+
+    controller = build_controller(settings)
+
+    class AlwaysConflicting:
+        name = "always"
+
+        def __init__(self, inner):
+            self.inner = inner
+
+        def load(self, sid):
+            return self.inner.load(sid)
+
+        def save(self, session):
+            raise SessionConflict("sid#x", expected=session.version, found=session.version + 1)
+
+        def delete(self, sid):
+            self.inner.delete(sid)
+
+        def ping(self):
+            return True
+
+    controller.store = AlwaysConflicting(controller.store)
+    client = create_app(settings, controller=controller).test_client()
+    token = client.post("/api/token", json={"user_id": "13812345678"}).get_json()["access_token"]
+    res = client.post("/api/chat", json={"message": "你好"},
+                      headers={"Authorization": f"Bearer {token}"})
+    assert res.status_code == 409 and res.get_json()["error"]["code"] == "conflict"
+    assert "13812345678" not in caplog.text

@@ -41,7 +41,6 @@ def rich_session(session_id: str = "wx-张三-001") -> Session:
         suggestion="您是要办理养老金资格认证吗？",
         result={"ok": True, "ticket": 42},
         flow_nonce="n-123",
-        escalated=False,
         turn=7,
     )
     session.remember("user", "我要开养老证明")
@@ -134,7 +133,7 @@ def test_stale_save_conflicts_and_stores_nothing(backend):
     first.state = "collecting"
     store.save(first)
     second.state = "escalated"
-    second.escalated = True
+    second.turn = 99
     stamp = second.updated_at
 
     with pytest.raises(SessionConflict) as caught:
@@ -144,7 +143,7 @@ def test_stale_save_conflicts_and_stores_nothing(backend):
     assert second.version == 1 and second.updated_at == stamp  # caller's object untouched
     stored = store.load("s1")
     assert stored is not None
-    assert (stored.version, stored.state, stored.escalated) == (2, "collecting", False)
+    assert (stored.version, stored.state, stored.turn) == (2, "collecting", 0)
 
 
 def test_saving_a_fresh_session_over_an_existing_one_conflicts(backend):

@@ -470,14 +470,18 @@
     try {
       const response = await api("POST", "/api/chat", { message: text }, "text/event-stream");
       let turn = null;
+      let failure = null;
       if ((response.headers.get("Content-Type") || "").includes("text/event-stream")) {
         await readEvents(response, (event, data) => {
           if (event === "delta" && typeof data.text === "string") appendDelta(reply, data.text);
+          else if (event === "reset") reply.querySelector(".content").textContent = "";
           else if (event === "turn") turn = data;
+          else if (event === "error") failure = new ApiError(response.status, data.code, data.message);
         });
       } else {
         turn = await response.json();
       }
+      if (failure) throw failure;
       if (!turn) throw new NetworkError();
       finishReply(reply, turn.reply || "");
       render(turn);
