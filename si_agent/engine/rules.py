@@ -26,6 +26,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from si_agent.config.model import Business, FieldDef
 from si_agent.engine import lexicon as L
@@ -93,6 +94,11 @@ class RuleEngine:
             df.update(set().union(*(_bigrams(p) for p in phrases)))
         n = max(1, len(self.catalog))
         self._idf = {g: math.log(1 + n / c) for g, c in df.items()}
+        self._phrase_grams = {
+            p: (grams, sum(self._idf[g] for g in grams) or 1.0)
+            for phrases in self._phrases.values() for p in phrases
+            for grams in (_bigrams(p),)
+        }
 
     # -- entry point ------------------------------------------------------
 
@@ -171,9 +177,8 @@ class RuleEngine:
                 elif _scattered(p, low):
                     cand = (SCATTERED_SCORE, len(p), None)
                 else:
-                    pg = _bigrams(p)
-                    total = sum(self._idf.get(g, 0.0) for g in pg) or 1.0
-                    cand = (sum(self._idf.get(g, 0.0) for g in pg & grams) / total, 0, None)
+                    pg, total = self._phrase_grams[p]
+                    cand = (sum(self._idf[g] for g in pg & grams) / total, 0, None)
                 if cand[:2] > best[:2]:
                     best = cand
             scores[bid] = best
@@ -474,6 +479,7 @@ def _accepts(field: FieldDef, c: _Candidate) -> bool:
     return field.type == c.type
 
 
+@lru_cache(maxsize=1024)
 def _cue_words(field: FieldDef) -> tuple[str, ...]:
     label = field.label
     short = label.removesuffix("号码").removesuffix("号").removesuffix("名称")
@@ -498,7 +504,8 @@ def _cue_distance(field: FieldDef, c: _Candidate, text: str) -> int | None:
     return best
 
 
-def _label_names(label: str) -> set[str]:
+@lru_cache(maxsize=1024)
+def _label_names(label: str) -> frozenset[str]:
     """A label and its usual short forms: 新手机号码 → 手机号码, 手机号, 新手机, 手机."""
     names = {label}
     for prefix in ("新", "原", "现"):
@@ -506,7 +513,7 @@ def _label_names(label: str) -> set[str]:
     for suffix in ("号码", "名称"):
         names |= {n.removesuffix(suffix) for n in names}
     names |= {n + "号" for n in names if label.endswith("号码")}
-    return {n for n in names if len(n) >= 2}
+    return frozenset(n for n in names if len(n) >= 2)
 
 
 def _mentioned_field(business: Business, text: str) -> str | None:
