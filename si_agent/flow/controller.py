@@ -69,6 +69,7 @@ class Controller:
         self.max_message_chars = max_message_chars
         self.machine = DialogueMachine()
         self._locks = [threading.Lock() for _ in range(_TURN_LOCKS)]
+        self._toolsets: dict[tuple[str, str | None, str | None], list[dict]] = {}
 
     # -- public API -------------------------------------------------------
 
@@ -103,6 +104,14 @@ class Controller:
                     continue
                 return result
         raise SessionConflict(session_ref(session_id), expected=-1, found=None)
+
+    def toolset(self, state: str, business: Business | None, step: Step | None) -> list[dict]:
+        """The tools ``state`` offers (built once per state, business and step)."""
+        key = (state, business.id if business else None, step.id if step else None)
+        tools = self._toolsets.get(key)
+        if tools is None:
+            tools = self._toolsets[key] = T.toolset(state, business, step, self.catalog)
+        return tools
 
     def _turn_lock(self, session_id: str) -> threading.Lock:
         digest = hashlib.blake2b(session_id.encode(), digest_size=4).digest()
@@ -148,7 +157,7 @@ class _Turn:
             self.parts.append(replies.BUSINESS_GONE)
         view = self._view()
         s.suggestion = None  # a suggestion is good for the next turn only
-        offered = T.toolset(s.state, self.business, self.step, self.ctl.catalog)
+        offered = self.ctl.toolset(s.state, self.business, self.step)
         decision = self.decision = self._decide(view, offered)
         applied = 0
         for call in decision.calls:
@@ -217,7 +226,7 @@ class _Turn:
 
     def _apply(self, call: ToolCall) -> int:
         """Apply one call if the current state offers it; 1 if applied."""
-        offered = T.tool_names(T.toolset(self.s.state, self.business, self.step, self.ctl.catalog))
+        offered = T.tool_names(self.ctl.toolset(self.s.state, self.business, self.step))
         if call.name not in offered:
             self._record(call, f"rejected: {call.name} not offered in {self.s.state}")
             return 0
