@@ -1,14 +1,12 @@
 #!/usr/bin/env bash
-# Install the test dependencies into .venv and run every test (lint, unit, dialogues).
+# Install the test dependencies into .venv and run every test: lint, config validation,
+# unit, Redis, dialogue and model-mode replays, knowledge base, API fuzzing, gunicorn, browser.
 # Usage: scripts/test.sh [pytest args...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PYTHON=${PYTHON:-python3}
-if [ ! -x .venv/bin/python ]; then
-  "$PYTHON" -m venv .venv
-fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test,rag]'
+. scripts/venv.sh
+ensure_venv test,rag
 
 # The Redis tests run for real: start a server when nothing answers on 6379.
 redis_up() {

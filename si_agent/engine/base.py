@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from si_agent.config.model import Business, Step
+from si_agent.config.model import Business, FieldDef, Step
 from si_agent.session.model import FieldState, Message, Usage
 
 
@@ -59,10 +59,15 @@ class SessionView:
         """Field keys not yet collected, in business order."""
         if self.business is None:
             return []
-        return [
-            f.key for f in self.business.fields
-            if f.required and self.fields.get(f.key, FieldState()).status != "collected"
-        ]
+        return [f.key for f in pending_fields(self.business, self.fields)]
+
+
+def pending_fields(business: Business, fields: Mapping[str, FieldState]) -> list[FieldDef]:
+    """The required fields of ``business`` not yet collected, in order."""
+    return [
+        f for f in business.fields
+        if f.required and fields.get(f.key, FieldState()).status != "collected"
+    ]
 
 
 TextSink = Callable[[str], None]

@@ -15,13 +15,21 @@ import operator
 import threading
 import uuid
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from transitions import MachineError
 
 from si_agent import replies
 from si_agent.config.model import Business, Check, FieldDef, Step
-from si_agent.engine.base import Decision, IntentEngine, SessionView, TextSink, ToolCall
+from si_agent.engine.base import (
+    Decision,
+    IntentEngine,
+    SessionView,
+    TextSink,
+    ToolCall,
+    pending_fields,
+)
 from si_agent.errors import ExecutorError, SessionConflict
 from si_agent.executor.base import Executor
 from si_agent.flow import tools as T
@@ -249,9 +257,9 @@ class _Turn:
             T.ANSWER_QUESTION: self._answer_question,
             T.PROVIDE_FIELD: self._provide_field,
             T.CANCEL_FLOW: self._cancel,
-            T.CONFIRM_SUBMIT: self._confirm,
+            T.CONFIRM_SUBMIT: partial(self._submit, "confirm"),
             T.MODIFY_INFO: self._modify,
-            T.RETRY_SUBMIT: self._retry,
+            T.RETRY_SUBMIT: partial(self._submit, "retry"),
         }
 
     def _match_business(self, call: ToolCall) -> str:
@@ -370,10 +378,7 @@ class _Turn:
             return True
 
     def _pending(self, business: Business) -> list[FieldDef]:
-        return [
-            f for f in business.fields
-            if f.required and self.s.fields.get(f.key, FieldState()).status != "collected"
-        ]
+        return pending_fields(business, self.s.fields)
 
     def _complete(self) -> None:
         """All fields or steps are in: confirm or execute."""
@@ -408,13 +413,9 @@ class _Turn:
         s.result = None
         s.flow_nonce = None
 
-    def _confirm(self, call: ToolCall) -> str:
-        self._fire("confirm")
-        self._execute()
-        return "applied"
-
-    def _retry(self, call: ToolCall) -> str:
-        self._fire("retry")
+    def _submit(self, trigger: str, call: ToolCall) -> str:
+        """``confirm`` (from confirming) or ``retry`` (from failed): execute."""
+        self._fire(trigger)
         self._execute()
         return "applied"
 
