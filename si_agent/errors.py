@@ -9,6 +9,7 @@
     ├── UnknownBackendError (LookupError)  a registry name that does not exist
     └── RuntimeFlowError           something went wrong while running a turn
         ├── SessionConflict            a concurrent turn saved the session first
+        ├── JobConflict                a concurrent writer changed the job record first
         ├── StoreUnavailable           the session store cannot be reached
         └── ExecutorError              a business backend call failed
 
@@ -85,6 +86,17 @@ class SessionConflict(RuntimeFlowError):
         super().__init__(
             f"session {session_id!r} changed concurrently (expected version {expected}, found {found})"
         )
+
+
+class JobConflict(RuntimeFlowError):
+    """The job record was saved by someone else since it was loaded."""
+
+    def __init__(self, job_id: str, expected: int, found: int | None) -> None:
+        self.job_id = job_id
+        self.expected = expected
+        self.found = found
+        super().__init__(f"job {job_id!r} changed concurrently (expected version {expected}, "
+                         f"found {found})")
 
 
 class StoreUnavailable(RuntimeFlowError):

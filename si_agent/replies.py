@@ -31,6 +31,27 @@ BUSINESS_GONE = "您之前办理的业务已暂停在线办理，已为您结束
 NOTHING_TO_CANCEL = "当前没有正在办理的业务。请问有什么可以帮您？"
 EXEC_FAILED = "提交未成功：{message}\n您可以回复“重试”再次提交（不会重复提交），或回复“取消”放弃办理。"
 QUERY_FAILED = "查询未成功：{message}\n您可以回复“重试”再查一次，或回复“取消”。"
+EXEC_REFUSED = (
+    "业务系统未受理：{message}\n这个问题重新提交也无法解决。您可以回复“修改+项目名称”修改信息，"
+    "回复“取消”结束办理，或拨打12333社保服务热线咨询。"
+)
+REFUSED_REASK = "这项申请无法重新提交。您可以回复“修改+项目名称”修改信息，或回复“取消”结束办理。"
+EXEC_STEP_FAILED = "业务系统未通过【{label}】：{message}请重新完成这一步。"
+EXECUTOR_CRASHED = "业务系统处理时出现异常，请稍后再试。"
+JOB_QUEUED = "您的【{name}】申请已提交，正在办理，结果出来后会第一时间告诉您。"
+JOB_RUNNING = "您的【{name}】申请正在办理中，请稍候。"
+JOB_PROGRESS = "当前进度：{progress}"
+JOB_CANNOT_CANCEL = "您的【{name}】申请已经提交，正在办理中，无法取消。办理结果出来后会告诉您。"
+JOB_UNKNOWN = (
+    "提交过程中断，暂时无法确认【{name}】是否已经提交成功。为避免重复提交，请稍后通过“办理进度查询”"
+    "查看，或拨打12333社保服务热线核实。"
+)
+BUSINESS_UNAVAILABLE = (
+    "【{name}】暂时无法在线办理，请携带身份证到社保经办窗口办理，或拨打12333社保服务热线咨询。"
+)
+STEP_MISMATCH = "【{step}】上的{label}与您填写的不一致，请核对后重新输入{label}，或回复“重新上传{step}”。"
+TYPED_MISMATCH = "您填写的{label}与【{step}】上的不一致，请核对后重新输入。"
+STEP_REDO_ASK = "好的，请重新完成【{label}】。"
 EXEC_FIELD_FAILED = "业务系统未通过以下信息：{items}。请重新提供。"
 FAILED_REASK = "您可以回复“重试”再次提交，回复“修改+项目名称”修改信息，或回复“取消”放弃办理。"
 NO_ANSWER = "抱歉，这个问题我暂时无法回答。您可以拨打12333社保服务热线咨询，或告诉我您想办理的业务。"

@@ -15,9 +15,12 @@ from si_agent.executor import Executors
 from si_agent.flow.controller import Controller
 from si_agent.replay import load_dialogues, replay
 from si_agent.session import MemoryStore
+from si_agent.testing import fake_step_handlers
 
 ROOT = Path(__file__).resolve().parents[1]
 DIALOGUES = load_dialogues([ROOT / "tests" / "dialogues"])
+# Photo-step dialogues, replayed with stand-ins for the OCR and face engines.
+STEP_DIALOGUES = load_dialogues([ROOT / "tests" / "dialogues_steps"])
 
 
 @pytest.fixture(scope="module")
@@ -32,10 +35,17 @@ def controller(settings) -> Controller:
     return Controller(catalog, MemoryStore(), RuleEngine(catalog), Executors(settings))
 
 
+@pytest.fixture(scope="module")
+def step_controller(settings) -> Controller:
+    catalog = load_businesses(settings.business_dir)
+    return Controller(catalog, MemoryStore(), RuleEngine(catalog), Executors(settings),
+                      step_handlers=fake_step_handlers())
+
+
 def test_corpus_covers_every_business(controller):
     started = {
         t["expect"]["business"]
-        for _, d in DIALOGUES for t in d["turns"]
+        for _, d in DIALOGUES + STEP_DIALOGUES for t in d["turns"]
         if (t.get("expect") or {}).get("business")
     }
     assert len(DIALOGUES) >= 60
@@ -46,4 +56,12 @@ def test_corpus_covers_every_business(controller):
                          ids=[Path(s).name for s, _ in DIALOGUES])
 def test_dialogue(controller, settings, source, transcript):
     report = replay(controller, transcript, source=source, backend=demo_backend_hook(settings))
+    assert report.passed, "\n".join(report.failures)
+
+
+@pytest.mark.parametrize("source,transcript", STEP_DIALOGUES,
+                         ids=[Path(s).name for s, _ in STEP_DIALOGUES])
+def test_step_dialogue(step_controller, settings, source, transcript):
+    report = replay(step_controller, transcript, source=source,
+                    backend=demo_backend_hook(settings))
     assert report.passed, "\n".join(report.failures)

@@ -23,7 +23,7 @@ from si_agent.executor import Executors
 from si_agent.flow.controller import Controller
 from si_agent.replay import load_dialogues, replay
 from si_agent.session import MemoryStore
-from si_agent.testing import FakeOpenAI
+from si_agent.testing import FakeOpenAI, fake_step_handlers
 
 ROOT = Path(__file__).resolve().parents[1]
 DIALOGUES = load_dialogues([ROOT / "tests" / "dialogues_llm"])
@@ -56,7 +56,8 @@ def controllers(settings):
     catalog = load_businesses(settings.business_dir)
     executors = Executors(settings)
     return {
-        name: Controller(catalog, MemoryStore(), create_engine(name, catalog, settings), executors)
+        name: Controller(catalog, MemoryStore(), create_engine(name, catalog, settings), executors,
+                         step_handlers=fake_step_handlers())
         for name in ("llm", "hybrid")
     }
 

@@ -208,6 +208,7 @@ def _meaning_errors(b: Business, stem: str) -> Iterator[tuple[tuple, str]]:
     for i, f in enumerate(b.fields):
         yield from _field_errors(("fields", i), f)
     yield from _check_errors(b)
+    yield from _step_errors(b)
     yield from _api_errors(b)
     if b.type == "handle" and not b.require_confirm and not b.steps:
         yield ("type",), "a handle business needs require_confirm: true or steps"
@@ -288,6 +289,16 @@ def _check_errors(b: Business) -> Iterator[tuple[tuple, str]]:
             yield at + ("right",), f"cannot compare {c.left} ({left}) with {c.right} ({right})"
         elif c.op in _ORDERED_OPS and _family(left) not in ("number", "date"):
             yield at + ("op",), f"{c.op!r} needs numbers, years or dates; {c.left} is {left}"
+
+
+def _step_errors(b: Business) -> Iterator[tuple[tuple, str]]:
+    keys = set(b.field_keys)
+    valid = ", ".join(b.field_keys) or "(none)"
+    for i, step in enumerate(b.steps):
+        for j, key in enumerate(step.produces):
+            if key not in keys:
+                yield ("steps", i, "produces", j), (
+                    f"unknown field {key!r}; fields of this business: {valid}")
 
 
 def _family(field_type: str) -> str:

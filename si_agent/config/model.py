@@ -93,6 +93,8 @@ class Step(_Model):
     prompt: str
     handler: str
     error_msg: str | None = None
+    # Field keys this step may fill (e.g. name and id_number read from an ID card).
+    produces: tuple[str, ...] = ()
 
 
 class Api(_Model):

@@ -7,7 +7,8 @@ it at the root, the API server at ``/demo``):
     POST     /api/_admin/fail_next      {"count": n, "status": 503}: fail the next n calls
     GET      /api/_admin/applications   every stored application, newest first
 
-Success answers 200 with a JSON object; refusals answer
+Every business call is logged in the ``calls`` table (business, idempotency key, status),
+so tests can count submissions. Success answers 200 with a JSON object; refusals answer
 ``{"error": {"message": str, "fields": {key: message}}}`` with 400 (malformed
 request), 404 (nothing found), 422 (data refused) or an injected status.
 Handle-type businesses need an ``Idempotency-Key`` header: a key seen before
@@ -107,6 +108,20 @@ def demo_blueprint(db_path: str | Path) -> Blueprint:
             if not key:
                 return error_response(400, texts.MISSING_IDEMPOTENCY_KEY)
             return _handle(conn, business_id, service, key, body)
+
+    @bp.after_request
+    def log_call(response: Response) -> Response:
+        """Every business call, refused or not, so tests can count submissions."""
+        if request.endpoint == f"{bp.name}.business":
+            with connection(db_path) as conn:
+                conn.execute(
+                    "INSERT INTO calls (business_id, idempotency_key, status, at)"
+                    " VALUES (?, ?, ?, ?)",
+                    ((request.view_args or {}).get("business_id", ""),
+                     request.headers.get("Idempotency-Key", "").strip() or None,
+                     response.status_code, clock.now().isoformat(timespec="seconds")),
+                )
+        return response
 
     return bp
 

@@ -69,6 +69,12 @@ CREATE TABLE IF NOT EXISTS idempotency (
     response    TEXT NOT NULL,           -- the stored success body (JSON)
     created_at  TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS calls (
+    business_id     TEXT NOT NULL,
+    idempotency_key TEXT,
+    status          INTEGER NOT NULL,
+    at              TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS failures (
     id        INTEGER PRIMARY KEY CHECK (id = 1),
     remaining INTEGER NOT NULL,

@@ -1,4 +1,4 @@
-"""The demo data: six people, their contributions and pensions, three applications.
+"""The demo data: six people, their contributions and pensions, four applications.
 
 ID numbers carry correct GB 11643 check digits and bank cards correct Luhn
 digits, both computed here, so they pass the dialogue's validators.
@@ -87,6 +87,8 @@ APPLICATIONS: tuple[tuple[str, str, int, str, str, str], ...] = (
      "社保卡已制作完成，已通过邮政EMS寄出，运单号 1100223344556。", "2026-11-06 15:12"),
     ("SI20261105000001", "unemployment_benefit", 4, "已办结",
      "审核通过，核定领取失业保险金12个月，每月20日前发放至您的中国银行账户。", "2026-11-18 09:05"),
+    ("SI20261110000001", "card_loss", 5, "已挂失",
+     "社保卡已正式挂失，卡片的社保和金融功能已冻结。如需新卡请办理补卡。", "2026-11-10 14:20"),
 )
 
 

@@ -207,6 +207,11 @@ def card_apply(ctx: Ctx, body: dict) -> dict:
 @_service("card_loss", handle=True, required=("id_number", "name", "phone", "loss_type"))
 def card_loss(ctx: Ctx, body: dict) -> dict:
     id_number = _check_person(ctx, body)
+    lost = ctx.conn.execute(
+        "SELECT 1 FROM applications WHERE business_id = 'card_loss' AND id_number = ?"
+        " AND status = ?", (id_number, texts.LOST)).fetchall()
+    if lost:  # nothing about the request to correct: resubmitting cannot help
+        raise DemoError(409, texts.ALREADY_LOST)
     return {
         "application_no": ctx.new_application("card_loss", body, id_number),
         "loss_type": str(body["loss_type"]),
@@ -243,6 +248,9 @@ def medical_filing(ctx: Ctx, body: dict) -> dict:
 @_service("pension_certification", handle=True, required=("id_card_photo", "face_photo"))
 def pension_certification(ctx: Ctx, body: dict) -> dict:
     id_number = None
+    face = body["face_photo"]
+    if isinstance(face, dict) and face.get("same_person") is False:
+        raise field_error(422, "face_photo", texts.FACE_MISMATCH)
     photo = body["id_card_photo"]
     if not _blank(body.get("id_number")) or (isinstance(photo, dict) and photo.get("id_number")):
         source = body if not _blank(body.get("id_number")) else photo

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
@@ -24,21 +25,53 @@ class ToolCall(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
+class Rule(str, Enum):
+    """Which rule (or the model) produced a decision."""
+
+    NONE = "none"                        # nothing recognised
+    MODEL = "model"                      # a model chose the calls
+    CANCEL_WORD = "cancel_word"
+    CONFIRM_WORD = "confirm_word"
+    RETRY_WORD = "retry_word"
+    ACCEPTED_SUGGESTION = "accepted_suggestion"
+    GREETING = "greeting"
+    CONVERSATIONAL = "conversational"    # a reply with nothing to act on
+    EXACT_KEYWORD = "exact_keyword"      # a business keyword, verbatim
+    SIMILAR_KEYWORD = "similar_keyword"  # a business by keyword similarity
+    AGAIN = "again"                      # the business just done, once more
+    SUGGEST = "suggest"                  # a guess offered as a suggestion
+    QUESTION = "question"
+    VALUES = "values"                    # field values found by the extractors
+    AWAITED_ANSWER = "awaited_answer"    # the whole message for the awaited field
+    MODIFY = "modify"
+    UPLOAD = "upload"
+
+
+SURE = 1.0  # a decision this confident needs no model
+
+
 class Decision(BaseModel):
     """What the engine decided for one message; empty ``calls`` = not understood.
 
-    ``confident`` marks rule decisions that need no model (an exact keyword, a
-    value that validates for the awaited field, a confirm or cancel word).
-    ``text`` is a model's free-text answer (a reply without a tool call).
+    ``rule`` says what fired and ``confidence`` (0–1) how sure it is: ``SURE``
+    marks rule decisions a model could not improve (an exact keyword, a value
+    that validates for the awaited field, a confirm or cancel word). ``reason``
+    is a log line for people, never parsed. ``text`` is a model's free-text
+    answer (a reply without a tool call).
     """
 
     calls: list[ToolCall] = Field(default_factory=list)
+    rule: Rule = Rule.NONE
+    confidence: float = Field(default=0.0, ge=0.0, le=1.0)
     reason: str = ""
     engine: str = ""
-    confident: bool = False
     text: str | None = None
     usage: Usage = Field(default_factory=Usage)
     offered: list[str] = Field(default_factory=list)
+
+    @property
+    def confident(self) -> bool:
+        return self.confidence >= SURE
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from functools import lru_cache
 
 from si_agent.config.model import Business, FieldDef
 from si_agent.engine import lexicon as L
-from si_agent.engine.base import Decision, SessionView, TextSink, ToolCall
+from si_agent.engine.base import SURE, Decision, Rule, SessionView, TextSink, ToolCall
 from si_agent.flow import tools as T
 from si_agent.validators import check, extract
 
@@ -69,6 +69,9 @@ def _scattered(phrase: str, text: str) -> bool:
     return False
 
 
+_Ruled = tuple[list[ToolCall], Rule, str]
+
+
 @dataclass(frozen=True)
 class _Candidate:
     type: str
@@ -105,50 +108,61 @@ class RuleEngine:
     def decide(
         self, view: SessionView, message: str, tools: list[dict], on_text: TextSink | None = None
     ) -> Decision:
+        """Calls from ``tools`` only: each rule fires only if its tool is offered."""
         text = unicodedata.normalize("NFKC", message).strip()
+        offered = frozenset(T.tool_names(tools))
         state = view.state
-        if state in ("idle", "done"):
-            calls, reason = self._idle(view, text)
+        if T.MATCH_BUSINESS in offered:
+            calls, rule, reason = self._idle(view, text, offered)
         elif state == "collecting":
-            calls, reason = self._collecting(view, text)
+            calls, rule, reason = self._collecting(view, text, offered)
         elif state in ("confirming", "failed"):
-            calls, reason = self._confirming(view, text)
+            calls, rule, reason = self._confirming(view, text, offered)
         elif state == "step_executing":
-            calls, reason = self._step(view, text)
+            calls, rule, reason = self._step(view, text, offered)
+        elif T.CANCEL_FLOW in offered and L.is_cancel(text):
+            calls, rule, reason = [_cancel()], Rule.CANCEL_WORD, "cancel word"
         else:
-            calls, reason = ([ToolCall(name=T.CANCEL_FLOW)], "cancel") if L.is_cancel(text) else ([], "")
-        return Decision(calls=calls, reason=reason, engine=self.name,
-                        confident=_is_confident(view, calls, reason, text))
+            calls, rule, reason = [], Rule.NONE, "nothing to decide in this state"
+        kept = _within_toolset(calls, offered)
+        if len(kept) < len(calls):  # a rule forgot to check its tool: never propose it
+            reason += f"; dropped {[c.name for c in calls if c not in kept]} (not offered)"
+            calls = kept
+        return Decision(calls=calls, rule=rule, reason=reason, engine=self.name,
+                        confidence=_confidence(view, calls, rule, text))
 
     # -- idle -------------------------------------------------------------
 
-    def _idle(self, view: SessionView, text: str) -> tuple[list[ToolCall], str]:
+    def _idle(self, view: SessionView, text: str, offered: frozenset[str]) -> _Ruled:
         if view.suggestion in self.catalog and L.is_accept(text):
-            return [_match(view.suggestion)], f"accepted suggestion {view.suggestion}"
+            return [_match(view.suggestion)], Rule.ACCEPTED_SUGGESTION, (
+                f"accepted suggestion {view.suggestion}")
         if L.is_greeting(text):
-            return [], "greeting"
+            return [], Rule.GREETING, "greeting"
         bid, score, span, runner_up = self.match(text)
-        if L.is_cancel(text) and score < MATCH_THRESHOLD:
-            return [ToolCall(name=T.CANCEL_FLOW)], "cancel word"
+        if L.is_cancel(text) and score < MATCH_THRESHOLD and T.CANCEL_FLOW in offered:
+            return [_cancel()], Rule.CANCEL_WORD, "cancel word"
         if (view.state == "done" and view.business is not None and L.AGAIN.search(text)
                 and (bid is None or score < MATCH_THRESHOLD)):
-            return self.start(view, view.business, text), f"again: {view.business.id}"
+            return self.start(view, view.business, text), Rule.AGAIN, (
+                f"again: {view.business.id}")
         masked = _mask_codes(text)
         rest = masked[: span[0]] + masked[span[1]:] if span else masked
         if bid and score >= MATCH_THRESHOLD and score - runner_up >= MARGIN:
             business = self.catalog[bid]
+            rule = Rule.EXACT_KEYWORD if score >= 1.0 else Rule.SIMILAR_KEYWORD
             if _is_request(business, text, rest):
-                return self.start(view, business, text), f"matched {bid} (score {score:.2f})"
-            return [_answer(text, bid)], f"question about {bid} (score {score:.2f})"
+                return self.start(view, business, text), rule, f"matched {bid} (score {score:.2f})"
+            return [_answer(text, bid)], Rule.QUESTION, f"question about {bid} (score {score:.2f})"
         question = L.is_question(text)
         if bid and score >= SUGGEST_THRESHOLD:
             # Not a question: only the suggestion is shown, asking to confirm the guess.
-            return [_answer(text if question else "", bid)], (
+            return [_answer(text if question else "", bid)], Rule.SUGGEST, (
                 f"unsure: suggest {bid} (score {score:.2f})"
             )
         if question or len(text) > 6:
-            return [_answer(text, None)], "question, no business"
-        return [], "no business matched"
+            return [_answer(text, None)], Rule.QUESTION, "question, no business"
+        return [], Rule.NONE, "no business matched"
 
     def start(self, view: SessionView, business: Business, text: str) -> list[ToolCall]:
         """Start ``business`` with the values in ``text`` and any it can reuse."""
@@ -193,37 +207,39 @@ class RuleEngine:
 
     # -- collecting -------------------------------------------------------
 
-    def _collecting(self, view: SessionView, text: str) -> tuple[list[ToolCall], str]:
+    def _collecting(self, view: SessionView, text: str, offered: frozenset[str]) -> _Ruled:
         business = view.business
         assert business is not None
         if L.is_cancel(text):
-            return [ToolCall(name=T.CANCEL_FLOW)], "cancel word"
+            return [_cancel()], Rule.CANCEL_WORD, "cancel word"
         awaited = view.awaiting if view.awaiting in business.field_keys else _first(view)
+        redo = _mentioned_step(business, text)
+        if redo and T.REDO_STEP in offered and (L.wants_modify(text) or "重新" in text):
+            return [_redo(redo)], Rule.MODIFY, f"redo step {redo}"
         target = _mentioned_field(business, text)
         if target and (L.wants_modify(text) or "重新" in text or "重填" in text):
-            return [self._modify(business, target, text)], f"go back to {target}"
+            return [self._modify(business, target, text)], Rule.MODIFY, f"go back to {target}"
         values = self.values_for(business, awaited, text, whole=True)
         if values:
             weak = all(business.field(k).type in _WEAK for k in values)
             if L.is_question(text) and weak:
-                return [_answer(text, None)], "a question that mentions a value"
+                return [_answer(text, None)], Rule.QUESTION, "a question that mentions a value"
             provide = ToolCall(name=T.PROVIDE_FIELD, arguments={"values": values})
             if L.is_how_question(text):
                 # Mixed intent: answer first, then take the values.
-                return [_answer(text, None), provide], "question and values"
-            return [provide], "values found"
+                return [_answer(text, None), provide], Rule.VALUES, "question and values"
+            return [provide], Rule.VALUES, "values found"
         if L.is_greeting(text) or L.is_conversational(text):
-            return [], "no value in a conversational reply"
+            return [], Rule.CONVERSATIONAL, "no value in a conversational reply"
         if L.is_question(text):
-            return [_answer(text, None)], "question while collecting"
+            return [_answer(text, None)], Rule.QUESTION, "question while collecting"
         free_text = awaited and business.field(awaited).type == "text"
         if free_text and L.NON_ANSWER.search(text):
-            return [], "a non-answer would pass as free text"
+            return [], Rule.CONVERSATIONAL, "a non-answer would pass as free text"
         if awaited:
             return [ToolCall(name=T.PROVIDE_FIELD, arguments={"values": {awaited: text}})], (
-                "the message as the awaited field's value"
-            )
-        return [], "nothing recognised"
+                Rule.AWAITED_ANSWER), "the message as the awaited field's value"
+        return [], Rule.NONE, "nothing recognised"
 
     def values_for(
         self, business: Business, awaited: str | None, text: str, *, whole: bool
@@ -275,36 +291,45 @@ class RuleEngine:
 
     # -- confirming / failed ----------------------------------------------
 
-    def _confirming(self, view: SessionView, text: str) -> tuple[list[ToolCall], str]:
+    def _confirming(self, view: SessionView, text: str, offered: frozenset[str]) -> _Ruled:
         business = view.business
         assert business is not None
         if L.is_cancel(text):
-            return [ToolCall(name=T.CANCEL_FLOW)], "cancel word"
+            return [_cancel()], Rule.CANCEL_WORD, "cancel word"
         if view.state == "failed" and (L.is_retry(text) or L.is_confirm(text)):
-            return [ToolCall(name=T.RETRY_SUBMIT)], "retry word"
+            if T.RETRY_SUBMIT in offered:
+                return [ToolCall(name=T.RETRY_SUBMIT)], Rule.RETRY_WORD, "retry word"
+            return [], Rule.RETRY_WORD, "retry word, but this failure cannot be retried"
         if L.is_question(text) and not L.wants_modify(text):
-            return [_answer(text, None)], "question"
-        target = _mentioned_field(business, text)
+            return [_answer(text, None)], Rule.QUESTION, "question"
+        step = _mentioned_step(business, text)
+        if step and T.REDO_STEP in offered:
+            return [_redo(step)], Rule.MODIFY, f"redo step {step}"
+        target = _mentioned_field(business, text) if T.MODIFY_INFO in offered else None
         if target:
-            return [self._modify(business, target, text)], f"modify {target}"
-        if L.wants_modify(text):
+            return [self._modify(business, target, text)], Rule.MODIFY, f"modify {target}"
+        if L.wants_modify(text) and T.MODIFY_INFO in offered:
             values = self.values_for(business, None, text, whole=False)
             if len(values) == 1:
                 key, value = next(iter(values.items()))
-                return [_modify_call(key, value)], f"modify {key}"
-            return [], "modify, but which field is unclear"
+                return [_modify_call(key, value)], Rule.MODIFY, f"modify {key}"
+            return [], Rule.MODIFY, "modify, but which field is unclear"
         if view.state == "confirming" and L.is_confirm(text):
-            return [ToolCall(name=T.CONFIRM_SUBMIT)], "confirm word"
+            return [ToolCall(name=T.CONFIRM_SUBMIT)], Rule.CONFIRM_WORD, "confirm word"
         if L.is_question(text) or L.is_conversational(text):
-            return ([_answer(text, None)] if L.is_question(text) else []), "question"
+            if L.is_question(text):
+                return [_answer(text, None)], Rule.QUESTION, "question"
+            return [], Rule.CONVERSATIONAL, "conversational"
+        if T.MODIFY_INFO not in offered:
+            return [], Rule.NONE, "not understood"
         values = self.values_for(business, None, text, whole=False)
         names = [f for f in business.fields if f.type == "name"]
         if not values and len(names) == 1 and _whole_message_fits(names[0], text):
             values = {names[0].key: text}
         if len(values) == 1:
             key, value = next(iter(values.items()))
-            return [_modify_call(key, value)], f"a value that fits only {key}"
-        return [], "not understood"
+            return [_modify_call(key, value)], Rule.MODIFY, f"a value that fits only {key}"
+        return [], Rule.NONE, "not understood"
 
     def _modify(self, business: Business, key: str, text: str) -> ToolCall:
         """``modify_info`` for ``key``, with the new value if the text gives one."""
@@ -314,48 +339,58 @@ class RuleEngine:
 
     # -- steps -------------------------------------------------------------
 
-    def _step(self, view: SessionView, text: str) -> tuple[list[ToolCall], str]:
+    def _step(self, view: SessionView, text: str, offered: frozenset[str]) -> _Ruled:
         if L.is_cancel(text):
-            return [ToolCall(name=T.CANCEL_FLOW)], "cancel word"
+            return [_cancel()], Rule.CANCEL_WORD, "cancel word"
         path = L.FILE_PATH.search(text)
         if path and view.step is not None:
             return [ToolCall(name=T.step_tool_name(view.step), arguments={"file": path.group(0)})], (
-                "a file for the step"
-            )
+                Rule.UPLOAD), "a file for the step"
+        business = view.business
+        if T.PROVIDE_FIELD in offered and business is not None:
+            values = self.values_for(business, None, text, whole=False)
+            if values and not L.is_question(text):
+                return [ToolCall(name=T.PROVIDE_FIELD, arguments={"values": values})], (
+                    Rule.VALUES), "values typed during a step"
         if L.is_question(text) or len(text) > 6:
-            return [_answer(text, None)], "question during a step"
-        return [], "waiting for the step's upload"
+            return [_answer(text, None)], Rule.QUESTION, "question during a step"
+        return [], Rule.NONE, "waiting for the step's upload"
 
 
 # -- confidence ---------------------------------------------------------------------
 
-_SURE_REASONS = ("cancel word", "confirm word", "retry word", "accepted suggestion", "greeting")
+_SURE_RULES = frozenset({Rule.CANCEL_WORD, Rule.CONFIRM_WORD, Rule.RETRY_WORD,
+                         Rule.ACCEPTED_SUGGESTION, Rule.GREETING})
+_UNSURE = 0.5
 
 
-def _is_confident(view: SessionView, calls: list[ToolCall], reason: str, text: str) -> bool:
-    """Whether a model could add nothing: see ``Decision.confident``.
+def _confidence(view: SessionView, calls: list[ToolCall], rule: Rule, text: str) -> float:
+    """How sure the rules are; ``SURE`` means a model could add nothing.
 
-    Never with a question in the message (it deserves an answer), nor for
+    Never sure with a question in the message (it deserves an answer), nor of
     free text (a pattern-less text field accepts anything).
     """
-    if reason.startswith(_SURE_REASONS):
-        return True
+    if rule in _SURE_RULES:
+        return SURE
+    if rule is Rule.NONE:
+        return 0.0
     if L.is_question(text):
-        return False
-    if reason.startswith("matched") and "score 1.00" in reason:
-        return True
+        return _UNSURE
+    if rule is Rule.EXACT_KEYWORD:
+        return SURE
     business = view.business
-    if reason == "values found" and business is not None:
+    if rule is Rule.VALUES and business is not None and calls:
         values = calls[-1].arguments["values"]
         awaited = view.awaiting if view.awaiting in values else None
         fields = [business.field(k) for k in values]
         # Free text is sure only when a cue introduced it ("地址是…"), not as a whole message.
-        return awaited is not None and all(
+        sure = awaited is not None and all(
             not (f.type == "text" and not f.pattern and values[f.key] == text)
             and check(f.type, values[f.key], **f.validator_options()).ok
             for f in fields
         )
-    return False
+        return SURE if sure else _UNSURE
+    return _UNSURE
 
 
 # -- assignment of candidates to fields -------------------------------------------
@@ -567,9 +602,39 @@ def _is_request(business: Business, text: str, rest: str) -> bool:
     return True
 
 
+def _mentioned_step(business: Business, text: str) -> str | None:
+    """The step whose label the text names ("修改人脸照片" → face_photo), longest first."""
+    best: tuple[int, str] | None = None
+    for step in business.steps:
+        for n in _label_names(step.label):
+            if n in text and (best is None or len(n) > best[0]):
+                best = (len(n), step.id)
+    return best[1] if best else None
+
+
 def _first(view: SessionView) -> str | None:
     pending = view.pending_keys()
     return pending[0] if pending else None
+
+
+def _within_toolset(calls: list[ToolCall], offered: frozenset[str]) -> list[ToolCall]:
+    """The calls the toolset allows. Values given with the request that starts a
+    business ("从杭州转到苏州") follow ``match_business``: they belong to the
+    business it starts, where the controller checks them again."""
+    kept: list[ToolCall] = []
+    for c in calls:
+        after_match = any(k.name == T.MATCH_BUSINESS for k in kept)
+        if c.name in offered or (after_match and c.name == T.PROVIDE_FIELD):
+            kept.append(c)
+    return kept
+
+
+def _cancel() -> ToolCall:
+    return ToolCall(name=T.CANCEL_FLOW)
+
+
+def _redo(step_id: str) -> ToolCall:
+    return ToolCall(name=T.REDO_STEP, arguments={"step_id": step_id})
 
 
 def _match(bid: str) -> ToolCall:

@@ -1,31 +1,43 @@
 """The dialogue's explicit finite-state machine, built on ``transitions``.
 
-States::
+States and triggers (conditions in brackets, tried in order)::
 
-    idle ──begin──▶ collecting ──fields_done──▶ confirming ──confirm──▶ executing
-      │                 ▲   └────fields_done (no confirm)──────────────────▲ │
-      │                 └──────────modify──────── confirming               │ │
-      └─begin_steps─▶ step_executing ──steps_done──▶ confirming|executing  │ │
-                                                                           │ ▼
-                        failed ◀──fail── executing ──succeed──▶ done ──reset──▶ idle
-                          │ └──retry──▶ executing
-                          └──fix──▶ collecting        cancel: any state ──▶ idle
+    idle|done ──begin──▶ step_executing [steps_pending] | collecting
+    collecting ──fields_done──▶ step_executing [steps_pending] | confirming [requires_confirm]
+                                | executing
+    step_executing ──steps_done──▶ collecting [fields_pending] | confirming [requires_confirm]
+                                   | executing
+    collecting|confirming ──modify──▶ collecting       (go back to a field)
+    collecting|confirming|failed ──redo──▶ step_executing   (do a step again)
+    confirming ──confirm──▶ executing ──succeed──▶ done ──reset──▶ idle
+                               └──fail──▶ failed ──retry──▶ executing
+                                            ├──fix──▶ collecting
+                                            └──redo──▶ step_executing
+    any state ──cancel──▶ idle
+
+A business may have steps (uploads run by step handlers), fields (typed
+values), or both; steps come first, then the fields they did not fill.
 
 A turn's lifecycle, driven by ``flow.controller.Controller``:
 
-1. load the session (or a fresh one in ``idle``);
-2. the engine decides: it sees a read-only view and the toolset of the current
-   state, and returns tool calls; it never mutates the session;
-3. the controller applies each call in order, checking it against the toolset
-   of the state the machine is in *at that moment*, and fires the machine's
-   triggers; field values pass the validators and cross-field checks;
+1. load the session (or a fresh one in ``idle``); if it is ``executing`` and
+   its job has an outcome, apply the outcome first;
+2. the engine decides once: it sees a read-only view and the toolset the
+   current state offers (``flow.actions``), and returns tool calls; it never
+   mutates the session;
+3. the controller applies each call through the action table, checking it
+   against the toolset of the state the machine is in *at that moment*, and
+   fires the machine's triggers; field values pass the validators and
+   cross-field checks; a confirmed submission only records a job;
 4. the reply is rendered from the business YAML prompts and ``replies``;
-5. the history and a decision record are appended and the session is saved
-   (optimistically: on a concurrent save the whole turn runs again).
+5. the session is saved (optimistically: on a concurrent save, step 3 runs
+   again on the fresh session with the same decision: pure code only);
+6. only then a recorded job runs its executor, once, outside any retry, and its
+   outcome is applied to the session by a separate small transaction.
 
-The machine only moves the ``state``; conditions decide between confirming and
-executing. The definition is checked when built: a single initial state, every
-state reachable from it, and every trigger known.
+The machine only moves the ``state``; conditions pick the destination. The
+definition is checked when built: a single initial state, every state
+reachable from it, and every trigger known.
 """
 
 from __future__ import annotations
@@ -41,20 +53,26 @@ STATES: tuple[str, ...] = (
     "idle", "collecting", "step_executing", "confirming", "executing", "done", "failed",
 )
 INITIAL = "idle"
+_GATHERING = ["collecting", "step_executing"]
 
 TRANSITIONS: tuple[dict[str, Any], ...] = (
-    {"trigger": "begin", "source": "idle", "dest": "collecting"},
-    {"trigger": "begin_steps", "source": "idle", "dest": "step_executing"},
+    {"trigger": "begin", "source": ["idle", "done"], "dest": "step_executing",
+     "conditions": "steps_pending"},
+    {"trigger": "begin", "source": ["idle", "done"], "dest": "collecting"},
+    {"trigger": "fields_done", "source": "collecting", "dest": "step_executing",
+     "conditions": "steps_pending"},
     {"trigger": "fields_done", "source": "collecting", "dest": "confirming",
      "conditions": "requires_confirm"},
-    {"trigger": "fields_done", "source": "collecting", "dest": "executing",
-     "unless": "requires_confirm"},
+    {"trigger": "fields_done", "source": "collecting", "dest": "executing"},
+    {"trigger": "steps_done", "source": "step_executing", "dest": "collecting",
+     "conditions": "fields_pending"},
     {"trigger": "steps_done", "source": "step_executing", "dest": "confirming",
      "conditions": "requires_confirm"},
-    {"trigger": "steps_done", "source": "step_executing", "dest": "executing",
-     "unless": "requires_confirm"},
+    {"trigger": "steps_done", "source": "step_executing", "dest": "executing"},
+    {"trigger": "modify", "source": ["collecting", "confirming"], "dest": "collecting"},
+    {"trigger": "redo", "source": ["collecting", "confirming", "failed"],
+     "dest": "step_executing"},
     {"trigger": "confirm", "source": "confirming", "dest": "executing"},
-    {"trigger": "modify", "source": "confirming", "dest": "collecting"},
     {"trigger": "succeed", "source": "executing", "dest": "done"},
     {"trigger": "fail", "source": "executing", "dest": "failed"},
     {"trigger": "retry", "source": "failed", "dest": "executing"},
@@ -62,27 +80,50 @@ TRANSITIONS: tuple[dict[str, Any], ...] = (
     {"trigger": "reset", "source": "done", "dest": "idle"},
     {"trigger": "cancel", "source": "*", "dest": "idle"},
 )
+CONDITIONS = ("requires_confirm", "steps_pending", "fields_pending")
 
 
 class FlowModel:
-    """The object the machine moves; wraps the session being worked on.
+    """The object the machine moves; its conditions describe the business in progress."""
 
-    ``requires_confirm`` is the condition the machine reads when fields or
-    steps are complete.
-    """
-
-    def __init__(self, state: str, requires_confirm: bool = False) -> None:
+    def __init__(self, state: str, requires_confirm: bool = False, *,
+                 steps_pending: bool = False, fields_pending: bool = False) -> None:
         self.state = state
-        self._requires_confirm = requires_confirm
+        self._flags = {"requires_confirm": requires_confirm, "steps_pending": steps_pending,
+                       "fields_pending": fields_pending}
 
     def requires_confirm(self) -> bool:
-        return self._requires_confirm
+        return self._flags["requires_confirm"]
+
+    def steps_pending(self) -> bool:
+        return self._flags["steps_pending"]
+
+    def fields_pending(self) -> bool:
+        return self._flags["fields_pending"]
+
+
+def _sources(t: dict[str, Any]) -> tuple[str, ...]:
+    src = t["source"]
+    if src == "*":
+        return STATES
+    return tuple(src) if isinstance(src, list) else (src,)
+
+
+def triggers_from(state: str) -> frozenset[str]:
+    """The triggers the machine accepts in ``state`` (for some condition values)."""
+    return _TRIGGERS_FROM[state]
+
+
+_TRIGGERS_FROM: dict[str, frozenset[str]] = {
+    s: frozenset(t["trigger"] for t in TRANSITIONS if s in _sources(t)) for s in STATES
+}
 
 
 class DialogueMachine:
     """One shared, checked machine definition that moves ``FlowModel`` objects."""
 
     def __init__(self) -> None:
+        check_definition(STATES, INITIAL, TRANSITIONS)
         self._machine = Machine(
             model=None,
             states=list(STATES),
@@ -91,10 +132,9 @@ class DialogueMachine:
             auto_transitions=False,
             send_event=False,
         )
-        check_definition(STATES, INITIAL, TRANSITIONS)
 
     def fire(self, model: FlowModel, trigger: str) -> bool:
-        """Fire ``trigger`` on ``model``; True if the state changed.
+        """Fire ``trigger`` on ``model``; True if a transition ran.
 
         Raises ``transitions.MachineError`` when the trigger is not allowed
         from the model's state.
@@ -114,11 +154,15 @@ def check_definition(
         raise InvalidMachine(f"initial state {initial!r} is not a state")
     edges: dict[str, set[str]] = {s: set() for s in states}
     for t in transitions:
-        sources = states if t["source"] == "*" else (t["source"],)
-        for src in sources:
-            if src not in known or t["dest"] not in known:
+        src = t["source"]
+        sources = states if src == "*" else (tuple(src) if isinstance(src, list) else (src,))
+        for s in sources:
+            if s not in known or t["dest"] not in known:
                 raise InvalidMachine(f"transition {t!r} names an unknown state")
-            edges[src].add(t["dest"])
+            edges[s].add(t["dest"])
+        for cond in (t.get("conditions"), t.get("unless")):
+            if cond is not None and cond not in CONDITIONS:
+                raise InvalidMachine(f"transition {t!r} names an unknown condition {cond!r}")
     seen, todo = {initial}, deque([initial])
     while todo:
         for nxt in edges[todo.popleft()] - seen:
@@ -136,10 +180,7 @@ def to_mermaid() -> str:
         label = t["trigger"]
         if "conditions" in t:
             label += f" [{t['conditions']}]"
-        if "unless" in t:
-            label += f" [not {t['unless']}]"
-        sources = STATES if t["source"] == "*" else (t["source"],)
-        for src in sources:
+        for src in _sources(t):
             if src != t["dest"]:
                 lines.append(f"    {src} --> {t['dest']}: {label}")
     return "\n".join(lines) + "\n"

@@ -1,28 +1,63 @@
-"""Step handlers: the work behind each step of a step flow (ID-card OCR, face match...).
+"""Step handlers: the work behind each step of a business (ID-card OCR, face match...).
 
-A business YAML names a handler per step; handlers are registered by name.
-A step whose handler is not registered on this deployment is reported to the
-citizen as not available online; it never fails silently.
+A business YAML names a handler per step; handlers are found by name in a
+registry (``register_step_handler`` plus the ``si_agent.step_handlers`` entry
+points). A handler reads the upload, may look at what the session already
+holds (``StepContext``: collected values, earlier steps' data), and returns a
+``StepResult``: ``fields`` it read (validated like typed values and checked
+against values the citizen typed), ``data`` kept for the executor and later
+steps, or an ``error`` in Chinese for the citizen.
+
+A business whose step handler is not registered on this deployment is marked
+not available online when the controller is built (logged once), so a citizen
+is told so before starting instead of failing mid-dialogue.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib.metadata import entry_points
 from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from si_agent.config.model import Step
+from si_agent.config.model import Business, Step
+
+log = logging.getLogger(__name__)
+ENTRY_POINT_GROUP = "si_agent.step_handlers"
+
+
+class Upload(BaseModel):
+    """What the citizen uploaded for a step: a reference (path) and optionally the bytes."""
+
+    ref: str
+    data: bytes | None = Field(default=None, repr=False)
+    media_type: str | None = None
+
+
+@dataclass(frozen=True)
+class StepContext:
+    """Read-only view of the session for a step handler."""
+
+    business: Business
+    values: Mapping[str, Any]  # collected field values
+    step_data: Mapping[str, Mapping[str, Any]]  # earlier steps' data, by step id
 
 
 class StepResult(BaseModel):
-    ok: bool
+    fields: dict[str, Any] = Field(default_factory=dict)
     data: dict[str, Any] = Field(default_factory=dict)
     error: str | None = None
 
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
 
 class StepHandler(Protocol):
-    def run(self, step: Step, arguments: Mapping[str, Any]) -> StepResult: ...
+    def run(self, step: Step, upload: Upload, context: StepContext) -> StepResult: ...
 
 
 _HANDLERS: dict[str, StepHandler] = {}
@@ -34,4 +69,25 @@ def register_step_handler(name: str, handler: StepHandler) -> None:
 
 
 def registered_step_handlers() -> dict[str, StepHandler]:
-    return dict(_HANDLERS)
+    """Handlers registered in code, plus those of installed entry points."""
+    found: dict[str, StepHandler] = {}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            obj = ep.load()
+        except Exception as exc:  # a broken plug-in must not take the others down
+            log.error("step handler entry point %r cannot be loaded: %s", ep.name, exc)
+            continue
+        found[ep.name] = obj() if isinstance(obj, type) else obj
+    found.update(_HANDLERS)
+    return found
+
+
+def unavailable_businesses(
+    catalog: Mapping[str, Business], handlers: Mapping[str, StepHandler]
+) -> dict[str, list[str]]:
+    """Businesses whose steps name handlers that are not registered: id → missing names."""
+    missing = {
+        b.id: sorted({s.handler for s in b.steps if s.handler not in handlers})
+        for b in catalog.values()
+    }
+    return {bid: names for bid, names in missing.items() if names}

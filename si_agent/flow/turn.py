@@ -31,6 +31,21 @@ class Suggestion(BaseModel):
     text: str
 
 
+class JobView(BaseModel):
+    """Where a submission stands (no values: they hold personal data)."""
+
+    id: str
+    status: str
+    progress: str | None = None
+    attempts: int = 0
+
+
+def job_view(job: Any) -> JobView | None:
+    if job is None:
+        return None
+    return JobView(id=job.id, status=job.status, progress=job.progress, attempts=job.attempts)
+
+
 class TurnResult(BaseModel):
     """The observable outcome of a turn; personal data in ``fields`` is masked."""
 
@@ -43,6 +58,8 @@ class TurnResult(BaseModel):
     result: dict[str, Any] | None = None
     turn: int = 0
     usage: dict[str, Usage] = Field(default_factory=dict)
+    job: JobView | None = None
+    notice: str | None = None  # an outcome that arrived since the last turn
 
 
 def display(field_type: str, value: Any) -> str:
@@ -70,7 +87,7 @@ def field_views(session: Session, business: Business | None) -> list[FieldView]:
 
 def snapshot(
     session: Session, catalog: Mapping[str, Business], reply: str = "",
-    turn_usage: Usage | None = None,
+    turn_usage: Usage | None = None, job: Any = None,
 ) -> TurnResult:
     """The turn object for ``session`` as it is now; ``usage`` counts model calls."""
     business = catalog.get(session.business_id) if session.business_id else None
@@ -91,4 +108,6 @@ def snapshot(
         result=session.result,
         turn=session.turn,
         usage={"turn": turn_usage or Usage(), "session": session.usage},
+        job=job_view(job),
+        notice=session.notice,
     )

@@ -48,8 +48,13 @@ class Usage(BaseModel):
 
 
 class ToolCallRecord(BaseModel):
+    """One call and what became of it: ``status`` and ``reason`` are data, ``outcome``
+    the same for people."""
+
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
+    status: Literal["applied", "rejected"] = "applied"
+    reason: str = "ok"
     outcome: str = ""
 
 
@@ -63,6 +68,8 @@ class DecisionRecord(BaseModel):
     state_after: str
     offered: list[str] = Field(default_factory=list)
     calls: list[ToolCallRecord] = Field(default_factory=list)
+    rule: str = "none"
+    confidence: float = 0.0
     reason: str = ""
     usage: Usage = Field(default_factory=Usage)
     at: float = Field(default_factory=time.time)
@@ -76,12 +83,15 @@ class Session(BaseModel):
     business_id: str | None = None
     fields: dict[str, FieldState] = Field(default_factory=dict)
     awaiting: str | None = None
-    step_index: int = 0
     step_attempts: int = 0
-    step_data: dict[str, Any] = Field(default_factory=dict)
+    step_data: dict[str, Any] = Field(default_factory=dict)  # done steps' data, by step id
+    produced: dict[str, Any] = Field(default_factory=dict)  # field values read by steps
     suggestion: str | None = None
     result: dict[str, Any] | None = None
     flow_nonce: str | None = None
+    job_id: str | None = None  # the submission in progress or last made
+    retryable: bool = True  # whether the last failure may be submitted again
+    notice: str | None = None  # an outcome that arrived between turns, not yet shown
     history: list[Message] = Field(default_factory=list)
     memory: list[DecisionRecord] = Field(default_factory=list)
     turn: int = 0

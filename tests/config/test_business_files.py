@@ -25,7 +25,7 @@ CONTRACT = {
     "medical_filing": ("异地就医备案", "handle", [
         "id_number", "name", "insured_city", "destination_city", "filing_type", "start_date",
     ]),
-    "pension_certification": ("养老金资格认证", "handle", []),
+    "pension_certification": ("养老金资格认证", "handle", ["name", "id_number", "phone"]),
     "flexible_employment": ("灵活就业人员参保登记", "handle", [
         "name", "id_number", "phone", "hukou_type", "contribution_grade",
     ]),
@@ -162,8 +162,8 @@ def test_enum_options(businesses):
 
 def test_pension_certification_steps(businesses):
     b = businesses["pension_certification"]
-    assert b.fields == () and b.require_confirm
-    assert [(s.id, s.handler) for s in b.steps] == [
-        ("id_card_photo", "id_card_ocr"), ("face_photo", "face_match"),
+    assert b.require_confirm
+    assert [(s.id, s.handler, s.produces) for s in b.steps] == [
+        ("id_card_photo", "id_card_ocr", ("name", "id_number")), ("face_photo", "face_match", ()),
     ]
     assert "身份证" in b.steps[0].prompt and "人脸" in b.steps[1].prompt

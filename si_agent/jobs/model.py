@@ -1,0 +1,86 @@
+"""The job record: one submission of a business's values to its executor.
+
+A job is written *before* anything touches the outside world, and every change
+to it is a compare-and-set on ``version``, so exactly one process runs it::
+
+    queued ──claim──▶ running ──▶ succeeded | failed
+       ▲                 │
+       └── a stale job (its process died) is queued again only if its
+           executor is resumable (same idempotency key); otherwise it fails
+           as "outcome unknown" and nothing is submitted twice.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+JobStatus = Literal["queued", "running", "succeeded", "failed"]
+TERMINAL: frozenset[str] = frozenset({"succeeded", "failed"})
+_HOST = socket.gethostname()
+
+
+def this_process() -> str:
+    """``host:pid`` of the calling process (a job's owner)."""
+    return f"{_HOST}:{os.getpid()}"
+
+
+def owner_is_dead(owner: str | None) -> bool:
+    """True when ``owner`` is a process on this host that no longer exists."""
+    if not owner:
+        return True
+    host, _, pid = owner.rpartition(":")
+    if host != _HOST or not pid.isdigit():
+        return False  # another machine: only its lease can tell
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+class JobError(BaseModel):
+    """Why a job failed, for the citizen (Chinese) and the dialogue."""
+
+    message: str
+    field_errors: dict[str, str] = Field(default_factory=dict)
+    retryable: bool = True
+    status: int | None = None
+    unknown: bool = False  # the process died mid-run: whether it was submitted is unknown
+
+
+class Job(BaseModel):
+    id: str
+    session_id: str
+    business_id: str
+    idempotency_key: str
+    values: dict[str, Any] = Field(default_factory=dict)
+    status: JobStatus = "queued"
+    attempts: int = 0
+    result: dict[str, Any] | None = None
+    error: JobError | None = None
+    progress: str | None = None
+    owner: str | None = None
+    lease_until: float = 0.0
+    long_running: bool = False
+    created_at: float = Field(default_factory=time.time)
+    updated_at: float = Field(default_factory=time.time)
+    finished_at: float | None = None
+    version: int = 0
+
+    @property
+    def finished(self) -> bool:
+        return self.status in TERMINAL
+
+    def stale(self, now: float | None = None) -> bool:
+        """Unfinished, and its process is gone or its lease ran out."""
+        if self.finished:
+            return False
+        now = time.time() if now is None else now
+        return owner_is_dead(self.owner) or now > self.lease_until

@@ -1,0 +1,83 @@
+"""``SQLiteJobStore``: jobs in a ``jobs`` table of the sessions' SQLite file."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from si_agent.errors import JobConflict, StoreUnavailable
+from si_agent.jobs.model import Job
+from si_agent.jobs.store import JOB_TTL, applied, prepare
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS jobs (
+    job_id     TEXT PRIMARY KEY,
+    version    INTEGER NOT NULL,
+    data       TEXT NOT NULL,
+    updated_at REAL NOT NULL
+);
+"""
+
+
+class SQLiteJobStore:
+    name = "sqlite"
+
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 5.0) -> None:
+        self.path = Path(path)
+        self.timeout = timeout
+        self._local = threading.local()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._connection().executescript(_SCHEMA)
+            self._connection().execute("DELETE FROM jobs WHERE updated_at < ?",
+                                       (time.time() - JOB_TTL,))
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreUnavailable(f"cannot open the SQLite job store at {self.path}: {exc}") from exc
+
+    def _connection(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None or self._local.pid != os.getpid():
+            conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            self._local.conn, self._local.pid = conn, os.getpid()
+        return conn
+
+    def load(self, job_id: str) -> Job | None:
+        try:
+            row = self._connection().execute(
+                "SELECT version, data FROM jobs WHERE job_id = ?", (job_id,)).fetchone()
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"SQLite job store at {self.path}: {exc}") from exc
+        if row is None:
+            return None
+        job = Job.model_validate_json(row[1])
+        job.version = row[0]
+        return job
+
+    def save(self, job: Job) -> None:
+        expected, version, data = prepare(job)
+        conn = self._connection()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = conn.execute("SELECT version FROM jobs WHERE job_id = ?",
+                                   (job.id,)).fetchone()
+                found = row[0] if row else 0
+                if found != expected:
+                    raise JobConflict(job.id, expected, found)
+                conn.execute(
+                    "INSERT INTO jobs (job_id, version, data, updated_at) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT (job_id) DO UPDATE SET version = excluded.version, "
+                    "data = excluded.data, updated_at = excluded.updated_at",
+                    (job.id, version, data, time.time()))
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"SQLite job store at {self.path}: {exc}") from exc
+        applied(job, version, data)

@@ -1,0 +1,72 @@
+"""The ``JobStore`` protocol and its in-memory backend.
+
+Jobs live in the session store's backend (memory, SQLite, Redis: see
+``create_job_store``). The contract, identical in every backend:
+
+* ``load(job_id)`` returns the job or ``None``;
+* ``save(job)`` is a compare-and-set on ``job.version`` (0: the job must not
+  exist yet). On success the stored version is ``version + 1``, set on ``job``
+  in place; otherwise ``JobConflict`` is raised and nothing is written.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Protocol, runtime_checkable
+
+from si_agent.errors import JobConflict
+from si_agent.jobs.model import Job
+
+JOB_TTL = 7 * 24 * 3600  # job records outlive sessions: a citizen may ask days later
+
+
+@runtime_checkable
+class JobStore(Protocol):
+    def load(self, job_id: str) -> Job | None:
+        """The job, or ``None`` if there is none (or it expired)."""
+        ...
+
+    def save(self, job: Job) -> None:
+        """Compare-and-set on ``job.version``; raises ``JobConflict``."""
+        ...
+
+
+def prepare(job: Job) -> tuple[int, int, str]:
+    """(expected version, new version, JSON to store) for saving ``job``."""
+    stored = job.model_copy(update={"version": job.version + 1, "updated_at": time.time()})
+    return job.version, job.version + 1, stored.model_dump_json()
+
+
+def applied(job: Job, version: int, data: str) -> None:
+    """Mirror a successful write on the caller's object."""
+    job.version = version
+    job.updated_at = Job.model_validate_json(data).updated_at
+
+
+class MemoryJobStore:
+    """Jobs in this process's memory (with ``MemoryStore`` sessions)."""
+
+    name = "memory"
+
+    def __init__(self) -> None:
+        self._records: dict[str, tuple[int, str]] = {}
+        self._lock = threading.Lock()
+
+    def load(self, job_id: str) -> Job | None:
+        with self._lock:
+            record = self._records.get(job_id)
+        if record is None:
+            return None
+        job = Job.model_validate_json(record[1])
+        job.version = record[0]
+        return job
+
+    def save(self, job: Job) -> None:
+        expected, version, data = prepare(job)
+        with self._lock:
+            found = self._records.get(job.id, (0, ""))[0]
+            if found != expected:
+                raise JobConflict(job.id, expected, found)
+            self._records[job.id] = (version, data)
+        applied(job, version, data)

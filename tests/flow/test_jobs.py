@@ -1,0 +1,113 @@
+"""Two-phase, durable execution: job records, retries, conflicts, crashes, long jobs.
+
+Submissions are counted in the demo backend's own database (``calls`` logs every
+business request, ``applications`` every accepted one), never by mocks.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from si_agent.demo_backend import ensure_db, fail_next
+from si_agent.flow import actions as A
+from si_agent.session import MemoryStore
+
+ZHANG = "330122196303150178"  # demo person 张伟
+ZHAO = "110105200001100353"  # demo person 赵磊: his card is already reported lost
+
+
+def query(settings, sql: str, *args) -> list[tuple]:
+    ensure_db(settings.demo_backend_db)
+    with sqlite3.connect(settings.demo_backend_db) as db:
+        return db.execute(sql, args).fetchall()
+
+
+def calls(settings, business: str) -> list[tuple]:
+    return query(settings, "SELECT idempotency_key, status FROM calls WHERE business_id = ?",
+                 business)
+
+
+def applications(settings, business: str) -> int:
+    return query(settings, "SELECT COUNT(*) FROM applications WHERE business_id = ?",
+                 business)[0][0]
+
+
+def to_confirming(ctl, user: str, *messages: str):
+    for text in messages:
+        turn = ctl.handle(user, text)
+    assert turn.state == "confirming", turn.reply
+    return turn
+
+
+def card_loss(ctl, user: str, id_number: str, name: str):
+    return to_confirming(ctl, user, "我的社保卡丢了，要挂失", id_number, name, "13800138006",
+                         "正式挂失")
+
+
+def test_a_refusal_that_retrying_cannot_fix_is_not_offered_for_retry(controller, settings):
+    card_loss(controller, "u", ZHAO, "赵磊")
+    turn = controller.handle("u", "确认")
+    assert turn.state == "failed"
+    assert "该社保卡已处于挂失状态，不能重复挂失" in turn.reply
+    assert "重试" not in turn.reply and "12333" in turn.reply
+    assert turn.job.status == "failed"
+    session = controller.store.load("u")
+    assert session.retryable is False
+    business = controller.catalog["card_loss"]
+    assert "retry_submit" not in A.tool_names(controller.toolset("failed", business, None,
+                                                                  session.retryable))
+    assert len(calls(settings, "card_loss")) == 1
+    for text in ("重试", "再提交一次", "确认"):
+        turn = controller.handle("u", text)
+        assert turn.state == "failed"
+        assert "无法重新提交" in turn.reply
+    assert len(calls(settings, "card_loss")) == 1  # "重试" submitted nothing
+    turn = controller.handle("u", "取消")
+    assert turn.state == "idle"
+
+
+def test_a_retryable_503_then_success_reuses_the_key_and_applies_once(controller, settings):
+    to_confirming(controller, "u", "我要转社保", "从杭州转到苏州", ZHANG, "张伟")
+    before = applications(settings, "social_transfer")
+    fail_next(settings.demo_backend_db, 1, 503)
+    turn = controller.handle("u", "确认")
+    assert turn.state == "failed" and "重试" in turn.reply
+    first_job = controller.jobs.load(turn.job.id)
+    assert (first_job.status, first_job.error.retryable) == ("failed", True)
+    turn = controller.handle("u", "重试")
+    assert turn.state == "done"
+    second_job = controller.jobs.load(turn.job.id)
+    assert second_job.id != first_job.id
+    assert second_job.idempotency_key == first_job.idempotency_key
+    assert calls(settings, "social_transfer") == [(first_job.idempotency_key, 503),
+                                                  (first_job.idempotency_key, 200)]
+    assert applications(settings, "social_transfer") == before + 1
+
+
+class ConflictOnce(MemoryStore):
+    """A real concurrent writer: the first time the session is saved in confirming →
+    executing, another turn's save lands first."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conflicts = 0
+
+    def save(self, session):
+        if session.state == "executing" and not self.conflicts:
+            self.conflicts += 1
+            other = self.load(session.session_id)
+            other.turn += 0  # unchanged data, a newer version: what a parallel save leaves
+            super().save(other)
+        super().save(session)
+
+
+def test_a_save_conflict_while_confirming_submits_once(make_controller, settings):
+    store = ConflictOnce()
+    ctl = make_controller(store=store)
+    to_confirming(ctl, "u", "我要转社保", "从杭州转到苏州", ZHANG, "张伟")
+    before = len(calls(settings, "social_transfer"))
+    turn = ctl.handle("u", "确认")
+    assert store.conflicts == 1
+    assert turn.state == "done" and turn.result["application_no"].startswith("SI")
+    assert len(calls(settings, "social_transfer")) == before + 1
+    assert turn.reply.count("已提交，受理编号") == 1

@@ -1,0 +1,115 @@
+"""Businesses with steps and fields: steps produce fields, are redone, and are checked.
+
+The step handlers (``si_agent.testing.steps``) stand in for the outside world (an
+OCR engine and a face matcher): they "read" an ID card named by the uploaded file. Everything else
+is the real controller, rule engine, job store and demo backend.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from si_agent.testing import FakeCardReader, fake_step_handlers
+
+ID = "330122196303150178"  # demo person 张伟
+
+
+@pytest.fixture
+def handlers():
+    return fake_step_handlers()
+
+
+@pytest.fixture
+def ctl(make_controller, handlers):
+    return make_controller(step_handlers=handlers)
+
+
+def applications(settings) -> int:
+    from si_agent.demo_backend import ensure_db
+
+    ensure_db(settings.demo_backend_db)
+    with sqlite3.connect(settings.demo_backend_db) as db:
+        return db.execute("SELECT COUNT(*) FROM applications "
+                          "WHERE business_id = 'pension_certification'").fetchone()[0]
+
+
+def test_two_steps_and_three_fields_reach_done_with_all_five(ctl, handlers, settings):
+    turn = ctl.handle("u", "我要做养老金资格认证")
+    assert (turn.state, turn.awaiting) == ("step_executing", "id_card_photo")
+    turn = ctl.handle("u", "/tmp/blurry.jpg")
+    assert (turn.state, turn.awaiting) == ("step_executing", "id_card_photo")
+    assert "照片不清晰，无法识别" in turn.reply
+    turn = ctl.handle("u", "/photos/zhangwei.jpg")
+    assert (turn.state, turn.awaiting) == ("step_executing", "face_photo")
+    assert "已记录：姓名 张伟、身份证号 3301**********0178" in turn.reply
+    turn = ctl.handle("u", "/photos/me.png")
+    assert (turn.state, turn.awaiting) == ("collecting", "phone")
+    assert handlers["face_match"].saw_card == [True]
+    turn = ctl.handle("u", "13812345678")
+    assert turn.state == "confirming"
+    for line in ("· 姓名：张伟", "· 手机号码：138****5678", "· 身份证照片：已完成",
+                 "· 人脸照片：已完成"):
+        assert line in turn.reply
+    before = applications(settings)
+    turn = ctl.handle("u", "确认")
+    assert turn.state == "done" and turn.result["application_no"].startswith("SI")
+    job = ctl.jobs.load(turn.job.id)
+    assert set(job.values) == {"name", "id_number", "phone", "id_card_photo", "face_photo"}
+    assert job.status == "succeeded" and job.attempts == 1
+    assert applications(settings) == before + 1
+
+
+def test_redo_a_step_while_confirming(ctl, handlers):
+    for text in ("养老金资格认证", "/p/zhangwei.jpg", "/p/face1.png", "13812345678"):
+        turn = ctl.handle("u", text)
+    assert turn.state == "confirming"
+    turn = ctl.handle("u", "修改人脸照片")
+    assert (turn.state, turn.awaiting) == ("step_executing", "face_photo")
+    assert "请重新完成【人脸照片】" in turn.reply and "正面免冠" in turn.reply
+    turn = ctl.handle("u", "/p/face2.png")
+    assert turn.state == "confirming"
+    assert handlers["face_match"].calls == ["/p/face1.png", "/p/face2.png"]
+    assert handlers["id_card_ocr"].calls == ["/p/zhangwei.jpg"]
+    assert ctl.handle("u", "确认").state == "done"
+
+
+def test_a_step_value_that_contradicts_a_typed_one_is_a_field_error(ctl):
+    turn = ctl.handle("u", "我要做资格认证，我叫李四")
+    assert turn.state == "step_executing"
+    assert [f.value for f in turn.fields if f.key == "name"] == ["李四"]
+    turn = ctl.handle("u", "/p/zhangwei.jpg")
+    assert "【身份证照片】上的姓名与您填写的不一致" in turn.reply
+    name = next(f for f in turn.fields if f.key == "name")
+    assert (name.status, name.value) == ("invalid", None)
+    turn = ctl.handle("u", "/p/face.png")
+    assert (turn.state, turn.awaiting) == ("collecting", "name")
+    turn = ctl.handle("u", "李四")
+    assert "您填写的姓名与【身份证照片】上的不一致" in turn.reply
+    assert turn.awaiting == "name"
+    turn = ctl.handle("u", "张伟")
+    assert (turn.state, turn.awaiting) == ("collecting", "phone")
+
+
+def test_a_backend_error_on_a_step_sends_the_citizen_back_to_it(ctl, settings):
+    for text in ("资格认证", "/p/zhangwei.jpg", "/p/stranger.png", "13812345678"):
+        turn = ctl.handle("u", text)
+    before = applications(settings)
+    turn = ctl.handle("u", "确认")
+    assert (turn.state, turn.awaiting) == ("step_executing", "face_photo")
+    assert "人脸照片与身份证照片不是同一人" in turn.reply
+    turn = ctl.handle("u", "/p/me.png")
+    assert turn.state == "confirming"
+    assert ctl.handle("u", "确认").state == "done"
+    assert applications(settings) == before + 1
+
+
+def test_a_business_whose_handler_is_missing_is_not_started(make_controller, caplog):
+    ctl = make_controller(step_handlers={"id_card_ocr": FakeCardReader()})
+    assert ctl.unavailable == {"pension_certification": ["face_match"]}
+    assert "pension_certification is not available online" in caplog.text
+    turn = ctl.handle("u", "我要做养老金资格认证")
+    assert turn.state == "idle" and turn.business is None
+    assert "【养老金资格认证】暂时无法在线办理" in turn.reply
+    assert ctl.store.load("u").memory[-1].calls[0].reason == "unavailable_business"
