@@ -8,7 +8,10 @@ passed for that file:
 2. JSON Schema (``business.schema.json``, shipped in this package): keys,
    types, enums, required keys;
 3. meaning checks (``_meaning_errors``): what a schema cannot say, e.g. field
-   keys are unique, regexes compile, checks name existing fields.
+   keys are unique, regexes compile, checks name existing fields, ``api.kind``
+   names a registered executor kind whose ``Options`` model accepts
+   ``api.options`` (an option written directly under ``api`` is reported
+   there, e.g. ``api.url``; one under ``api.options`` as ``api.options.url``).
 
 Business ids are then checked across files. Every problem of every file is
 reported as a ``ConfigError`` located as ``file:line: path: message``.
@@ -20,7 +23,7 @@ import json
 import re
 import string
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any, get_args
@@ -28,10 +31,10 @@ from typing import Any, get_args
 import jsonschema
 from pydantic import ValidationError
 
-from si_agent.config.envsubst import syntax_errors
 from si_agent.config.model import Business, FieldType
 from si_agent.config.yamlio import format_path, load_yaml
-from si_agent.errors import ConfigError, ConfigErrors
+from si_agent.errors import ConfigError, ConfigErrors, DefinitionError, UnknownBackendError
+from si_agent.executor.registry import executor_class, executor_kinds, option_errors
 
 FIELD_TYPES: tuple[str, ...] = get_args(FieldType)
 CONFIRM_PLACEHOLDERS: frozenset[str] = frozenset({"summary", "name"})
@@ -129,7 +132,7 @@ def _load_file(
             error(tuple(e["loc"]), e["msg"]) for e in exc.errors(include_url=False)
         ], None
 
-    errors = [error(where, msg) for where, msg in _meaning_errors(business, path.stem)]
+    errors = [error(where, msg) for where, msg in _meaning_errors(business, path.stem, doc.data)]
     return business, sorted(errors, key=_line_key), doc.line_of(("id",))
 
 
@@ -197,8 +200,8 @@ def _describe(value: Any) -> str:
 # --- step 3: meaning checks ---------------------------------------------------------
 
 
-def _meaning_errors(b: Business, stem: str) -> Iterator[tuple[tuple, str]]:
-    """What the schema cannot say; yields (path, message)."""
+def _meaning_errors(b: Business, stem: str, raw: Mapping) -> Iterator[tuple[tuple, str]]:
+    """What the schema cannot say; yields (path, message). ``raw`` is the YAML data."""
     if b.id != stem:
         yield ("id",), f"business id {b.id!r} must equal the file name {stem!r}"
     if not b.fields and not b.steps:
@@ -209,7 +212,7 @@ def _meaning_errors(b: Business, stem: str) -> Iterator[tuple[tuple, str]]:
         yield from _field_errors(("fields", i), f)
     yield from _check_errors(b)
     yield from _step_errors(b)
-    yield from _api_errors(b)
+    yield from _api_errors(b, raw["api"])
     if b.type == "handle" and not b.require_confirm and not b.steps:
         yield ("type",), "a handle business needs require_confirm: true or steps"
     if b.confirm_text is not None:
@@ -305,31 +308,28 @@ def _family(field_type: str) -> str:
     return "number" if field_type in _NUMERIC else field_type
 
 
-def _api_errors(b: Business) -> Iterator[tuple[tuple, str]]:
-    api = b.api
-    if api.kind == "http":
-        if api.url is None:
-            yield ("api",), "an http api needs a url"
-        else:
-            for message in syntax_errors(api.url):
-                yield ("api", "url"), message
-            if not api.url.startswith(("http://", "https://", "${")):
-                yield ("api", "url"), f"url {api.url!r} must start with http://, https:// or ${{VAR}}"
-        if api.handler is not None:
-            yield ("api", "handler"), "handler is only used by builtin apis"
-        return
-    if api.url is not None:
-        yield ("api", "url"), "url is only used by http apis"
-    if api.handler is None:
-        yield ("api",), "a builtin api needs a handler"
-        return
+def _api_errors(b: Business, raw_api: Mapping) -> Iterator[tuple[tuple, str]]:
+    """The kind exists and its ``Options`` model accepts the options."""
+    kind = b.api.kind
     try:
-        from si_agent.executor.builtin import HANDLERS
-    except ImportError:  # the executor package is optional here; its own tests cover it
+        cls = executor_class(kind)
+    except UnknownBackendError:
+        yield ("api", "kind"), (f"unknown executor kind {kind!r}; "
+                                f"valid kinds: {', '.join(executor_kinds())}")
         return
-    if api.handler not in HANDLERS:
-        yield ("api", "handler"), (f"unknown builtin handler {api.handler!r}; "
-                                   f"valid handlers: {', '.join(sorted(HANDLERS))}")
+    except DefinitionError as exc:  # an entry point that cannot be loaded
+        yield ("api", "kind"), str(exc)
+        return
+    written = raw_api.get("options")
+    under_options = written if isinstance(written, Mapping) else {}
+    for loc, message in option_errors(cls.Options, b.api.options)[1]:
+        if not loc:
+            at = ("api", "options") if "options" in raw_api else ("api",)
+        elif loc[0] in under_options:
+            at = ("api", "options", *loc)
+        else:  # written as shorthand, directly under api
+            at = ("api", *loc)
+        yield at, message
 
 
 def _template_errors(

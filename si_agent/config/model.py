@@ -6,9 +6,11 @@ pydantic models are what the code reads. Both describe the same document.
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
 
 FieldType = Literal[
     "idcard", "phone", "year", "date", "integer", "number",
@@ -98,14 +100,37 @@ class Step(_Model):
 
 
 class Api(_Model):
-    """How a completed business is executed."""
+    """How a completed business is executed: by which executor kind, with which options.
 
-    kind: Literal["http", "builtin"]
-    url: str | None = None
-    method: Literal["GET", "POST"] = "POST"
-    timeout: float = 10.0
-    handler: str | None = None
+    ``kind`` names an executor in ``si_agent.executor.registry``; ``options``
+    are validated by that kind's ``Options`` model when businesses load. Any
+    key under ``api`` other than ``kind``, ``options`` and ``result_template``
+    is shorthand for the same key under ``options`` (``url: ...`` is
+    ``options: {url: ...}``); writing one key both ways is an error.
+    """
+
+    kind: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    options: dict[str, Any] = {}
     result_template: str
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fold_shorthand(cls, data: Any) -> Any:
+        if not isinstance(data, Mapping):
+            return data
+        own = ("kind", "options", "result_template")
+        shorthand = {k: v for k, v in data.items() if k not in own}
+        options = data.get("options", {})
+        if not shorthand or not isinstance(options, Mapping):
+            return data  # nothing to fold, or field validation reports the bad options
+        twice = [k for k in shorthand if k in options]
+        if twice:
+            raise PydanticCustomError(
+                "option_twice",
+                "{keys} written both under api and under api.options; write each once",
+                {"keys": ", ".join(repr(k) for k in twice)},
+            )
+        return {**{k: data[k] for k in own if k in data}, "options": {**shorthand, **options}}
 
 
 class Ask(_Model):

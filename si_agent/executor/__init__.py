@@ -1,9 +1,16 @@
 """Executors: carry out a business once its fields are collected and confirmed.
 
     executors = Executors(settings)        # one per process; thread-safe
+    executor = executors.get(business)     # .long_running, .resumable
     result = executors.run(business, values, idempotency_key="...")
 
-``Executors`` picks the executor by ``business.api.kind`` from ``KINDS``:
+``Executors`` serves each ``business.api.kind`` with one executor instance:
+an instance passed in ``executors=`` (tests, applications), else one built on
+first use from the kind's class in the registry (``registry``: the built-ins
+``http`` and ``builtin``, entry points of group ``si_agent.executors``, and
+``register_executor``). Before running, it validates ``business.api.options``
+with the kind's ``Options`` model (cached per business). The protocol a kind
+implements is in ``base``.
 
     http      HttpExecutor      the business's HTTP backend; ``http://demo.si-agent``
                                 is the in-process demo backend (``demo_host``)
@@ -11,59 +18,152 @@
 
 Failures raise ``ExecutorError`` (message and field errors in Chinese, for the
 citizen; ``retryable`` says whether resubmitting the same data may succeed);
-an unknown kind or handler raises ``UnknownBackendError``.
+an unknown kind raises ``UnknownBackendError``; options that do not validate
+raise ``ConfigErrors`` (businesses loaded from YAML were checked at load).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from typing import Any
 
 import httpx
+from pydantic import BaseModel
 
-from si_agent.config.model import Business
+from si_agent.config.model import Api, Business
 from si_agent.config.settings import Settings
-from si_agent.errors import UnknownBackendError
-from si_agent.executor.base import Executor
-from si_agent.executor.builtin import HANDLERS, BuiltinExecutor
+from si_agent.config.yamlio import format_path
+from si_agent.errors import ConfigError, ConfigErrors, UnknownBackendError
+from si_agent.executor.base import Executor, ExecutorOptions, Progress
+from si_agent.executor.builtin import HANDLERS, BuiltinExecutor, BuiltinOptions
 from si_agent.executor.demo_host import DEMO_ORIGIN
-from si_agent.executor.http import HttpExecutor
+from si_agent.executor.http import HttpExecutor, HttpOptions
+from si_agent.executor.registry import (
+    build_executor,
+    check_executor,
+    executor_class,
+    executor_kinds,
+    option_errors,
+    register_executor,
+)
 
 __all__ = [
     "DEMO_ORIGIN",
     "HANDLERS",
     "BuiltinExecutor",
+    "BuiltinOptions",
     "Executor",
+    "ExecutorOptions",
     "Executors",
     "HttpExecutor",
+    "HttpOptions",
+    "executor_kinds",
+    "register_executor",
 ]
 
 
 class Executors:
-    """Runs any business with the executor its ``api.kind`` names."""
+    """Runs any business with the executor its ``api.kind`` names.
+
+    ``executors`` maps kinds to ready instances that override or add to the
+    registry's; the caller owns (and closes) those. ``transport`` replaces the
+    network transport of the http executor built here (tests).
+    """
 
     def __init__(
-        self, settings: Settings, *, transport: httpx.BaseTransport | None = None
+        self,
+        settings: Settings,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        executors: Mapping[str, Executor] | None = None,
     ) -> None:
-        self._http = HttpExecutor(settings.demo_backend_db, transport=transport)
-        self.kinds: dict[str, Executor] = {"http": self._http, "builtin": BuiltinExecutor()}
+        self._settings = settings
+        self._lock = threading.Lock()
+        self._built: list[Executor] = []  # what close() closes
+        self._instances: dict[str, Executor] = {}
+        if transport is not None:
+            if "http" in (executors or {}):
+                raise ValueError("pass transport or an injected 'http' executor, not both")
+            self._adopt(HttpExecutor(settings.demo_backend_db, transport=transport))
+        for kind, executor in (executors or {}).items():
+            check_executor(kind, executor)
+            self._instances[kind] = executor
+        self._options: dict[str, tuple[Api, BaseModel]] = {}
+
+    def get(self, business: Business) -> Executor:
+        """The executor instance for ``business.api.kind``; ``UnknownBackendError`` if none."""
+        kind = business.api.kind
+        executor = self._instances.get(kind)
+        if executor is not None:
+            return executor
+        with self._lock:
+            executor = self._instances.get(kind)
+            if executor is None:
+                try:
+                    cls = executor_class(kind)
+                except UnknownBackendError as exc:
+                    raise UnknownBackendError(
+                        "api kind", kind, {*executor_kinds(), *self._instances}
+                    ) from exc
+                executor = self._adopt(build_executor(cls, self._settings))
+        return executor
+
+    def options(self, business: Business) -> BaseModel:
+        """``business.api.options`` validated by its kind's ``Options`` (cached per business id).
+
+        Raises ``ConfigErrors`` located at ``api.options.<key>`` if they do not validate.
+        """
+        cached = self._options.get(business.id)
+        if cached is not None and cached[0] == business.api:
+            return cached[1]
+        executor = self.get(business)
+        options, problems = option_errors(executor.Options, business.api.options)
+        if options is None:
+            source = business.source or f"business {business.id}"
+            raise ConfigErrors(
+                ConfigError(source, None, format_path(("api", "options", *loc)), message)
+                for loc, message in problems
+            )
+        self._options[business.id] = (business.api, options)
+        return options
 
     def run(
-        self, business: Business, values: Mapping[str, Any], idempotency_key: str | None = None
+        self,
+        business: Business,
+        values: Mapping[str, Any],
+        *,
+        idempotency_key: str,
+        progress: Progress | None = None,
     ) -> dict:
         """Execute ``business`` with ``values``; raises ``ExecutorError`` on failure."""
-        kind = business.api.kind
-        executor = self.kinds.get(kind)
-        if executor is None:
-            raise UnknownBackendError("api kind", kind, self.kinds)
-        return executor.run(business, values, idempotency_key=idempotency_key)
+        executor = self.get(business)
+        result = executor.run(
+            business, values, idempotency_key=idempotency_key,
+            options=self.options(business), progress=progress,
+        )
+        if not isinstance(result, dict):
+            raise TypeError(f"executor kind {business.api.kind!r} returned "
+                            f"{type(result).__name__}, not dict")
+        return result
 
     def close(self) -> None:
-        """Close the HTTP connection pool."""
-        self._http.close()
+        """Close the executors built here (e.g. the HTTP connection pool)."""
+        with self._lock:
+            built, self._built = self._built, []
+        for executor in built:
+            close = getattr(executor, "close", None)
+            if close is not None:
+                close()
 
     def __enter__(self) -> Executors:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def _adopt(self, executor: Executor) -> Executor:
+        check_executor(executor.kind, executor)
+        self._instances[executor.kind] = executor
+        self._built.append(executor)
+        return executor

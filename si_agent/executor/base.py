@@ -1,18 +1,61 @@
-"""The ``Executor`` protocol every business executor implements."""
+"""The ``Executor`` protocol every executor kind implements, and ``ExecutorOptions``.
+
+An executor kind is a class with one required method and four class attributes:
+
+    class RpaExecutor:
+        kind = "rpa"                 # the api.kind it serves
+        Options = RpaOptions         # an ExecutorOptions subclass: validates api.options
+        long_running = True          # runs as a background job, not within the HTTP turn
+        resumable = True             # re-running with the same idempotency key applies once
+
+        def run(self, business, values, *, idempotency_key, options, progress=None) -> dict:
+            ...
+
+``run`` returns the result dict that ``api.result_template`` is filled from, or
+raises ``ExecutorError`` (Chinese ``message`` and ``field_errors`` for the
+citizen; ``retryable`` says whether resubmitting the same data may succeed).
+``options`` is the business's ``api.options`` already validated by ``Options``;
+``progress``, when given, takes short Chinese progress texts ("正在填写表单…").
+
+``Executors`` builds one instance per kind per process (so ``run`` must be
+safe across threads): ``cls.from_settings(settings)`` if the class defines
+that classmethod, else ``cls()``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, Protocol
+
+from pydantic import BaseModel, ConfigDict
 
 from si_agent.config.model import Business
+
+Progress = Callable[[str], None]
+
+
+class ExecutorOptions(BaseModel):
+    """Base of every kind's ``Options``: frozen, and an unknown option is an error."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class Executor(Protocol):
     """Carries out a business whose fields are collected and confirmed."""
 
+    kind: ClassVar[str]
+    Options: ClassVar[type[BaseModel]]
+    long_running: ClassVar[bool]
+    resumable: ClassVar[bool]
+
     def run(
-        self, business: Business, values: Mapping[str, Any], idempotency_key: str | None = None
+        self,
+        business: Business,
+        values: Mapping[str, Any],
+        *,
+        idempotency_key: str,
+        options: BaseModel,
+        progress: Progress | None = None,
     ) -> dict:
-        """Return the backend's result dict, or raise ``ExecutorError``."""
+        """Return the result dict, or raise ``ExecutorError``."""
         ...

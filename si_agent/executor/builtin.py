@@ -1,8 +1,10 @@
-"""``BuiltinExecutor``: businesses computed in-process by a registered handler.
+"""``BuiltinExecutor`` (``api.kind: builtin``): businesses computed in-process by a handler.
 
-A handler takes the field values and returns the result dict; it raises
-``ExecutorError`` (with ``field_errors``) for inputs it refuses. Register more
-by adding to ``HANDLERS``; ``business.api.handler`` picks one by name.
+Options (``BuiltinOptions``): ``handler``, a name in ``HANDLERS``, checked when
+businesses load. A handler takes the field values and returns the result
+dict; it raises ``ExecutorError`` (with ``field_errors``) for inputs it
+refuses. Register more by adding to ``HANDLERS`` before businesses load.
+Handlers are pure: the kind answers within the turn and may always be re-run.
 """
 
 from __future__ import annotations
@@ -10,10 +12,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from si_agent.config.model import Business
 from si_agent.errors import UnknownBackendError
+from si_agent.executor.base import ExecutorOptions, Progress
 from si_agent.executor.pension import pension_estimate
 
 logger = logging.getLogger(__name__)
@@ -25,20 +30,45 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
-class BuiltinExecutor:
-    """Runs ``business.api.handler`` from a handler registry (``HANDLERS`` by default)."""
+class BuiltinOptions(ExecutorOptions):
+    """``api.options`` of a builtin business (usually written directly under ``api``)."""
 
-    def __init__(self, handlers: Mapping[str, Handler] | None = None) -> None:
-        self._handlers = HANDLERS if handlers is None else handlers
+    model_config = ConfigDict(strict=True)
+
+    handler: str = Field(min_length=1, description="Name of the handler in HANDLERS, "
+                         "e.g. pension_estimate.")
+
+    @field_validator("handler")
+    @classmethod
+    def _known(cls, name: str) -> str:
+        if name not in HANDLERS:
+            raise ValueError(f"unknown builtin handler {name!r}; "
+                             f"valid handlers: {', '.join(sorted(HANDLERS))}")
+        return name
+
+
+class BuiltinExecutor:
+    """Runs the handler its options name; stateless, so safe across threads."""
+
+    kind: ClassVar[str] = "builtin"
+    Options: ClassVar[type[BaseModel]] = BuiltinOptions
+    long_running: ClassVar[bool] = False
+    resumable: ClassVar[bool] = True
 
     def run(
-        self, business: Business, values: Mapping[str, Any], idempotency_key: str | None = None
+        self,
+        business: Business,
+        values: Mapping[str, Any],
+        *,
+        idempotency_key: str,
+        options: BuiltinOptions,
+        progress: Progress | None = None,
     ) -> dict:
         """Call the handler with a copy of ``values``; the key is unused (no side effects)."""
-        name = business.api.handler or ""
-        handler = self._handlers.get(name)
-        if handler is None:
-            raise UnknownBackendError("builtin handler", name, self._handlers)
+        name = options.handler
+        handler = HANDLERS.get(name)
+        if handler is None:  # removed from HANDLERS after the options were validated
+            raise UnknownBackendError("builtin handler", name, HANDLERS)
         started = time.perf_counter()
         result = handler(dict(values))
         if not isinstance(result, dict):

@@ -1,6 +1,8 @@
-"""``HttpExecutor``: submits a business's values to its HTTP backend.
+"""``HttpExecutor`` (``api.kind: http``): submits a business's values to its HTTP backend.
 
-    URL          expand_env(business.api.url), at call time
+Options (``HttpOptions``): ``url`` (required), ``method`` (POST), ``timeout`` (10 s).
+
+    URL          expand_env(url), at call time
     POST         values as a JSON body;  GET: values as query parameters
     header       Idempotency-Key: <key>  (the same key on the retry)
     retry        once, on transport errors (connect errors, timeouts, dropped connections)
@@ -11,6 +13,8 @@
     5xx, non-JSON, not an object -> ExecutorError(retryable=True)
     transport failure twice      -> ExecutorError(texts.UNREACHABLE, retryable=True)
 
+The kind is resumable: the backend must honour ``Idempotency-Key`` (a repeated
+key returns the first result and applies nothing new; the demo backend does).
 URLs on ``http://demo.si-agent`` go to the in-process demo backend (see
 ``demo_host``); every other URL is real HTTP. Values are never logged: they
 hold ID numbers, so only the business id, status and elapsed time are.
@@ -22,21 +26,22 @@ import json
 import logging
 import threading
 import time
-import uuid
 from collections.abc import Mapping
 from datetime import date, datetime
 from decimal import Decimal
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 import httpx
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from si_agent.config.envsubst import expand_env
+from si_agent.config.envsubst import expand_env, syntax_errors
 from si_agent.config.model import Business
+from si_agent.config.settings import Settings
 from si_agent.errors import ExecutorError
 from si_agent.executor import texts
+from si_agent.executor.base import ExecutorOptions, Progress
 from si_agent.executor.demo_host import DEMO_ORIGIN, demo_transport
 
 logger = logging.getLogger(__name__)
@@ -45,12 +50,38 @@ ATTEMPTS = 2  # the first try and one retry
 RETRYABLE_CLIENT_STATUSES = frozenset({408, 425, 429})
 
 
+class HttpOptions(ExecutorOptions):
+    """``api.options`` of an http business (usually written directly under ``api``)."""
+
+    model_config = ConfigDict(strict=True)
+
+    url: str = Field(min_length=1, description="Backend URL; ${VAR} and ${VAR:-default} "
+                     "are read from the environment at call time.")
+    method: Literal["GET", "POST"] = "POST"
+    timeout: float = Field(default=10.0, gt=0, description="Seconds to wait for the backend.")
+
+    @field_validator("url")
+    @classmethod
+    def _check_url(cls, url: str) -> str:
+        problems = syntax_errors(url)
+        if problems:
+            raise ValueError(problems[0])
+        if not url.startswith(("http://", "https://", "${")):
+            raise ValueError(f"url {url!r} must start with http://, https:// or ${{VAR}}")
+        return url
+
+
 class HttpExecutor:
     """Runs ``kind: http`` businesses; one instance per process, safe across threads.
 
     ``demo_db`` is the SQLite file of the in-process demo backend (None: the demo
     host is not served). ``transport`` replaces the network transport (tests).
     """
+
+    kind: ClassVar[str] = "http"
+    Options: ClassVar[type[BaseModel]] = HttpOptions
+    long_running: ClassVar[bool] = False
+    resumable: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -66,46 +97,53 @@ class HttpExecutor:
         )
         _redact_httpx_queries()
 
+    @classmethod
+    def from_settings(cls, settings: Settings) -> HttpExecutor:
+        """The process's http executor, serving the demo host from ``settings``."""
+        return cls(settings.demo_backend_db)
+
     def close(self) -> None:
         self._client.close()
 
     def run(
-        self, business: Business, values: Mapping[str, Any], idempotency_key: str | None = None
+        self,
+        business: Business,
+        values: Mapping[str, Any],
+        *,
+        idempotency_key: str,
+        options: HttpOptions,
+        progress: Progress | None = None,
     ) -> dict:
-        """Submit ``values``; a missing ``idempotency_key`` gets a fresh random one.
+        """Submit ``values``, answering within the turn (``progress`` is not used).
 
-        The key travels in an HTTP header, so it must be printable ASCII
-        (``ValueError`` otherwise).
+        The key travels in an HTTP header, so it must be non-empty printable
+        ASCII (``ValueError`` otherwise).
         """
-        api = business.api
-        key = idempotency_key or uuid.uuid4().hex
-        if not (key.isascii() and key.isprintable()):
-            raise ValueError("idempotency_key must be printable ASCII (it is an HTTP header)")
+        key = idempotency_key
+        if not (key and key.isascii() and key.isprintable()):
+            raise ValueError("idempotency_key must be non-empty printable ASCII (an HTTP header)")
         try:
-            request = self._build(business, values, key)
+            request = self._build(values, key, options)
             response = self._send(business, request)
         except (httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
-            logger.error("business %s: bad backend URL %r: %s", business.id, api.url, exc)
+            logger.error("business %s: bad backend URL %r: %s", business.id, options.url, exc)
             raise ExecutorError(texts.MISCONFIGURED, retryable=False) from exc
         return _result(business, response)
 
-    def _build(self, business: Business, values: Mapping[str, Any], key: str) -> httpx.Request:
-        api = business.api
-        if not api.url:
-            raise httpx.InvalidURL("api.url is empty")
-        url = httpx.URL(expand_env(api.url))
+    def _build(self, values: Mapping[str, Any], key: str, options: HttpOptions) -> httpx.Request:
+        url = httpx.URL(expand_env(options.url))
         if url.scheme not in ("http", "https") or not url.host:
             raise httpx.InvalidURL(f"not an absolute http(s) URL: {url}")
         headers = {"Idempotency-Key": key, "Accept": "application/json"}
-        if api.method == "GET":
+        if options.method == "GET":
             params = {k: _param(v) for k, v in values.items() if v is not None}
             return self._client.build_request(
-                "GET", url, params=params, headers=headers, timeout=api.timeout
+                "GET", url, params=params, headers=headers, timeout=options.timeout
             )
         body = json.dumps(dict(values), ensure_ascii=False, default=_jsonable).encode()
         headers["Content-Type"] = "application/json; charset=utf-8"
         return self._client.build_request(
-            "POST", url, content=body, headers=headers, timeout=api.timeout
+            "POST", url, content=body, headers=headers, timeout=options.timeout
         )
 
     def _send(self, business: Business, request: httpx.Request) -> httpx.Response:

@@ -83,10 +83,14 @@ def test_every_file_is_complete(businesses, business_id):
     allowed = RESULT_PLACEHOLDERS[business_id] | set(b.field_keys)
     assert _placeholders(b.api.result_template) <= allowed
     if business_id == "pension_estimate":
-        assert (b.api.kind, b.api.handler) == ("builtin", "pension_estimate")
+        assert (b.api.kind, b.api.options) == ("builtin", {"handler": "pension_estimate"})
     else:
-        assert b.api.kind == "http" and b.api.method == "POST" and b.api.timeout == 10
-        assert b.api.url == f"${{SI_BACKEND_URL:-http://demo.si-agent}}/api/{business_id}"
+        assert b.api.kind == "http"
+        assert b.api.options == {
+            "url": f"${{SI_BACKEND_URL:-http://demo.si-agent}}/api/{business_id}",
+            "method": "POST",
+            "timeout": 10,
+        }
 
 
 def test_keywords_do_not_overlap_across_businesses(businesses):

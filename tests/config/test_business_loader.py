@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import shutil
-import sys
-import types
 
 import pytest
 
 from si_agent.config.loader import check_directory, load_businesses
 from si_agent.config.model import Business
 from si_agent.errors import ConfigError, ConfigErrors
+from si_agent.executor import HANDLERS
 
 FIELD_TYPES = "idcard, phone, year, date, integer, number, enum, city, name, bank_card, text"
 
@@ -222,7 +221,7 @@ def test_min_greater_than_max(copy):
 
 def test_http_api_without_url(copy):
     copy.edit("social_transfer.yaml", "  url: ${SI_BACKEND_URL:-http://demo.si-agent}/api/social_transfer\n", "")
-    assert copy.errors() == ["social_transfer.yaml:45: api: an http api needs a url"]
+    assert copy.errors() == ["social_transfer.yaml:45: api: missing required option 'url'"]
 
 
 def test_malformed_environment_reference(copy):
@@ -235,13 +234,11 @@ def test_malformed_environment_reference(copy):
 
 def test_builtin_api_without_handler(copy):
     copy.edit("pension_estimate.yaml", "  handler: pension_estimate\n", "")
-    assert copy.errors() == ["pension_estimate.yaml:54: api: a builtin api needs a handler"]
+    assert copy.errors() == ["pension_estimate.yaml:54: api: missing required option 'handler'"]
 
 
 def test_unknown_builtin_handler_lists_the_known_ones(copy, monkeypatch):
-    fake = types.ModuleType("si_agent.executor.builtin")
-    fake.HANDLERS = {"pension_estimate": object(), "tax_estimate": object()}
-    monkeypatch.setitem(sys.modules, "si_agent.executor.builtin", fake)
+    monkeypatch.setitem(HANDLERS, "tax_estimate", lambda values: {})
     copy.edit("pension_estimate.yaml", "  handler: pension_estimate\n", "  handler: pension_guess\n")
     assert copy.errors() == [
         "pension_estimate.yaml:56: api.handler: unknown builtin handler 'pension_guess'; "

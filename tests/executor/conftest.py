@@ -31,16 +31,23 @@ def _make_business(
     timeout: float = 10.0,
     handler: str | None = None,
     steps: tuple[str, ...] | list[str] = (),
+    options: dict | None = None,
 ) -> Business:
     """A minimal valid Business whose fields are plain text fields named ``keys``.
 
-    The URL defaults to ``${SI_BACKEND_URL:-http://demo.si-agent}/api/<business_id>``.
+    For ``kind="http"``, ``url``, ``method`` and ``timeout`` are written as
+    shorthand options; the URL defaults to
+    ``${SI_BACKEND_URL:-http://demo.si-agent}/api/<business_id>``. ``handler``
+    is the builtin shorthand; ``options`` is written under ``api.options``.
     """
-    api: dict = {"kind": kind, "method": method, "timeout": timeout, "result_template": "ok"}
+    api: dict = {"kind": kind, "result_template": "ok"}
     if kind == "http":
         api["url"] = url if url is not None else DEMO_URL + business_id
+        api.update(method=method, timeout=timeout)
     if handler is not None:
         api["handler"] = handler
+    if options is not None:
+        api["options"] = options
     return Business.model_validate({
         "id": business_id,
         "name": business_id,

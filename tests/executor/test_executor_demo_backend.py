@@ -163,7 +163,7 @@ def test_unwritable_demo_db_is_a_retryable_error(tmp_path: Path, make_business):
     with Executors(Settings(data_dir=blocker / "data")) as ex:
         with pytest.raises(ExecutorError) as err:
             ex.run(make_business("progress_query", ["application_no"]),
-                   {"application_no": "SI20260915000001"})
+                   {"application_no": "SI20260915000001"}, idempotency_key="k")
     assert (err.value.status, err.value.retryable) == (503, True)
 
 
@@ -171,10 +171,11 @@ def test_logs_never_contain_values(executors: Executors, make_business, caplog):
     caplog.set_level(logging.DEBUG)
     record = make_business("insurance_record", ["id_number", "start_year", "end_year"],
                            method="GET")
-    executors.run(record, {"id_number": WANG_FANG, "start_year": 2019, "end_year": 2019})
+    executors.run(record, {"id_number": WANG_FANG, "start_year": 2019, "end_year": 2019},
+                  idempotency_key="k")
     query = make_business("pension_query", ["id_number"])
     with pytest.raises(ExecutorError):
-        executors.run(query, {"id_number": WANG_FANG})
+        executors.run(query, {"id_number": WANG_FANG}, idempotency_key="k")
     text = "\n".join(r.getMessage() for r in caplog.records)
     assert WANG_FANG not in text
     assert "business insurance_record" in text and "200" in text

@@ -85,7 +85,7 @@ def test_handle_business_success(executors: Executors, business_id: str, handle,
         assert result[key] == value
     # progress_query finds every new application, accepted, under its business name
     progress = executors.run(make_business("progress_query", ["application_no"], type="query"),
-                             {"application_no": result["application_no"]})
+                             {"application_no": result["application_no"]}, idempotency_key="k")
     assert progress["status"] == "已受理"
     assert progress["application_no"] == result["application_no"]
     assert progress["business_name"]
@@ -116,8 +116,8 @@ def test_pension_certification_accepts_plain_step_strings(executors: Executors, 
 )
 def test_medical_filing_validity(executors: Executors, filing_type, start, until, handle):
     biz, values, _ = handle("medical_filing")
-    # no idempotency_key: the executor makes a fresh one
-    result = executors.run(biz, {**values, "filing_type": filing_type, "start_date": start})
+    result = executors.run(biz, {**values, "filing_type": filing_type, "start_date": start},
+                           idempotency_key=f"filing-{start}")
     assert result["valid_until"] == until
 
 
@@ -152,7 +152,7 @@ def test_application_numbers_increase(executors: Executors, handle):
 
 def test_pension_query(executors: Executors, make_business):
     result = executors.run(make_business("pension_query", ["id_number"], type="query"),
-                           {"id_number": ZHANG_WEI})
+                           {"id_number": ZHANG_WEI}, idempotency_key="k")
     today = clock.today()
     latest = today.replace(day=15) if today.day >= 15 else clock.add_months(
         today.replace(day=15), -1)
@@ -169,7 +169,7 @@ def test_pension_query(executors: Executors, make_business):
 def test_pension_query_not_retired_or_unknown(executors: Executors, who, make_business):
     biz = make_business("pension_query", ["id_number"], type="query")
     with pytest.raises(ExecutorError) as err:
-        executors.run(biz, {"id_number": who})
+        executors.run(biz, {"id_number": who}, idempotency_key="k")
     assert err.value.status == 404
     assert err.value.retryable is False
     assert err.value.field_errors == {"id_number": "未查询到该身份证号的养老金发放记录。"}
@@ -177,7 +177,8 @@ def test_pension_query_not_retired_or_unknown(executors: Executors, who, make_bu
 
 def test_insurance_record(executors: Executors, make_business):
     biz = make_business("insurance_record", ["id_number", "start_year", "end_year"], type="query")
-    result = executors.run(biz, {"id_number": WANG_FANG, "start_year": 2019, "end_year": 2020})
+    result = executors.run(biz, {"id_number": WANG_FANG, "start_year": 2019, "end_year": 2020},
+                           idempotency_key="k")
     assert result == {
         "name": "王芳",
         "start_year": 2019,
@@ -191,14 +192,16 @@ def test_insurance_record(executors: Executors, make_business):
 
 def test_insurance_record_partial_years(executors: Executors, make_business):
     biz = make_business("insurance_record", ["id_number", "start_year", "end_year"], type="query")
-    result = executors.run(biz, {"id_number": LIU_YANG, "start_year": 2015, "end_year": 2018})
+    result = executors.run(biz, {"id_number": LIU_YANG, "start_year": 2015, "end_year": 2018},
+                           idempotency_key="k")
     assert result["total_months"] == 6
     assert result["summary"] == "2018年：缴费6个月，缴费基数5900.00元，个人缴纳2832.00元"
 
 
 def test_insurance_record_empty_range(executors: Executors, make_business):
     biz = make_business("insurance_record", ["id_number", "start_year", "end_year"], type="query")
-    result = executors.run(biz, {"id_number": ZHAO_LEI, "start_year": "2015", "end_year": "2019"})
+    result = executors.run(biz, {"id_number": ZHAO_LEI, "start_year": "2015", "end_year": "2019"},
+                           idempotency_key="k")
     assert result["total_months"] == 0
     assert result["personal_total"] == "0.00"
     assert result["summary"] == "该期间没有缴费记录。"
@@ -207,29 +210,33 @@ def test_insurance_record_empty_range(executors: Executors, make_business):
 def test_insurance_record_errors(executors: Executors, make_business):
     biz = make_business("insurance_record", ["id_number", "start_year", "end_year"], type="query")
     with pytest.raises(ExecutorError) as err:
-        executors.run(biz, {"id_number": UNKNOWN_ID, "start_year": 2019, "end_year": 2020})
+        executors.run(biz, {"id_number": UNKNOWN_ID, "start_year": 2019, "end_year": 2020},
+                      idempotency_key="k")
     assert (err.value.status, err.value.field_errors) == (
         404, {"id_number": "未查询到该身份证号的参保记录。"})
     with pytest.raises(ExecutorError) as err:
-        executors.run(biz, {"id_number": WANG_FANG, "start_year": 2020, "end_year": 2019})
+        executors.run(biz, {"id_number": WANG_FANG, "start_year": 2020, "end_year": 2019},
+                      idempotency_key="k")
     assert err.value.status == 422
     assert set(err.value.field_errors) == {"end_year"}
 
 
 def test_progress_query_of_seeded_applications(executors: Executors, make_business):
     biz = make_business("progress_query", ["application_no"], type="query")
-    result = executors.run(biz, {"application_no": "SI20260915000001"})
+    result = executors.run(biz, {"application_no": "SI20260915000001"}, idempotency_key="k")
     assert result["business_name"] == "社保关系转移"
     assert result["status"] == "办理中"
     assert result["updated_at"] == "2026-09-22 10:30"
-    assert executors.run(biz, {"application_no": "si20261020000001"})["status"] == "已制卡"
-    assert executors.run(biz, {"application_no": "SI20261105000001"})["status"] == "已办结"
+    assert executors.run(biz, {"application_no": "si20261020000001"},
+                         idempotency_key="k")["status"] == "已制卡"
+    assert executors.run(biz, {"application_no": "SI20261105000001"},
+                         idempotency_key="k")["status"] == "已办结"
 
 
 def test_progress_query_unknown(executors: Executors, make_business):
     biz = make_business("progress_query", ["application_no"], type="query")
     with pytest.raises(ExecutorError) as err:
-        executors.run(biz, {"application_no": "SI20990101999999"})
+        executors.run(biz, {"application_no": "SI20990101999999"}, idempotency_key="k")
     assert err.value.status == 404
     assert err.value.field_errors == {"application_no": "未查询到该受理编号，请核对后重新输入。"}
 
@@ -239,9 +246,9 @@ def test_pension_estimate_is_also_served_over_http(executors: Executors, make_bu
             "account_balance"]
     biz = make_business("pension_estimate", keys, type="query")
     values = dict(zip(keys, [60, 20, 8000, 1.0, 100000], strict=True))
-    assert executors.run(biz, values)["total"] == "2319.42"
+    assert executors.run(biz, values, idempotency_key="k")["total"] == "2319.42"
     with pytest.raises(ExecutorError) as err:
-        executors.run(biz, {**values, "retire_age": 80})
+        executors.run(biz, {**values, "retire_age": 80}, idempotency_key="k")
     assert err.value.status == 422
     assert set(err.value.field_errors) == {"retire_age"}
 
@@ -249,7 +256,8 @@ def test_pension_estimate_is_also_served_over_http(executors: Executors, make_bu
 def test_get_method_sends_query_parameters(executors: Executors, make_business):
     biz = make_business("insurance_record", ["id_number", "start_year", "end_year"],
                         type="query", method="GET")
-    result = executors.run(biz, {"id_number": WANG_FANG, "start_year": 2019, "end_year": 2019})
+    result = executors.run(biz, {"id_number": WANG_FANG, "start_year": 2019, "end_year": 2019},
+                           idempotency_key="k")
     assert result["total_months"] == 12
 
 

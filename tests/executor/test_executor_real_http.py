@@ -63,7 +63,7 @@ def test_real_http_round_trip(
     with Executors(settings) as ex:
         result = ex.run(transfer, VALUES, idempotency_key="real-1")
         again = ex.run(transfer, VALUES, idempotency_key="real-1")
-        found = ex.run(progress, {"application_no": result["application_no"]})
+        found = ex.run(progress, {"application_no": result["application_no"]}, idempotency_key="k")
     assert again == result
     assert found["status"] == "已受理"
     assert found["business_name"] == "社保关系转移"
@@ -82,7 +82,7 @@ def test_real_http_field_errors_and_get(
         with pytest.raises(ExecutorError) as err:
             ex.run(transfer, {**VALUES, "name": "王小芳"}, idempotency_key="real-2")
         summary = ex.run(record, {"id_number": WANG_FANG, "start_year": 2025,
-                                  "end_year": 2025})["summary"]
+                                  "end_year": 2025}, idempotency_key="k")["summary"]
     assert err.value.status == 422
     assert err.value.field_errors == {"name": "姓名与身份证号码不一致。"}
     assert summary == "2025年：缴费12个月，缴费基数7800.00元，个人缴纳7488.00元"
@@ -110,4 +110,5 @@ def test_blueprint_mounted_under_a_prefix(
         monkeypatch.setenv("SI_BACKEND_URL", f"{base}/demo")
         with Executors(settings) as ex:
             result = ex.run(transfer, VALUES, idempotency_key="prefixed")
-            assert ex.run(progress, {"application_no": result["application_no"]})
+            assert ex.run(progress, {"application_no": result["application_no"]},
+                          idempotency_key="k")
