@@ -48,7 +48,8 @@ def fake():
 def settings(fake, tmp_path_factory) -> Settings:
     return replace(Settings(), business_dir=ROOT / "businesses",
                    data_dir=tmp_path_factory.mktemp("llm-dialogues"),
-                   llm_base_url=fake.base_url, llm_api_key="test-key", llm_timeout=1.0)
+                   llm_base_url=fake.base_url, llm_api_key="test-key", llm_timeout=1.0,
+                   llm_max_retries=1)  # the transcripts script one retry
 
 
 @pytest.fixture(scope="module")

@@ -37,6 +37,7 @@ class Settings:
     llm_api_key: str | None = field(default=None, repr=False)
     llm_model: str = "deepseek-chat"
     llm_timeout: float = 20.0
+    llm_max_retries: int = 2
     llm_temperature: float = 0.3
     llm_extraction: str = "turn"
     max_message_chars: int = 2000
@@ -103,6 +104,11 @@ class Settings:
                 changes[name] = pick[key]
         if "SI_LLM_TIMEOUT" in pick:
             changes["llm_timeout"] = _positive_float("SI_LLM_TIMEOUT", pick["SI_LLM_TIMEOUT"])
+        if "SI_LLM_MAX_RETRIES" in pick:
+            raw = pick["SI_LLM_MAX_RETRIES"].strip()
+            if not raw.isdigit():
+                raise ValueError(f"SI_LLM_MAX_RETRIES must be a non-negative integer, got {raw!r}")
+            changes["llm_max_retries"] = int(raw)
         if "SI_LLM_TEMPERATURE" in pick:
             changes["llm_temperature"] = _positive_float("SI_LLM_TEMPERATURE",
                                                          pick["SI_LLM_TEMPERATURE"], zero=True)

@@ -6,8 +6,16 @@ Answers are scripted, one per request, in the order pushed::
                                "arguments": {"values": {"from_city": "杭州"}}}]})
     fake.push({"content": "您好"})              # a free-text answer
     fake.push({"status": 500})                  # an error status
+    fake.push({"status": 429, "headers": {"Retry-After": "0"}})  # with response headers
     fake.push({"delay": 2.0, "content": "…"})   # answers after a delay (timeouts)
     fake.push({"tool_calls": [{"name": "x", "arguments": "{not json"}]})  # raw arguments
+    fake.push({"tool_calls": [{"arguments": {"value": "杭州"}}]})  # the first tool offered
+
+A tool call without a ``name`` is answered with the first tool the request
+offers (parallel per-field requests can then share one script). ``headers`` are
+sent with any scripted response, an error or an answer. An entry is taken when
+its request arrives, so a request the client gave up on (a timeout) still used
+one; the SDK's retry gets the next.
 
 Streaming requests (``"stream": true``) get Server-Sent Events in the OpenAI
 chunk format, content split into small deltas, tool calls as argument deltas,
@@ -92,17 +100,30 @@ class FakeOpenAI:
                 return _error(500, "no scripted response")
             if entry.get("delay"):
                 time.sleep(float(entry["delay"]))
+            headers = entry.get("headers") or {}
             if entry.get("status"):
-                return _error(int(entry["status"]), entry.get("message", "scripted error"))
-            if body.get("stream"):
-                return Response(_stream(body, entry), mimetype="text/event-stream")
-            return jsonify(_completion(body, entry))
+                response = _error(int(entry["status"]), entry.get("message", "scripted error"))
+            elif body.get("stream"):
+                response = Response(_stream(body, entry), mimetype="text/event-stream")
+            else:
+                response = jsonify(_completion(body, entry))
+            response.headers.update(headers)
+            return response
 
         return app
 
 
-def _error(status: int, message: str):
-    return jsonify(error={"message": message, "type": "fake_error", "code": status}), status
+def _error(status: int, message: str) -> Response:
+    response = jsonify(error={"message": message, "type": "fake_error", "code": status})
+    response.status_code = status
+    return response
+
+
+def _name(call: dict, body: dict) -> str:
+    if call.get("name"):
+        return call["name"]
+    tools = body.get("tools") or []
+    return tools[0]["function"]["name"] if tools else ""
 
 
 def _arguments(call: dict) -> str:
@@ -120,7 +141,7 @@ def _usage(body: dict, entry: dict) -> dict:
 def _completion(body: dict, entry: dict) -> dict:
     calls = [
         {"id": f"call_{uuid.uuid4().hex[:8]}", "type": "function",
-         "function": {"name": c["name"], "arguments": _arguments(c)}}
+         "function": {"name": _name(c, body), "arguments": _arguments(c)}}
         for c in entry.get("tool_calls", [])
     ]
     message: dict[str, Any] = {"role": "assistant", "content": entry.get("content")}
@@ -150,7 +171,8 @@ def _stream(body: dict, entry: dict):
     for index, call in enumerate(entry.get("tool_calls", [])):
         args = _arguments(call)
         yield chunk({"tool_calls": [{"index": index, "id": f"call_{index}", "type": "function",
-                                     "function": {"name": call["name"], "arguments": ""}}]})
+                                     "function": {"name": _name(call, body),
+                                                  "arguments": ""}}]})
         for i in range(0, len(args), 8):
             yield chunk({"tool_calls": [{"index": index,
                                          "function": {"arguments": args[i:i + 8]}}]})
