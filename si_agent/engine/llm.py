@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 from si_agent.config.model import Business, FieldDef
 from si_agent.config.settings import Settings
 from si_agent.engine.arguments import ArgumentsRejected, read_arguments
-from si_agent.engine.base import Decision, SessionView, TextSink, ToolCall, Usage
+from si_agent.engine.base import Decision, Rule, SessionView, TextSink, ToolCall, Usage
 from si_agent.engine.chat import ChatModel, ModelUnavailable, RawCall
 from si_agent.engine.prompts import extraction_prompt, grounded_prompt, system_prompt
 from si_agent.engine.rules import RuleEngine
@@ -71,7 +71,7 @@ class LLMEngine:
             if self._per_field(view):
                 calls, usage, problems = self._extract_fields(view, message, redactor)
                 if calls:
-                    return Decision(calls=calls, engine=f"{self.name}:per_field", usage=usage,
+                    return Decision(calls=calls, rule=Rule.MODEL, engine=f"{self.name}:per_field", usage=usage,
                                     offered=offered,
                                     reason="; ".join(problems) or "per-field extraction")
             sink = _MaskedText(on_text, redactor) if on_text is not None else None
@@ -95,7 +95,7 @@ class LLMEngine:
         if not calls and text:
             calls = [ToolCall(name=T.ANSWER_QUESTION, arguments={"question": message})]
         reason = "; ".join(problems) or ("tool calls" if reply.tool_calls else "free text")
-        return Decision(calls=calls, reason=reason, engine=self.name, text=text, usage=usage,
+        return Decision(calls=calls, rule=Rule.MODEL, reason=reason, engine=self.name, text=text, usage=usage,
                         offered=offered)
 
     def _messages(self, view: SessionView, message: str, redactor: Redactor) -> list[dict]:

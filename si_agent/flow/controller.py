@@ -48,6 +48,7 @@ from si_agent.engine.base import (
     pending_fields,
 )
 from si_agent.errors import ExecutorError, JobConflict, SessionConflict
+from si_agent.executor import Executors
 from si_agent.executor.base import Executor
 from si_agent.flow import actions as A
 from si_agent.flow.machine import DialogueMachine, FlowModel
@@ -114,7 +115,7 @@ class Controller:
         catalog: Mapping[str, Business],
         store: SessionStore,
         engine: IntentEngine,
-        executor: Executor,
+        executor: Executors,
         *,
         knowledge: Knowledge | None = None,
         step_handlers: Mapping[str, StepHandler] | None = None,
@@ -241,8 +242,7 @@ class Controller:
         return self.jobs.load(session.job_id) if session.job_id else None
 
     def executor_for(self, business: Business) -> Executor:
-        get = getattr(self.executor, "get", None)
-        return get(business) if callable(get) else self.executor
+        return self.executor.get(business)
 
     def _drive(self, session: Session, result: TurnResult) -> TurnResult:
         """Phase 2: run, resume or report the session's job; the reply gains its part."""
@@ -277,7 +277,7 @@ class Controller:
         if job.status == "running":
             if not job.stale():
                 return None
-            if not getattr(self.executor_for(business), "resumable", False):
+            if not self.executor_for(business).resumable:
                 log.warning("job %s of %s: its process died mid-run and the executor is not "
                             "resumable; reporting the outcome as unknown", job.id, business.id)
                 return self._finish(job, error=JobError(
@@ -300,11 +300,9 @@ class Controller:
         def progress(text: str) -> None:
             self._report(job.id, text)
 
-        kwargs: dict[str, Any] = {"idempotency_key": job.idempotency_key}
-        if job.long_running:
-            kwargs["progress"] = progress
         try:
-            result = self.executor.run(business, job.values, **kwargs)
+            result = self.executor.run(business, job.values, idempotency_key=job.idempotency_key,
+                                       progress=progress)
         except ExecutorError as exc:
             return self._finish(job, error=JobError(
                 message=exc.message, field_errors=exc.field_errors,
@@ -854,7 +852,7 @@ class _Turn:
             id=uuid.uuid4().hex, session_id=self.s.session_id, business_id=b.id,
             idempotency_key=self._idempotency_key(b, values), values=values,
             owner=this_process(), lease_until=time.time() + QUEUED_LEASE,
-            long_running=bool(getattr(self.ctl.executor_for(b), "long_running", False)),
+            long_running=self.ctl.executor_for(b).long_running,
         )
         self.s.job_id = self.job.id
         self.s.awaiting = None

@@ -207,7 +207,7 @@ def test_per_field_replies_that_do_not_fit_are_dropped(per_field, fake):
 
 
 def test_one_validator_per_schema_and_bad_schemas_fail_when_built(catalog):
-    schema = T.match_business_tool(catalog)["function"]["parameters"]
+    schema = T.toolset("idle", None, None, catalog)[0]["function"]["parameters"]
     assert validator(schema) is validator(copy.deepcopy(schema))
     with pytest.raises(jsonschema.SchemaError):
         validator({"type": "object", "properties": {"x": {"type": "text"}}})

@@ -59,7 +59,7 @@ def test_seed_contents(db_path: Path):
                  WANG_FANG)
     assert [y for (y,) in years] == list(range(2015, 2026))
     assert rows(db_path, "SELECT min(year), max(year) FROM contributions") == [(2015, 2025)]
-    assert rows(db_path, "SELECT count(*) FROM applications") == [(3,)]
+    assert rows(db_path, "SELECT count(*) FROM applications") == [(len(APPLICATIONS),)]
 
 
 def test_setup_is_idempotent_across_processes(db_path: Path):
@@ -67,7 +67,7 @@ def test_setup_is_idempotent_across_processes(db_path: Path):
     db._ready.clear()  # what a second process would see: a seeded file, a fresh cache
     ensure_db(db_path)
     assert rows(db_path, "SELECT count(*) FROM persons") == [(6,)]
-    assert rows(db_path, "SELECT count(*) FROM applications") == [(3,)]
+    assert rows(db_path, "SELECT count(*) FROM applications") == [(len(APPLICATIONS),)]
     assert rows(db_path, "PRAGMA journal_mode") == [("wal",)]
 
 
@@ -95,7 +95,7 @@ def test_admin_applications_lists_everything(db_path: Path):
     client.post("/api/phone_change", headers={"Idempotency-Key": "p"},
                 json={"id_number": ZHAO_LEI, "name": "赵磊", "new_phone": "13912345678"})
     apps = client.get("/api/_admin/applications").get_json()["applications"]
-    assert len(apps) == 4
+    assert len(apps) == len(APPLICATIONS) + 1
     assert {a[0] for a in APPLICATIONS} < {a["application_no"] for a in apps}
     new = apps[0]
     assert (new["business_id"], new["status"], new["id_number"]) == (
@@ -136,8 +136,8 @@ def test_fail_next_then_success_through_the_executor(
     assert err.value.field_errors == {}
     result = executors.run(biz, values, idempotency_key="after-failure")
     assert result["loss_type"] == "临时挂失"
-    assert rows(db_path, "SELECT count(*) FROM applications WHERE business_id = 'card_loss'") == [
-        (1,)]
+    assert rows(db_path, "SELECT count(*) FROM applications WHERE business_id = 'card_loss'"
+                " AND id_number = ?", ZHANG_WEI) == [(1,)]
 
 
 def test_request_errors_are_json(db_path: Path):

@@ -13,7 +13,7 @@ from si_agent.flow import actions as A
 from si_agent.session import MemoryStore
 
 ZHANG = "330122196303150178"  # demo person 张伟
-ZHAO = "110105200001100353"  # demo person 赵磊: his card is already reported lost
+CHEN = "320102198809150628"  # demo person 陈静: her card is already reported lost
 
 
 def query(settings, sql: str, *args) -> list[tuple]:
@@ -40,12 +40,12 @@ def to_confirming(ctl, user: str, *messages: str):
 
 
 def card_loss(ctl, user: str, id_number: str, name: str):
-    return to_confirming(ctl, user, "我的社保卡丢了，要挂失", id_number, name, "13800138006",
+    return to_confirming(ctl, user, "我的社保卡丢了，要挂失", id_number, name, "13800138005",
                          "正式挂失")
 
 
 def test_a_refusal_that_retrying_cannot_fix_is_not_offered_for_retry(controller, settings):
-    card_loss(controller, "u", ZHAO, "赵磊")
+    card_loss(controller, "u", CHEN, "陈静")
     turn = controller.handle("u", "确认")
     assert turn.state == "failed"
     assert "该社保卡已处于挂失状态，不能重复挂失" in turn.reply
