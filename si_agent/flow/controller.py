@@ -218,20 +218,36 @@ class Controller:
               interval: float = 0.25) -> Iterator[TurnResult]:
         """Turn objects as a running job reports progress, ending with its outcome.
 
-        Stops when the session is no longer executing, or after ``timeout``.
+        Stops when the session is no longer executing (the last object carries
+        the outcome as ``notice``, which counts as delivered and is cleared), or
+        after ``timeout``.
         """
         deadline = time.monotonic() + timeout
         last: tuple | None = None
         while time.monotonic() < deadline:
             turn = self.current(session_id)
-            mark = (turn.state, turn.job.status if turn.job else None,
-                    turn.job.progress if turn.job else None)
+            if turn.state != "executing":
+                if turn.notice:
+                    self._clear_notice(session_id, turn.notice)
+                yield turn
+                return
+            mark = (turn.job.status, turn.job.progress) if turn.job else None
             if mark != last:
                 last = mark
                 yield turn
-            if turn.state != "executing":
-                return
             time.sleep(interval)
+
+    def _clear_notice(self, session_id: str, notice: str) -> None:
+        for _ in range(_MAX_CONFLICT_RETRIES):
+            session = self._load(session_id)
+            if session.notice != notice:
+                return
+            session.notice = None
+            try:
+                self.store.save(session)
+                return
+            except SessionConflict:
+                continue
 
     # -- sessions and jobs ----------------------------------------------------
 
@@ -260,11 +276,14 @@ class Controller:
                 if current is not None and current.progress:
                     extra.append(replies.render(replies.JOB_PROGRESS, progress=current.progress))
                 return _amend(result, extra, job=current)
-            if job.long_running:
+            if job.finished:  # its process died and it cannot be resumed: reported
+                pass
+            elif job.long_running:
                 self.runner.submit(job.id, self._run_in_background)
                 extra.append(replies.render(replies.JOB_QUEUED, name=name))
                 return _amend(result, extra, job=job)
-            job = self._execute(job, business)
+            else:
+                job = self._execute(job, business)
         session, parts = self._apply_outcome(session.session_id, job, same_turn=True)
         final = snapshot(session, self.catalog, job=job, turn_usage=result.usage.get("turn"))
         return final.model_copy(update={"reply": _join([result.reply, *parts])})

@@ -21,6 +21,7 @@ from si_agent.server.errors import ApiError
 log = logging.getLogger(__name__)
 bp = Blueprint("chat", __name__)
 DELTA_CHARS = 6  # characters per streamed delta of a templated reply
+WATCH_SECONDS = 300.0  # how long /api/session/events follows a submission
 
 
 def _controller() -> Controller:
@@ -66,6 +67,25 @@ def get_session():
         session = _controller().store.load(user)
         body["memory"] = [r.model_dump(mode="json") for r in session.memory] if session else []
     return jsonify(body)
+
+
+@bp.get("/api/session/events")
+@jwt_required()
+def session_events():
+    """SSE: ``job`` events while a submission runs, then the outcome as a ``turn`` event."""
+    user = current_user()
+    controller = _controller()
+
+    def events() -> Iterator[str]:
+        for view in controller.watch(user, timeout=WATCH_SECONDS):
+            body = view.model_dump(mode="json")
+            if view.state == "executing":
+                yield _sse("job", {k: v for k, v in body.items() if k != "reply"})
+            else:
+                yield _sse("turn", {**body, "reply": view.notice or ""})
+
+    return Response(stream_with_context(events()), mimetype="text/event-stream",
+                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
 @bp.delete("/api/session")

@@ -111,3 +111,111 @@ def test_a_save_conflict_while_confirming_submits_once(make_controller, settings
     assert turn.state == "done" and turn.result["application_no"].startswith("SI")
     assert len(calls(settings, "social_transfer")) == before + 1
     assert turn.reply.count("已提交，受理编号") == 1
+
+
+# -- a process that dies between the two phases ----------------------------------------
+
+CHILD = r'''
+import os
+import sys
+from pathlib import Path
+
+from si_agent.config.loader import load_businesses
+from si_agent.config.settings import Settings
+from si_agent.engine.rules import RuleEngine
+from si_agent.executor import Executors, HttpExecutor
+from si_agent.flow.controller import Controller
+from si_agent.session import SQLiteStore
+
+root, data, resumable = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3] == "1"
+settings = Settings(business_dir=root / "businesses", data_dir=data)
+
+
+class CrashAfterSubmit(HttpExecutor):
+    """The crash hook: the backend has the request; this process dies before the answer."""
+
+    def run(self, *args, **kwargs):
+        super().run(*args, **kwargs)
+        os._exit(3)
+
+
+CrashAfterSubmit.resumable = resumable
+catalog = load_businesses(settings.business_dir)
+executors = Executors(settings, executors={"http": CrashAfterSubmit.from_settings(settings)})
+ctl = Controller(catalog, SQLiteStore(data / "sessions.db"), RuleEngine(catalog), executors)
+for text in ("我要转社保", "从杭州转到苏州", "330122196303150178", "张伟"):
+    ctl.handle("u", text)
+ctl.handle("u", "确认")
+sys.exit(0)  # not reached: the hook ends the process
+'''
+
+
+class OpaqueHttp:
+    """The real HTTP executor, declared not resumable (as a web form filled by RPA is)."""
+
+    resumable = False
+
+    def __init__(self, settings):
+        from si_agent.executor import HttpExecutor
+
+        self.inner = HttpExecutor.from_settings(settings)
+        self.kind, self.Options, self.long_running = "http", self.inner.Options, False
+
+    def run(self, *args, **kwargs):
+        return self.inner.run(*args, **kwargs)
+
+
+def crash_then_restart(tmp_path, settings, resumable: bool):
+    import os
+    import subprocess
+    import sys
+
+    from si_agent.config.loader import load_businesses
+    from si_agent.engine.rules import RuleEngine
+    from si_agent.executor import Executors
+    from si_agent.flow.controller import Controller
+    from si_agent.session import SQLiteStore
+
+    root = settings.business_dir.parent
+    script = tmp_path / "child.py"
+    script.write_text(CHILD, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run([sys.executable, str(script), str(root), str(settings.data_dir),
+                           "1" if resumable else "0"], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 3, done.stderr[-2000:]
+    catalog = load_businesses(settings.business_dir)
+    injected = None if resumable else {"http": OpaqueHttp(settings)}
+    executors = Executors(settings, executors=injected)
+    ctl = Controller(catalog, SQLiteStore(settings.data_dir / "sessions.db"),
+                     RuleEngine(catalog), executors)
+    session = ctl.store.load("u")
+    job = ctl.jobs.load(session.job_id)
+    assert (session.state, job.status, job.attempts) == ("executing", "running", 1)
+    return ctl, executors
+
+
+def test_a_crash_after_submitting_is_resumed_without_a_second_application(tmp_path, settings):
+    ctl, executors = crash_then_restart(tmp_path, settings, resumable=True)
+    with executors:
+        turn = ctl.handle("u", "办好了吗？")
+    assert turn.state == "done" and "已提交，受理编号" in turn.reply
+    keys = calls(settings, "social_transfer")
+    assert len(keys) == 2 and keys[0][0] == keys[1][0]  # the same key, sent twice
+    rows = query(settings, "SELECT application_no FROM applications WHERE business_id = "
+                 "'social_transfer' AND id_number = ?", ZHANG)
+    assert rows == [(turn.result["application_no"],)]  # one application, the first one
+    assert ctl.jobs.load(turn.job.id).attempts == 2
+
+
+def test_a_crash_with_an_executor_that_cannot_resume_is_reported_not_resubmitted(
+        tmp_path, settings):
+    ctl, executors = crash_then_restart(tmp_path, settings, resumable=False)
+    with executors:
+        turn = ctl.handle("u", "办好了吗？")
+        assert turn.state == "failed"
+        assert "暂时无法确认【社保关系转移】是否已经提交成功" in turn.reply
+        assert len(calls(settings, "social_transfer")) == 1
+        turn = ctl.handle("u", "重试")
+    assert "无法重新提交" in turn.reply
+    assert len(calls(settings, "social_transfer")) == 1

@@ -22,6 +22,7 @@
     unavailable: "服务暂时不可用，请稍后再试。",
     failedStatus: "请求失败（{status}），请稍后再试。",
     incomplete: "（回复不完整，请重试）",
+    working: "正在办理，请稍候…",
     notSent: "未发送",
     noBusiness: "暂无",
     you: "您说：",
@@ -275,6 +276,7 @@
     note.dataset.testid = "message-note";
     note.textContent = text;
     els.messages.append(note);
+    return note;
   }
 
   function greet() {
@@ -485,6 +487,7 @@
       if (!turn) throw new NetworkError();
       finishReply(reply, turn.reply || "");
       render(turn);
+      if (turn.state === "executing") followJob();
       return true;
     } catch (err) {
       const partial = reply.querySelector(".content").textContent;
@@ -496,6 +499,28 @@
     } finally {
       setBusy(false);
       focusInputIfLost();
+    }
+  }
+
+  /** Follow a submission still being processed: progress in a note, then the outcome. */
+  async function followJob() {
+    const note = addNote(TEXTS.working);
+    note.dataset.testid = "job-progress";
+    try {
+      const response = await api("GET", "/api/session/events", undefined, "text/event-stream");
+      await readEvents(response, (event, data) => {
+        if (event === "job") {
+          render(data);
+          if (data.job && data.job.progress) note.textContent = data.job.progress;
+        } else if (event === "turn") {
+          render(data);
+          if (data.reply) addMessage("assistant", data.reply);
+        }
+      });
+    } catch (err) {
+      toast(errorText(err));
+    } finally {
+      note.remove();
     }
   }
 
