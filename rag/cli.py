@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 from rag.errors import DocumentError, KnowledgeUnavailable
@@ -52,7 +51,7 @@ def _knowledge(settings, **kw):
 
 def _ingest(args: argparse.Namespace, settings) -> int:
     if args.directory:
-        settings = replace(settings, kb_dir=Path(args.directory))
+        settings = settings.replace(kb_dir=Path(args.directory))
     kb = _knowledge(settings, build_missing=False)
     try:
         report = kb.ingest(rebuild=args.rebuild, progress=True)

@@ -7,7 +7,6 @@ import logging
 import sys
 import uuid
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from si_agent.config.settings import Settings
@@ -128,7 +127,7 @@ def _chat(args: argparse.Namespace, settings: Settings) -> int:
     from si_agent.app import build_controller
 
     if args.store:
-        settings = replace(settings, session_store=args.store)
+        settings = settings.replace(session_store=args.store)
     controller = build_controller(settings, engine=args.engine)
     _prepare_knowledge(controller)
     user = args.user or f"cli-{uuid.uuid4().hex[:8]}"
@@ -200,7 +199,7 @@ def _replay(args: argparse.Namespace, settings: Settings) -> int:
     from si_agent.app import build_controller
     from si_agent.replay import load_dialogues, replay
 
-    controller = build_controller(replace(settings, session_store=args.store))
+    controller = build_controller(settings.replace(session_store=args.store))
     hook = demo_backend_hook(settings)
     failed = 0
     dialogues = load_dialogues(args.paths)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from rag.knowledge_base import KnowledgeBase
@@ -21,15 +19,15 @@ from .conftest import KB_DIR, ROOT
 
 
 def test_factory_by_name(kb_settings):
-    assert isinstance(create_knowledge(replace(kb_settings, knowledge="none")), NoKnowledge)
+    assert isinstance(create_knowledge(kb_settings.replace(knowledge="none")), NoKnowledge)
     assert isinstance(create_knowledge(kb_settings), KnowledgeBase)
     with pytest.raises(LookupError, match="milvus, none"):
-        create_knowledge(replace(kb_settings, knowledge="elastic"))
+        create_knowledge(kb_settings.replace(knowledge="elastic"))
 
 
 def test_chat_api_answers_with_sources_and_readyz_reports_the_kb(kb, kb_settings, tmp_path):
-    settings = replace(kb_settings, business_dir=ROOT / "businesses", data_dir=tmp_path,
-                       session_store="memory", rate_limit="1000 per minute")
+    settings = kb_settings.replace(business_dir=ROOT / "businesses", data_dir=tmp_path,
+                                   session_store="memory", rate_limit="1000 per minute")
     catalog = load_businesses(settings.business_dir)
     controller = Controller(catalog, MemoryStore(), RuleEngine(catalog), Executors(settings),
                             knowledge=kb)
@@ -50,7 +48,7 @@ def test_chat_api_answers_with_sources_and_readyz_reports_the_kb(kb, kb_settings
 def test_model_writes_a_grounded_answer_citing_passages(kb, kb_settings):
     with FakeOpenAI() as fake:
         url = f"http://127.0.0.1:{fake._server.server_port}/v1"
-        settings = replace(kb_settings, llm_base_url=url, llm_timeout=2.0)
+        settings = kb_settings.replace(llm_base_url=url, llm_timeout=2.0)
         grounded = KnowledgeBase(kb.store, kb.embedder, kb_dir=KB_DIR,
                                  generator=GroundedAnswerer(settings))
         fake.push({"content": "需要本人身份证或社保卡 [1]，由转入地经办机构受理 [2]。"})
