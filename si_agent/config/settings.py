@@ -142,7 +142,7 @@ GatewayClients = Annotated[tuple[tuple[str, str], ...], BeforeValidator(_clients
 _ALIASES = {"kb_uri": "SI_MILVUS_URI", "kb_token": "SI_MILVUS_TOKEN"}
 
 
-def _variable(name: str) -> str:
+def env_variable(name: str) -> str:
     """The variable that sets field ``name``: ``SI_SESSION_TTL``, ``SI_MILVUS_URI`` for kb_uri."""
     return _ALIASES.get(name, f"{ENV_PREFIX}{name.upper()}")
 
@@ -262,7 +262,7 @@ def _describe(exc: ValidationError) -> str:
         if name not in fields:
             problems.append(f"unknown setting {key!r}")
         elif isinstance(cause, ValueError):  # our parsers' wording: "must be ..., got ..."
-            problems.append(f"{_variable(name)} {cause}")
+            problems.append(f"{env_variable(name)} {cause}")
         else:
-            problems.append(f"{_variable(name)} is invalid: {error['msg']}")
+            problems.append(f"{env_variable(name)} is invalid: {error['msg']}")
     return "; ".join(problems)
