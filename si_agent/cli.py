@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from si_agent.config.settings import Settings
-from si_agent.errors import ConfigErrors, SiAgentError
+from si_agent.errors import ConfigErrors, SettingsError, SiAgentError
 
 log = logging.getLogger("si_agent")
 
@@ -20,12 +20,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         settings = Settings.from_env()
-    except ValueError as exc:
+    except SettingsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     logging.basicConfig(
-        level=getattr(logging, "DEBUG" if getattr(args, "verbose", False) else settings.log_level,
-                      logging.INFO),
+        level="DEBUG" if getattr(args, "verbose", False) else settings.log_level,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -199,3 +202,11 @@ def test_every_variable_is_documented_in_env_example():
     documented = set(re.findall(r"^# (SI_[A-Z_]+)=", (ROOT / ".env.example").read_text("utf-8"),
                                 re.M))
     assert {env_variable(name) for name in Settings.model_fields} <= documented
+
+
+def test_the_command_refuses_an_invalid_variable_with_one_line():
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SI_SESSION_TTL": "abc"}
+    out = subprocess.run([sys.executable, "-m", "si_agent.cli", "validate"], capture_output=True,
+                         text=True, timeout=60, cwd=ROOT, env=env)
+    assert out.returncode == 2
+    assert out.stderr == "error: SI_SESSION_TTL must be a positive integer, got 'abc'\n"
