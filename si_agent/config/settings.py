@@ -11,7 +11,8 @@
 
 Each field parses its own text (there is no JSON decoding of variables), and
 every invalid value raises ``SettingsError`` naming the variable, e.g.
-``SI_SESSION_TTL must be a positive integer, got 'abc'``.
+``SI_SESSION_TTL must be a positive integer, got 'abc'``; ``env_variable(field)``
+gives a field's variable.
 """
 
 from __future__ import annotations
@@ -102,10 +103,13 @@ def _pem_key(raw: Any) -> str | None:
     raw = str(raw)
     if "-----BEGIN" in raw:
         return raw.replace("\\n", "\n")
-    path = Path(raw)
-    if not path.is_file():
-        raise ValueError(f"is neither a PEM key nor a readable file: {raw!r}")
-    return path.read_text(encoding="utf-8")
+    try:
+        text = Path(raw).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        raise ValueError(f"is neither a PEM key nor a readable file: {raw!r}") from None
+    if "-----BEGIN" not in text:
+        raise ValueError(f"names a file that holds no PEM key: {raw!r}")
+    return text
 
 
 def _clients(raw: Any) -> tuple[tuple[str, str], ...]:
@@ -114,7 +118,10 @@ def _clients(raw: Any) -> tuple[tuple[str, str], ...]:
         items = [item.partition(":") for item in (p.strip() for p in raw.split(",")) if item]
         pairs = [(client_id, secret) if sep else ("", "") for client_id, sep, secret in items]
     else:
-        pairs = [tuple(pair) for pair in raw]
+        try:
+            pairs = [tuple(pair) for pair in raw]
+        except TypeError:
+            pairs = [()]
     for pair in pairs:
         if len(pair) != 2 or not pair[0] or len(pair[1]) < _MIN_CLIENT_SECRET:
             raise ValueError(
@@ -234,7 +241,9 @@ class Settings(BaseSettings):
 class _EnvironSource(EnvSettingsSource):
     """pydantic-settings' environment source over a given mapping of ``SI_*`` variables.
 
-    Values stay text: each field's validator parses its own (no JSON decoding).
+    ``_load_env_vars`` is the hook pydantic-settings' own ``DotEnvSettingsSource``
+    overrides to read another mapping than ``os.environ``. Values stay text:
+    each field's validator parses its own (no JSON decoding).
     """
 
     def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:

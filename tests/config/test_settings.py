@@ -165,6 +165,11 @@ def test_a_public_key_file_is_read(tmp_path):
     path.write_text(PEM, encoding="utf-8")
     assert Settings.from_env({"SI_JWT_PUBLIC_KEY": str(path)}).jwt_public_key == PEM
     assert Settings.from_env({"SI_JWT_PUBLIC_KEY": PEM}).jwt_public_key == PEM
+    path.write_text("not a key", encoding="utf-8")
+    with pytest.raises(SettingsError, match="SI_JWT_PUBLIC_KEY names a file that holds no PEM"):
+        Settings.from_env({"SI_JWT_PUBLIC_KEY": str(path)})
+    with pytest.raises(SettingsError, match="SI_JWT_PUBLIC_KEY is neither a PEM key nor a"):
+        Settings.from_env({"SI_JWT_PUBLIC_KEY": str(tmp_path)})  # a directory
 
 
 def test_settings_are_immutable_and_replace_validates():
@@ -180,6 +185,8 @@ def test_settings_are_immutable_and_replace_validates():
         s.replace(sesion_ttl=5)
     with pytest.raises(SettingsError, match="SI_GATEWAY_CLIENTS"):
         s.replace(gateway_clients=(("portal", "short"),))
+    with pytest.raises(SettingsError, match="SI_GATEWAY_CLIENTS"):
+        s.replace(gateway_clients=5)
 
 
 def test_constructor_arguments_are_validated_like_variables():
