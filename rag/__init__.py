@@ -7,41 +7,69 @@
     retriever.py       the ``Retriever`` protocol: question → ranked ``Hit`` list
     ingest.py          incremental ingest by content hash
     relevance.py       whether the hits answer the question at all
-    answer.py          extractive answer, sources, suggested business, the ``generator`` seam
-    knowledge_base.py  ``KnowledgeBase``: si_agent's ``Knowledge`` channel, degrading to an apology
+    answer.py          ``Answer``: extractive text, sources, suggested business, the ``generator`` seam
+    knowledge_base.py  ``KnowledgeBase``: a knowledge channel for si_agent, degrading to an apology
+    extra.py           which libraries of the ``rag`` extra are missing, and the install hint
+    errors.py          ``RagError`` and its subclasses
     cli.py             ``si-agent kb ingest|search|ask``
     knowledge/         the Markdown corpus
 
-Heavy libraries (pymilvus, the embedders, tqdm) are imported when first used.
+The dependency goes one way: si_agent's core knows a small ``Knowledge``
+protocol (``si_agent/knowledge.py``) and ``KnowledgeBase`` satisfies it
+structurally; nothing here imports si_agent. Heavy libraries (numpy,
+pymilvus, jieba, the embedders' models, tqdm) are imported when first used,
+so ``import rag`` works on a base install without the ``rag`` extra.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
-from rag.answer import Generator, Passage
+from rag.answer import Answer, Generator, Passage
 
 if TYPE_CHECKING:
     from rag.knowledge_base import KnowledgeBase
-    from si_agent.config.settings import Settings
 
 
-def build_knowledge(settings: Settings, *, generator: Generator | None = None,
+class KnowledgeSettings(Protocol):
+    """What ``build_knowledge`` reads from its settings (si_agent's ``Settings`` has them all)."""
+
+    @property
+    def kb_location(self) -> str: ...
+
+    @property
+    def kb_collection(self) -> str: ...
+
+    @property
+    def kb_token(self) -> str | None: ...
+
+    @property
+    def kb_dir(self) -> Path: ...
+
+    @property
+    def embed_model(self) -> str | None: ...
+
+
+def build_knowledge(settings: KnowledgeSettings, *, generator: Generator | None = None,
                     build_missing: bool = True) -> KnowledgeBase:
     """The knowledge channel configured by ``settings``; cheap: the store opens on first use.
 
     ``settings.kb_location`` (``SI_MILVUS_URI`` or ``data/kb.db``), ``kb_token``,
     ``kb_collection``, ``kb_dir`` and ``embed_model`` (``SI_EMBED_MODEL``) choose
-    the store, the corpus and the embedder. An unknown embedder name raises
-    ``UnknownBackendError`` here, at start-up.
+    the store, the corpus and the embedder. Raises ``MissingDependency`` when
+    the ``rag`` extra is not installed and ``UnknownEmbedder`` for an unknown
+    embedder name, here, at start-up.
     """
     from rag.embedders import create_embedder
+    from rag.extra import require
     from rag.knowledge_base import KnowledgeBase
     from rag.store import MilvusStore
 
+    require()
     store = MilvusStore(settings.kb_location, settings.kb_collection, token=settings.kb_token)
     return KnowledgeBase(store, create_embedder(settings.embed_model), kb_dir=settings.kb_dir,
                          build_missing=build_missing, generator=generator)
 
 
-__all__ = ["Generator", "Passage", "build_knowledge"]
+__all__ = ["Answer", "Generator", "KnowledgeSettings", "Passage", "build_knowledge"]

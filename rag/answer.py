@@ -17,17 +17,28 @@ import logging
 import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rag import texts
 from rag.store import Hit
-from si_agent.knowledge import Answer
 
 log = logging.getLogger(__name__)
 
 MAX_ANSWER_CHARS = 360
 SUGGEST_TOP = 3
 SUGGEST_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the knowledge base answers: reply text, source titles, maybe a business to suggest.
+
+    It satisfies si_agent's ``Answer`` protocol (``si_agent/knowledge.py``).
+    """
+
+    text: str
+    sources: list[str] = field(default_factory=list)
+    suggested_business_id: str | None = None
 
 
 @dataclass(frozen=True)

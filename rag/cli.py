@@ -1,18 +1,36 @@
 """``si-agent kb``: ingest the knowledge documents, search them, ask a question.
 
 Wire it with ``rag.cli.register(subparsers)`` in ``si_agent.cli``; every
-sub-command takes ``(args, settings)`` and returns an exit code.
+sub-command takes ``(args, settings)`` and returns an exit code. A missing
+``rag`` extra, an unknown embedder, a bad document or an unavailable store is
+printed as one ``error:`` line (exit 1).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
-from dataclasses import replace
+from collections.abc import Callable
 from pathlib import Path
 
-from rag.errors import DocumentError, KnowledgeUnavailable
+from rag import build_knowledge
+from rag.errors import RagError
 from rag.store import MODES
+
+Command = Callable[[argparse.Namespace, object], int]
+
+
+def _reporting(command: Command) -> Command:
+    @functools.wraps(command)
+    def run(args: argparse.Namespace, settings) -> int:
+        try:
+            return command(args, settings)
+        except RagError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+
+    return run
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -25,17 +43,17 @@ def register(subparsers) -> argparse.ArgumentParser:
     ing.add_argument("directory", nargs="?", default=None,
                      help="knowledge directory (default: SI_KB_DIR or rag/knowledge)")
     ing.add_argument("--rebuild", action="store_true", help="drop the collection and embed everything")
-    ing.set_defaults(func=_ingest)
+    ing.set_defaults(func=_reporting(_ingest))
 
     search = sub.add_parser("search", help="ranked chunks with scores")
     search.add_argument("query")
     search.add_argument("-k", type=int, default=5, help="how many chunks (default 5)")
     search.add_argument("--mode", choices=MODES, default="hybrid")
-    search.set_defaults(func=_search)
+    search.set_defaults(func=_reporting(_search))
 
     ask = sub.add_parser("ask", help="answer a question as the assistant would")
     ask.add_argument("question")
-    ask.set_defaults(func=_ask)
+    ask.set_defaults(func=_reporting(_ask))
     return kb
 
 
@@ -44,32 +62,17 @@ def _usage(parser: argparse.ArgumentParser) -> int:
     return 2
 
 
-def _knowledge(settings, **kw):
-    from rag import build_knowledge
-
-    return build_knowledge(settings, **kw)
-
-
 def _ingest(args: argparse.Namespace, settings) -> int:
     if args.directory:
-        settings = replace(settings, kb_dir=Path(args.directory))
-    kb = _knowledge(settings, build_missing=False)
-    try:
-        report = kb.ingest(rebuild=args.rebuild, progress=True)
-    except (KnowledgeUnavailable, DocumentError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        settings = settings.replace(kb_dir=Path(args.directory))
+    kb = build_knowledge(settings, build_missing=False)
+    report = kb.ingest(rebuild=args.rebuild, progress=True)
     print(f"{kb.store.location}: {report.summary()}")
     return 0
 
 
 def _search(args: argparse.Namespace, settings) -> int:
-    kb = _knowledge(settings)
-    try:
-        hits = kb.search(args.query, k=args.k, mode=args.mode)
-    except KnowledgeUnavailable as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    hits = build_knowledge(settings).search(args.query, k=args.k, mode=args.mode)
     if not hits:
         print("no results")
         return 1
@@ -84,7 +87,7 @@ def _search(args: argparse.Namespace, settings) -> int:
 
 
 def _ask(args: argparse.Namespace, settings) -> int:
-    kb = _knowledge(settings)
+    kb = build_knowledge(settings)
     answer = kb.answer(args.question)
     if answer is None:
         print("（知识库中没有相关内容）")

@@ -1,22 +1,27 @@
-"""The exceptions the knowledge base raises, under si_agent's root.
+"""The exceptions the knowledge base raises, under its own root (``rag`` never imports si_agent).
 
-    SiAgentError
-    ├── DefinitionError
-    │   └── DocumentError (ValueError)       a knowledge document is malformed: file:line: message
-    ├── UnknownBackendError (LookupError)    an embedder name that does not exist (si_agent's own)
-    └── RuntimeFlowError
-        └── KnowledgeUnavailable             the vector store cannot be opened, read or written
+    RagError
+    ├── DocumentError (ValueError)        a knowledge document is malformed: file:line: message
+    ├── UnknownEmbedder (LookupError)     an embedder name that does not exist; lists the valid ones
+    ├── MissingDependency (ImportError)   a library of the rag extra is not installed; says what to install
+    └── KnowledgeUnavailable              the vector store cannot be opened, read or written
 
 ``KnowledgeUnavailable`` never reaches the dialogue: the knowledge channel
-turns it into an apology and reports it through ``status()``.
+turns it into an apology and reports it through ``status()``. si_agent's
+``create_knowledge`` turns ``MissingDependency`` into a disabled channel and
+``UnknownEmbedder`` into its own ``UnknownBackendError``.
 """
 
 from __future__ import annotations
 
-from si_agent.errors import DefinitionError, RuntimeFlowError
+from collections.abc import Iterable, Sequence
 
 
-class DocumentError(DefinitionError, ValueError):
+class RagError(Exception):
+    """Root of every exception the knowledge base raises."""
+
+
+class DocumentError(RagError, ValueError):
     """One knowledge document is malformed (front matter, title, tags)."""
 
     def __init__(self, file: str, line: int | None, message: str) -> None:
@@ -26,7 +31,24 @@ class DocumentError(DefinitionError, ValueError):
         super().__init__(f"{file}:{line or 0}: {message}")
 
 
-class KnowledgeUnavailable(RuntimeFlowError):
+class UnknownEmbedder(RagError, LookupError):
+    """``SI_EMBED_MODEL`` names no registered embedder and no model directory."""
+
+    def __init__(self, name: str, valid: Iterable[str]) -> None:
+        self.name = name
+        self.valid = list(valid)
+        super().__init__(f"unknown embedder {name!r}; valid names: {', '.join(self.valid)}")
+
+
+class MissingDependency(RagError, ImportError):
+    """Libraries the knowledge base needs are not installed (``pip install 'si_agent[rag]'``)."""
+
+    def __init__(self, modules: Sequence[str], message: str) -> None:
+        self.modules = list(modules)
+        super().__init__(message)
+
+
+class KnowledgeUnavailable(RagError):
     """The knowledge store is missing, locked, corrupt or unreachable."""
 
     def __init__(self, location: str, reason: str) -> None:

@@ -1,4 +1,4 @@
-"""``KnowledgeBase``: the si_agent knowledge channel over a Milvus collection.
+"""``KnowledgeBase``: a knowledge channel over a Milvus collection (si_agent's ``Knowledge``).
 
 One question goes: embed → hybrid search → relevance gate → answer
 (extractive, or a generator's) → suggested business from the document tags.
@@ -6,7 +6,8 @@ One question goes: embed → hybrid search → relevance gate → answer
 The store is opened on first use; a missing (or empty) collection is built
 then from the knowledge directory, so the first ``serve``/``chat`` on a
 fresh machine works. Any store failure — a missing, locked or corrupt Milvus
-Lite directory, an unreachable server — makes ``answer`` return an apology
+Lite directory, an unreachable server, an embedder whose package is
+missing — makes ``answer`` return an apology
 (no suggestion) and ``status`` report ``ok: False``; the next attempt to
 reopen waits ``retry_after`` seconds so a dead server does not slow every turn.
 """
@@ -19,7 +20,7 @@ import time
 from pathlib import Path
 
 from rag import texts
-from rag.answer import Generator, compose
+from rag.answer import Answer, Generator, compose
 from rag.documents import load_documents
 from rag.embedders import Embedder
 from rag.errors import DocumentError, KnowledgeUnavailable
@@ -27,7 +28,6 @@ from rag.ingest import IngestReport, document_hash, ingest
 from rag.relevance import is_relevant
 from rag.retriever import MilvusRetriever
 from rag.store import Hit, MilvusStore
-from si_agent.knowledge import Answer
 
 log = logging.getLogger(__name__)
 
@@ -84,14 +84,17 @@ class KnowledgeBase:
         return compose(question, hits, generator=self.generator)
 
     def status(self) -> dict:
-        """``{"ok": bool, "detail": str}`` for /readyz; opens (and builds) the store if needed."""
+        """``{"ok", "state", "detail"}`` for /readyz; opens (and builds) the store if needed.
+
+        ``state`` is ``ready`` or ``unavailable``.
+        """
         try:
             self.ensure_ready()
             count = self.store.count()
         except KnowledgeUnavailable as exc:
-            return {"ok": False, "detail": str(exc)}
-        return {"ok": True, "detail": f"{count} chunks in {self.store.location}, "
-                                      f"embedder {self.embedder.name}"}
+            return {"ok": False, "state": "unavailable", "detail": str(exc)}
+        return {"ok": True, "state": "ready",
+                "detail": f"{count} chunks in {self.store.location}, embedder {self.embedder.name}"}
 
     # -- the rest ---------------------------------------------------------------
 
@@ -129,6 +132,10 @@ class KnowledgeBase:
             self._ready, self._error = True, None
 
     def _open(self) -> None:
+        try:
+            _ = self.embedder.dim  # loads the model now; fails here if its package is missing
+        except ImportError as exc:
+            raise KnowledgeUnavailable(self.store.location, str(exc)) from exc
         missing = not self.store.exists() or self.store.count() == 0
         if missing and not self.build_missing:
             raise KnowledgeUnavailable(self.store.location,

@@ -24,16 +24,19 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from rag.chunking import Chunk
 from rag.errors import KnowledgeUnavailable
+from rag.extra import INSTALL
 from rag.stopwords import STOP_WORDS
+
+if TYPE_CHECKING:
+    import numpy as np
 
 log = logging.getLogger(__name__)
 
-_INSTALL = "the knowledge base needs pymilvus: pip install 'si_agent[rag]' (pymilvus[milvus-lite], milvus-lite[chinese])"
+_INSTALL = f"the knowledge base needs pymilvus: {INSTALL} (pymilvus[milvus-lite], milvus-lite[chinese])"
 MODES = ("hybrid", "dense", "bm25")
 RRF_K = 60
 TEXT_MAX = 8192
@@ -268,6 +271,7 @@ class MilvusStore:
         """The ``k`` best chunks for ``text`` (BM25) and/or ``vector`` (dense)."""
         if mode not in MODES:
             raise ValueError(f"search mode must be one of {', '.join(MODES)}, got {mode!r}")
+        import numpy as np
         from pymilvus import AnnSearchRequest, RRFRanker
 
         self._ensure_loaded()

@@ -30,7 +30,7 @@ import logging
 import tempfile
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -149,9 +149,9 @@ class Meter:
 
 def run(name: str, dialogues: list[tuple[str, dict]], fake: FakeOpenAI, base_url: str) -> Tally:
     """Replay ``dialogues`` with the engine called ``name`` and measure it."""
-    settings = replace(Settings(), business_dir=ROOT / "businesses",
-                       data_dir=Path(tempfile.mkdtemp(prefix=f"si-bench-{name}-")),
-                       llm_base_url=base_url, llm_api_key="bench", llm_timeout=30.0)
+    settings = Settings(business_dir=ROOT / "businesses",
+                        data_dir=Path(tempfile.mkdtemp(prefix=f"si-bench-{name}-")),
+                        llm_base_url=base_url, llm_api_key="bench", llm_timeout=30.0)
     catalog = load_businesses(settings.business_dir)
     rules = RuleEngine(catalog)
     model = OracleLLMEngine(catalog, settings, fake, rules)

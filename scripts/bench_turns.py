@@ -12,7 +12,6 @@ import argparse
 import statistics
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 from si_agent.cli import demo_backend_hook
@@ -50,7 +49,7 @@ def main() -> None:
     args = ap.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="si-bench-"))
-    settings = replace(Settings(), business_dir=ROOT / "businesses", data_dir=tmp)
+    settings = Settings(business_dir=ROOT / "businesses", data_dir=tmp)
     catalog = load_businesses(settings.business_dir)
     dialogues = load_dialogues([args.dialogues])
     stores = {

@@ -7,11 +7,10 @@ import logging
 import sys
 import uuid
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from si_agent.config.settings import Settings
-from si_agent.errors import ConfigErrors, SiAgentError
+from si_agent.errors import ConfigErrors, SettingsError, SiAgentError
 
 log = logging.getLogger("si_agent")
 
@@ -21,12 +20,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         settings = Settings.from_env()
-    except ValueError as exc:
+    except SettingsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     logging.basicConfig(
-        level=getattr(logging, "DEBUG" if getattr(args, "verbose", False) else settings.log_level,
-                      logging.INFO),
+        level="DEBUG" if getattr(args, "verbose", False) else settings.log_level,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
@@ -128,7 +126,7 @@ def _chat(args: argparse.Namespace, settings: Settings) -> int:
     from si_agent.app import build_controller
 
     if args.store:
-        settings = replace(settings, session_store=args.store)
+        settings = settings.replace(session_store=args.store)
     controller = build_controller(settings, engine=args.engine)
     _prepare_knowledge(controller)
     user = args.user or f"cli-{uuid.uuid4().hex[:8]}"
@@ -200,7 +198,7 @@ def _replay(args: argparse.Namespace, settings: Settings) -> int:
     from si_agent.app import build_controller
     from si_agent.replay import load_dialogues, replay
 
-    controller = build_controller(replace(settings, session_store=args.store))
+    controller = build_controller(settings.replace(session_store=args.store))
     hook = demo_backend_hook(settings)
     failed = 0
     dialogues = load_dialogues(args.paths)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -25,8 +24,8 @@ STEP_DIALOGUES = load_dialogues([ROOT / "tests" / "dialogues_steps"])
 
 @pytest.fixture(scope="module")
 def settings(tmp_path_factory) -> Settings:
-    return replace(Settings(), business_dir=ROOT / "businesses",
-                   data_dir=tmp_path_factory.mktemp("dialogues"))
+    return Settings(business_dir=ROOT / "businesses",
+                    data_dir=tmp_path_factory.mktemp("dialogues"))
 
 
 @pytest.fixture(scope="module")

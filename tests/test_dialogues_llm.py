@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -46,10 +45,10 @@ def fake():
 
 @pytest.fixture(scope="module")
 def settings(fake, tmp_path_factory) -> Settings:
-    return replace(Settings(), business_dir=ROOT / "businesses",
-                   data_dir=tmp_path_factory.mktemp("llm-dialogues"),
-                   llm_base_url=fake.base_url, llm_api_key="test-key", llm_timeout=1.0,
-                   llm_max_retries=1)  # the transcripts script one retry
+    return Settings(business_dir=ROOT / "businesses",
+                    data_dir=tmp_path_factory.mktemp("llm-dialogues"),
+                    llm_base_url=fake.base_url, llm_api_key="test-key", llm_timeout=1.0,
+                    llm_max_retries=1)  # the transcripts script one retry
 
 
 @pytest.fixture(scope="module")

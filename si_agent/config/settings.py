@@ -1,18 +1,43 @@
-"""Every setting read from the environment, in one place (see ``.env.example``)."""
+"""Every setting read from the environment, in one place (see ``.env.example``).
+
+``Settings`` is an immutable pydantic-settings model:
+
+- ``Settings()`` (or ``Settings(field=value, ...)``) uses the defaults and the
+  arguments only: it never reads the environment, so tests get the same
+  settings on every machine;
+- ``Settings.from_env(env=None)`` reads the ``SI_*`` variables of ``env``
+  (``os.environ`` by default); an empty variable counts as unset;
+- ``settings.replace(field=value, ...)`` returns a validated copy.
+
+Each field parses its own text (there is no JSON decoding of variables), and
+every invalid value raises ``SettingsError`` naming the variable, e.g.
+``SI_SESSION_TTL must be a positive integer, got 'abc'``; ``env_variable(field)``
+gives a field's variable.
+"""
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import AliasChoices, BeforeValidator, Field, ValidationError
+from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
+
+from si_agent.errors import SettingsError
 
 DEV_JWT_SECRET = "si-agent-dev-secret-change-me-in-production"
 AUTH_MODES = ("dev", "prod")
 EXTRACTION_MODES = ("turn", "per_field")
 KNOWLEDGE_BACKENDS = ("milvus", "none")
+JWT_ALGORITHMS = ("HS256", "RS256")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+ENV_PREFIX = "SI_"
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 _REPO_BUSINESSES = _REPO_ROOT / "businesses"
+_MIN_CLIENT_SECRET = 16
 
 
 def _default_business_dir() -> Path:
@@ -20,47 +45,184 @@ def _default_business_dir() -> Path:
     return local if local.is_dir() else _REPO_BUSINESSES
 
 
-@dataclass(frozen=True)
-class Settings:
-    """Runtime settings; build with ``Settings.from_env()`` or directly in tests."""
+# -- value parsers: text from the environment, or an already typed value ----------
+# Each raises ValueError with the part of the message after the variable's name.
 
-    business_dir: Path = field(default_factory=_default_business_dir)
+
+def _integer(minimum: int, wording: str) -> Callable[[Any], int]:
+    def parse(raw: Any) -> int:
+        try:
+            if isinstance(raw, bool) or not isinstance(raw, (int, str)):
+                raise ValueError
+            value = int(raw)
+        except ValueError:
+            raise ValueError(f"must be a {wording} integer, got {raw!r}") from None
+        if value < minimum:
+            raise ValueError(f"must be a {wording} integer, got {raw!r}")
+        return value
+
+    return parse
+
+
+def _number(*, zero: bool) -> Callable[[Any], float]:
+    wording = "non-negative" if zero else "positive"
+
+    def parse(raw: Any) -> float:
+        try:
+            if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
+                raise ValueError
+            value = float(raw)
+        except ValueError:
+            raise ValueError(f"must be a {wording} number, got {raw!r}") from None
+        if not math.isfinite(value) or value < 0 or (value == 0 and not zero):
+            raise ValueError(f"must be a {wording} number, got {raw!r}")
+        return value
+
+    return parse
+
+
+def _one_of(valid: Sequence[str], *, upper: bool = False) -> Callable[[Any], str]:
+    def parse(raw: Any) -> str:
+        value = str(raw).strip()
+        value = value.upper() if upper else value.lower()
+        if value not in valid:
+            raise ValueError(f"must be one of {', '.join(valid)}, got {raw!r}")
+        return value
+
+    return parse
+
+
+def _lower(raw: Any) -> Any:
+    return raw.strip().lower() if isinstance(raw, str) else raw
+
+
+def _pem_key(raw: Any) -> str | None:
+    """A PEM key given inline (``\\n`` escapes allowed) or as the path of a file."""
+    if raw is None:
+        return None
+    raw = str(raw)
+    if "-----BEGIN" in raw:
+        return raw.replace("\\n", "\n")
+    try:
+        text = Path(raw).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        raise ValueError(f"is neither a PEM key nor a readable file: {raw!r}") from None
+    if "-----BEGIN" not in text:
+        raise ValueError(f"names a file that holds no PEM key: {raw!r}")
+    return text
+
+
+def _clients(raw: Any) -> tuple[tuple[str, str], ...]:
+    """``id:secret,id2:secret2`` (or pairs already split) → ``((id, secret), ...)``."""
+    if isinstance(raw, str):
+        items = [item.partition(":") for item in (p.strip() for p in raw.split(",")) if item]
+        pairs = [(client_id, secret) if sep else ("", "") for client_id, sep, secret in items]
+    else:
+        try:
+            pairs = [tuple(pair) for pair in raw]
+        except TypeError:
+            pairs = [()]
+    for pair in pairs:
+        if len(pair) != 2 or not pair[0] or len(pair[1]) < _MIN_CLIENT_SECRET:
+            raise ValueError(
+                "must be 'id:secret[,id:secret]' with secrets of "
+                f"{_MIN_CLIENT_SECRET}+ characters"
+            )
+    return tuple((str(client_id), str(secret)) for client_id, secret in pairs)
+
+
+PositiveInt = Annotated[int, BeforeValidator(_integer(1, "positive"))]
+NonNegativeInt = Annotated[int, BeforeValidator(_integer(0, "non-negative"))]
+PositiveFloat = Annotated[float, BeforeValidator(_number(zero=False))]
+NonNegativeFloat = Annotated[float, BeforeValidator(_number(zero=True))]
+Lowered = Annotated[str, BeforeValidator(_lower)]
+ExtractionMode = Annotated[str, BeforeValidator(_one_of(EXTRACTION_MODES))]
+LogLevel = Annotated[str, BeforeValidator(_one_of(LOG_LEVELS, upper=True))]
+KnowledgeBackend = Annotated[str, BeforeValidator(_one_of(KNOWLEDGE_BACKENDS))]
+AuthMode = Annotated[str, BeforeValidator(_one_of(AUTH_MODES))]
+JwtAlgorithm = Annotated[str, BeforeValidator(_one_of(JWT_ALGORITHMS, upper=True))]
+PemKey = Annotated[str | None, BeforeValidator(_pem_key)]
+GatewayClients = Annotated[tuple[tuple[str, str], ...], BeforeValidator(_clients)]
+
+
+# Fields whose variable is not SI_ + the field's name.
+_ALIASES = {"kb_uri": "SI_MILVUS_URI", "kb_token": "SI_MILVUS_TOKEN"}
+
+
+def env_variable(name: str) -> str:
+    """The variable that sets field ``name``: ``SI_SESSION_TTL``, ``SI_MILVUS_URI`` for kb_uri."""
+    return _ALIASES.get(name, f"{ENV_PREFIX}{name.upper()}")
+
+
+class Settings(BaseSettings):
+    """Runtime settings; ``Settings.from_env()`` in programs, ``Settings(...)`` in tests."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_ignore_empty=True, case_sensitive=False, frozen=True,
+        extra="forbid",
+    )
+
+    business_dir: Path = Field(default_factory=_default_business_dir)
     data_dir: Path = Path("data")
-    session_store: str = "auto"
+    session_store: Lowered = "auto"
     redis_url: str = "redis://127.0.0.1:6379/0"
     redis_prefix: str = "si_agent:session:"
-    session_ttl: int = 1800
+    session_ttl: PositiveInt = 1800
     sqlite_path: Path | None = None
-    engine: str = "auto"
+    engine: Lowered = "auto"
     # -- model (any OpenAI-compatible endpoint) ---------------------------------
     llm_base_url: str | None = None
-    llm_api_key: str | None = field(default=None, repr=False)
+    llm_api_key: str | None = Field(default=None, repr=False)
     llm_model: str = "deepseek-chat"
-    llm_timeout: float = 20.0
-    llm_max_retries: int = 2
-    llm_temperature: float = 0.3
-    llm_extraction: str = "turn"
-    max_message_chars: int = 2000
-    log_level: str = "INFO"
+    llm_timeout: PositiveFloat = 20.0
+    llm_temperature: NonNegativeFloat = 0.3
+    llm_max_retries: NonNegativeInt = 2
+    llm_extraction: ExtractionMode = "turn"
+    max_message_chars: PositiveInt = 2000
+    log_level: LogLevel = "INFO"
     # -- knowledge base (RAG) ------------------------------------------------
-    knowledge: str = "milvus"
-    kb_uri: str | None = None
-    kb_token: str | None = field(default=None, repr=False)
+    knowledge: KnowledgeBackend = "milvus"
+    kb_uri: str | None = Field(default=None,
+                               validation_alias=AliasChoices("kb_uri", _ALIASES["kb_uri"]))
+    kb_token: str | None = Field(default=None, repr=False,
+                                 validation_alias=AliasChoices("kb_token", _ALIASES["kb_token"]))
     kb_collection: str = "si_knowledge"
     kb_dir: Path = _REPO_ROOT / "rag" / "knowledge"
     embed_model: str | None = None
     # -- HTTP API -----------------------------------------------------------
-    auth_mode: str = "dev"
-    jwt_secret: str = field(default=DEV_JWT_SECRET, repr=False)
-    jwt_public_key: str | None = None
-    jwt_algorithm: str = "HS256"
-    jwt_expires: int = 3600
+    auth_mode: AuthMode = "dev"
+    jwt_secret: str = Field(default=DEV_JWT_SECRET, repr=False)
+    jwt_public_key: PemKey = None
+    jwt_algorithm: JwtAlgorithm = "HS256"
+    jwt_expires: PositiveInt = 3600
     jwt_issuer: str | None = None
     jwt_audience: str | None = None
-    gateway_clients: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    gateway_clients: GatewayClients = Field(default=(), repr=False)
     rate_limit: str = "60 per minute"
     rate_limit_storage: str = "memory://"
-    max_body_bytes: int = 64 * 1024
+    max_body_bytes: PositiveInt = 64 * 1024
+
+    def __init__(self, **values: Any) -> None:
+        try:
+            super().__init__(**values)
+        except ValidationError as exc:
+            raise SettingsError(_describe(exc)) from None
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls, init_settings, env_settings,
+                                   dotenv_settings, file_secret_settings):
+        """Only the constructor's arguments: ``from_env`` is the one reader of the environment."""
+        return (init_settings,)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Read the ``SI_*`` variables of ``env`` (default ``os.environ``); unset ones keep their defaults."""
+        source = _EnvironSource(cls, os.environ if env is None else env)
+        return cls(**source())
+
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with ``changes`` applied, validated like everything else (settings are immutable)."""
+        return type(self)(**{**dict(self), **changes})
 
     @property
     def sessions_db(self) -> Path:
@@ -75,131 +237,41 @@ class Settings:
     def demo_backend_db(self) -> Path:
         return self.data_dir / "demo_backend.db"
 
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
-        """Read ``SI_*`` variables; unset ones keep their defaults."""
-        env = os.environ if env is None else env
-        s = cls()
-        pick = {k: v for k, v in env.items() if k.startswith("SI_") and v != ""}
-        changes: dict = {}
-        if "SI_BUSINESS_DIR" in pick:
-            changes["business_dir"] = Path(pick["SI_BUSINESS_DIR"])
-        if "SI_DATA_DIR" in pick:
-            changes["data_dir"] = Path(pick["SI_DATA_DIR"])
-        if "SI_SESSION_STORE" in pick:
-            changes["session_store"] = pick["SI_SESSION_STORE"].strip().lower()
-        if "SI_REDIS_URL" in pick:
-            changes["redis_url"] = pick["SI_REDIS_URL"]
-        if "SI_REDIS_PREFIX" in pick:
-            changes["redis_prefix"] = pick["SI_REDIS_PREFIX"]
-        if "SI_SESSION_TTL" in pick:
-            changes["session_ttl"] = _positive_int("SI_SESSION_TTL", pick["SI_SESSION_TTL"])
-        if "SI_SQLITE_PATH" in pick:
-            changes["sqlite_path"] = Path(pick["SI_SQLITE_PATH"])
-        if "SI_ENGINE" in pick:
-            changes["engine"] = pick["SI_ENGINE"].strip().lower()
-        for key, name in (("SI_LLM_BASE_URL", "llm_base_url"), ("SI_LLM_API_KEY", "llm_api_key"),
-                          ("SI_LLM_MODEL", "llm_model")):
-            if key in pick:
-                changes[name] = pick[key]
-        if "SI_LLM_TIMEOUT" in pick:
-            changes["llm_timeout"] = _positive_float("SI_LLM_TIMEOUT", pick["SI_LLM_TIMEOUT"])
-        if "SI_LLM_MAX_RETRIES" in pick:
-            raw = pick["SI_LLM_MAX_RETRIES"].strip()
-            if not raw.isdigit():
-                raise ValueError(f"SI_LLM_MAX_RETRIES must be a non-negative integer, got {raw!r}")
-            changes["llm_max_retries"] = int(raw)
-        if "SI_LLM_TEMPERATURE" in pick:
-            changes["llm_temperature"] = _positive_float("SI_LLM_TEMPERATURE",
-                                                         pick["SI_LLM_TEMPERATURE"], zero=True)
-        if "SI_LLM_EXTRACTION" in pick:
-            mode = pick["SI_LLM_EXTRACTION"].strip().lower()
-            if mode not in EXTRACTION_MODES:
-                raise ValueError(f"SI_LLM_EXTRACTION must be one of {', '.join(EXTRACTION_MODES)}")
-            changes["llm_extraction"] = mode
-        if "SI_MAX_MESSAGE_CHARS" in pick:
-            changes["max_message_chars"] = _positive_int(
-                "SI_MAX_MESSAGE_CHARS", pick["SI_MAX_MESSAGE_CHARS"]
-            )
-        if "SI_LOG_LEVEL" in pick:
-            changes["log_level"] = pick["SI_LOG_LEVEL"].upper()
-        for key, name in (("SI_MILVUS_URI", "kb_uri"), ("SI_MILVUS_TOKEN", "kb_token"),
-                          ("SI_KB_COLLECTION", "kb_collection"), ("SI_EMBED_MODEL", "embed_model")):
-            if key in pick:
-                changes[name] = pick[key]
-        if "SI_KNOWLEDGE" in pick:
-            name = pick["SI_KNOWLEDGE"].strip().lower()
-            if name not in KNOWLEDGE_BACKENDS:
-                raise ValueError(
-                    f"SI_KNOWLEDGE must be one of {', '.join(KNOWLEDGE_BACKENDS)}, got {name!r}")
-            changes["knowledge"] = name
-        if "SI_KB_DIR" in pick:
-            changes["kb_dir"] = Path(pick["SI_KB_DIR"])
-        if "SI_AUTH_MODE" in pick:
-            mode = pick["SI_AUTH_MODE"].strip().lower()
-            if mode not in AUTH_MODES:
-                raise ValueError(f"SI_AUTH_MODE must be one of {', '.join(AUTH_MODES)}, got {mode!r}")
-            changes["auth_mode"] = mode
-        for key, name in (("SI_JWT_SECRET", "jwt_secret"), ("SI_JWT_ISSUER", "jwt_issuer"),
-                          ("SI_JWT_AUDIENCE", "jwt_audience"),
-                          ("SI_RATE_LIMIT", "rate_limit"),
-                          ("SI_RATE_LIMIT_STORAGE", "rate_limit_storage")):
-            if key in pick:
-                changes[name] = pick[key]
-        if "SI_JWT_PUBLIC_KEY" in pick:
-            changes["jwt_public_key"] = _read_key(pick["SI_JWT_PUBLIC_KEY"])
-        if "SI_JWT_ALGORITHM" in pick:
-            alg = pick["SI_JWT_ALGORITHM"].strip().upper()
-            if alg not in ("HS256", "RS256"):
-                raise ValueError(f"SI_JWT_ALGORITHM must be HS256 or RS256, got {alg!r}")
-            changes["jwt_algorithm"] = alg
-        if "SI_JWT_EXPIRES" in pick:
-            changes["jwt_expires"] = _positive_int("SI_JWT_EXPIRES", pick["SI_JWT_EXPIRES"])
-        if "SI_MAX_BODY_BYTES" in pick:
-            changes["max_body_bytes"] = _positive_int("SI_MAX_BODY_BYTES", pick["SI_MAX_BODY_BYTES"])
-        if "SI_GATEWAY_CLIENTS" in pick:
-            changes["gateway_clients"] = _clients(pick["SI_GATEWAY_CLIENTS"])
-        return replace(s, **changes)
+
+class _EnvironSource(EnvSettingsSource):
+    """pydantic-settings' environment source over a given mapping of ``SI_*`` variables.
+
+    ``_load_env_vars`` is the hook pydantic-settings' own ``DotEnvSettingsSource``
+    overrides to read another mapping than ``os.environ``. Values stay text:
+    each field's validator parses its own (no JSON decoding).
+    """
+
+    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
+        self._environ = environ
+        super().__init__(settings_cls)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        # Matched case-insensitively like pydantic-settings does; an empty value is unset.
+        return {k.lower(): v for k, v in self._environ.items()
+                if k.startswith(ENV_PREFIX) and v != ""}
+
+    def prepare_field_value(self, field_name, field, value, value_is_complex):
+        return value
 
 
-def _positive_int(name: str, raw: str) -> int:
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ValueError(f"{name} must be a positive integer, got {raw!r}") from None
-    if value <= 0:
-        raise ValueError(f"{name} must be a positive integer, got {raw!r}")
-    return value
-
-
-def _positive_float(name: str, raw: str, zero: bool = False) -> float:
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ValueError(f"{name} must be a number, got {raw!r}") from None
-    if value < 0 or (value == 0 and not zero):
-        raise ValueError(f"{name} must be positive, got {raw!r}")
-    return value
-
-
-def _read_key(raw: str) -> str:
-    """A PEM key given inline or as a path to a file."""
-    if "-----BEGIN" in raw:
-        return raw.replace("\\n", "\n")
-    path = Path(raw)
-    if not path.is_file():
-        raise ValueError(f"SI_JWT_PUBLIC_KEY is neither a PEM key nor a readable file: {raw!r}")
-    return path.read_text(encoding="utf-8")
-
-
-def _clients(raw: str) -> tuple[tuple[str, str], ...]:
-    """``id:secret,id2:secret2`` → pairs."""
-    pairs = []
-    for item in filter(None, (p.strip() for p in raw.split(","))):
-        client_id, sep, secret = item.partition(":")
-        if not sep or not client_id or len(secret) < 16:
-            raise ValueError(
-                "SI_GATEWAY_CLIENTS must be 'id:secret[,id:secret]' with secrets of 16+ characters"
-            )
-        pairs.append((client_id, secret))
-    return tuple(pairs)
+def _describe(exc: ValidationError) -> str:
+    """``SI_X must be ...; SI_Y ...``: each problem named by its variable."""
+    fields = Settings.model_fields
+    by_alias = {alias.lower(): name for name, alias in _ALIASES.items()}
+    problems = []
+    for error in exc.errors():
+        key = str(error["loc"][0]) if error["loc"] else ""
+        name = by_alias.get(key.lower(), key)
+        cause = (error.get("ctx") or {}).get("error")
+        if name not in fields:
+            problems.append(f"unknown setting {key!r}")
+        elif isinstance(cause, ValueError):  # our parsers' wording: "must be ..., got ..."
+            problems.append(f"{env_variable(name)} {cause}")
+        else:
+            problems.append(f"{env_variable(name)} is invalid: {error['msg']}")
+    return "; ".join(problems)

@@ -1,8 +1,18 @@
-"""``GET /healthz`` (the process answers) and ``GET /readyz`` (it can serve)."""
+"""``GET /healthz`` (the process answers) and ``GET /readyz`` (it can serve).
+
+Readiness needs the configuration and the session store. The knowledge base
+is reported (``ready``, ``unavailable``, ``disabled`` without the ``rag``
+extra, ``not configured``) but never makes the service unready: business
+dialogues work without it.
+"""
 
 from __future__ import annotations
 
+import logging
+
 from flask import Blueprint, current_app, jsonify
+
+log = logging.getLogger(__name__)
 
 bp = Blueprint("health", __name__)
 
@@ -17,15 +27,20 @@ def readyz():
     controller = current_app.config["SI_CONTROLLER"]
     store = controller.store
     store_ok = store.ping()
-    knowledge = getattr(controller.knowledge, "status", None)
-    kb = knowledge() if callable(knowledge) else {"ok": True, "detail": "not configured"}
     checks = {
         "config": {"ok": True, "businesses": len(controller.catalog)},
         "session_store": {"ok": store_ok, "backend": getattr(store, "name", type(store).__name__)},
-        "knowledge_base": kb,
+        "knowledge_base": _knowledge_status(controller.knowledge),
     }
-    # The knowledge base is optional: business dialogues work without it.
     ready = checks["config"]["ok"] and store_ok
     return jsonify(status="ready" if ready else "unavailable", checks=checks), (
         200 if ready else 503
     )
+
+
+def _knowledge_status(knowledge) -> dict:
+    try:
+        return knowledge.status()
+    except Exception:  # a broken knowledge base must not take readiness down with it
+        log.exception("knowledge base status check failed")
+        return {"ok": False, "state": "unavailable", "detail": "status check failed"}

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -59,9 +58,9 @@ def playwright_driver() -> Iterator[object]:
 
 @pytest.fixture(scope="session")
 def server_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    return replace(Settings(), business_dir=ROOT / "businesses", knowledge="none",
-                   data_dir=tmp_path_factory.mktemp("browser-data"),
-                   session_store="memory", rate_limit="1000 per minute")
+    return Settings(business_dir=ROOT / "businesses", knowledge="none",
+                    data_dir=tmp_path_factory.mktemp("browser-data"),
+                    session_store="memory", rate_limit="1000 per minute")
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -27,7 +26,7 @@ def fake():
 
 @pytest.fixture
 def settings(fake, tmp_path) -> Settings:
-    return replace(Settings(), business_dir=ROOT / "businesses", knowledge="none", data_dir=tmp_path,
+    return Settings(business_dir=ROOT / "businesses", knowledge="none", data_dir=tmp_path,
                    session_store="memory", llm_base_url=fake.base_url, llm_timeout=1.0,
                    llm_max_retries=1, rate_limit="1000 per minute")
 

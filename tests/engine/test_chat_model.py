@@ -8,7 +8,6 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
@@ -52,7 +51,7 @@ def test_429_with_retry_after_then_success_is_one_decision_of_two_requests(
 
 def test_the_server_chosen_delay_is_honoured(settings, fake):
     # Without a header the SDK waits at least 0.375 s; the server asks for 20 ms.
-    chat = ChatModel(replace(settings, llm_max_retries=2))
+    chat = ChatModel(settings.replace(llm_max_retries=2))
     fake.push({"status": 429, "headers": {"retry-after-ms": "20"}},
               {"status": 503, "headers": {"retry-after-ms": "20"}}, {"content": "好"})
     started = time.monotonic()
@@ -63,7 +62,7 @@ def test_the_server_chosen_delay_is_honoured(settings, fake):
 
 def test_two_server_errors_with_one_retry_fall_back_to_rules_session_intact(
         catalog, settings, fake):
-    ctl = make(catalog, settings, LLMEngine(catalog, replace(settings, llm_max_retries=1)))
+    ctl = make(catalog, settings, LLMEngine(catalog, settings.replace(llm_max_retries=1)))
     fake.push({"tool_calls": [
         {"name": "match_business", "arguments": {"business_id": "social_transfer"}},
         {"name": "provide_field", "arguments": {"values": {"from_city": "杭州"}}}]})
@@ -81,7 +80,7 @@ def test_two_server_errors_with_one_retry_fall_back_to_rules_session_intact(
 
 
 def test_a_timeout_falls_back_within_the_configured_time(catalog, settings, fake):
-    quick = replace(settings, llm_timeout=0.3, llm_max_retries=0)
+    quick = settings.replace(llm_timeout=0.3, llm_max_retries=0)
     ctl = make(catalog, quick, LLMEngine(catalog, quick))
     fake.push({"delay": 2.0, "content": "太慢了"})
     started = time.monotonic()
@@ -95,7 +94,7 @@ def test_a_timeout_falls_back_within_the_configured_time(catalog, settings, fake
 
 
 def test_timeouts_are_retried_within_timeout_times_attempts_plus_backoff(settings, fake):
-    chat = ChatModel(replace(settings, llm_timeout=0.3, llm_max_retries=1))
+    chat = ChatModel(settings.replace(llm_timeout=0.3, llm_max_retries=1))
     fake.push({"delay": 2.0, "content": "慢"}, {"delay": 2.0, "content": "慢"})
     started = time.monotonic()
     with pytest.raises(ModelUnavailable) as caught:
@@ -110,14 +109,14 @@ def test_connection_errors_count_every_attempt(settings):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again: nothing listens there
-    chat = ChatModel(replace(settings, llm_base_url=f"http://127.0.0.1:{port}/v1",
+    chat = ChatModel(settings.replace(llm_base_url=f"http://127.0.0.1:{port}/v1",
                              llm_max_retries=1))
     with pytest.raises(ModelUnavailable, match="APIConnectionError after 2 request"):
         chat.complete(HELLO)
 
 
 def test_a_refused_request_is_not_retried(settings, fake):
-    chat = ChatModel(replace(settings, llm_max_retries=2))
+    chat = ChatModel(settings.replace(llm_max_retries=2))
     fake.push({"status": 400, "message": "bad request"}, {"content": "不该用到"})
     with pytest.raises(ModelUnavailable, match="HTTP 400 after 1 request") as caught:
         chat.complete(HELLO)
@@ -169,7 +168,7 @@ def test_grounded_answerer_uses_chat_model_and_redacts(settings, fake):
 
 
 def test_grounded_answerer_raises_model_unavailable_after_the_retries(settings, fake):
-    answerer = GroundedAnswerer(replace(settings, llm_max_retries=1))
+    answerer = GroundedAnswerer(settings.replace(llm_max_retries=1))
     fake.push({"status": 502}, {"status": 502})
     with pytest.raises(ModelUnavailable, match="HTTP 502 after 2 request"):
         answerer("社保转移要什么材料", PASSAGES)

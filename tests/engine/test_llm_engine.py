@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 import pytest
 
@@ -18,11 +17,11 @@ from .conftest import make
 
 def test_engine_registry(catalog, settings):
     assert isinstance(create_engine("auto", catalog, settings), HybridEngine)
-    assert isinstance(create_engine("auto", catalog, replace(settings, llm_base_url=None)),
+    assert isinstance(create_engine("auto", catalog, settings.replace(llm_base_url=None)),
                       RuleEngine)
     assert isinstance(create_engine("llm", catalog, settings), LLMEngine)
     with pytest.raises(SettingsError, match="SI_LLM_BASE_URL"):
-        create_engine("llm", catalog, replace(settings, llm_base_url=None))
+        create_engine("llm", catalog, settings.replace(llm_base_url=None))
     with pytest.raises(UnknownBackendError, match="auto, hybrid, llm, rules"):
         create_engine("gpt", catalog, settings)
 
@@ -102,7 +101,7 @@ def test_model_text_streams_to_the_caller(catalog, settings, fake):
 
 
 def test_sse_streams_model_tokens_and_debug_view(settings, fake):
-    app = create_app(replace(settings, engine="llm"))
+    app = create_app(settings.replace(engine="llm"))
     client = app.test_client()
     token = client.post("/api/token", json={"user_id": "eve"}).get_json()["access_token"]
     headers = {"Authorization": f"Bearer {token}", "Accept": "text/event-stream"}
@@ -116,7 +115,7 @@ def test_sse_streams_model_tokens_and_debug_view(settings, fake):
     debug = client.get("/api/session?debug=1", headers={"Authorization": f"Bearer {token}"})
     memory = debug.get_json()["memory"]
     assert memory[-1]["engine"] == "llm" and memory[-1]["usage"]["model_calls"] == 1
-    prod = create_app(replace(settings, auth_mode="prod", jwt_secret="x" * 40)).test_client()
+    prod = create_app(settings.replace(auth_mode="prod", jwt_secret="x" * 40)).test_client()
     import time
 
     import jwt as pyjwt

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -24,7 +23,7 @@ def catalog():
 
 @pytest.fixture
 def settings(tmp_path) -> Settings:
-    return replace(Settings(), business_dir=ROOT / "businesses", data_dir=tmp_path)
+    return Settings(business_dir=ROOT / "businesses", data_dir=tmp_path)
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ and the rule engine proposes only calls from the toolset it is given."""
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -128,7 +127,7 @@ def situations(catalog, tmp_path_factory):
         def run(self, step, upload, context):
             return StepResult(data={"ok": True})
 
-    settings_ = replace(Settings(), business_dir=ROOT / "businesses",
+    settings_ = Settings(business_dir=ROOT / "businesses",
                         data_dir=tmp_path_factory.mktemp("situations"))
     engine = RecordingEngine(RuleEngine(catalog))
     executors = Executors(settings_)

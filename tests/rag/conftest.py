@@ -7,7 +7,6 @@ and the hashing embedder keep the ingest and failure tests fast.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -60,7 +59,7 @@ def qa() -> dict:
 
 @pytest.fixture(scope="session")
 def kb_settings(tmp_path_factory) -> Settings:
-    return replace(Settings(), data_dir=tmp_path_factory.mktemp("kb"), kb_dir=KB_DIR)
+    return Settings(data_dir=tmp_path_factory.mktemp("kb"), kb_dir=KB_DIR)
 
 
 @pytest.fixture(scope="session")

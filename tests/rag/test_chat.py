@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from si_agent.config.loader import load_businesses
@@ -18,7 +16,7 @@ from .conftest import ROOT
 @pytest.fixture
 def controller(kb, kb_settings, tmp_path):
     catalog = load_businesses(ROOT / "businesses")
-    settings = replace(kb_settings, business_dir=ROOT / "businesses", data_dir=tmp_path)
+    settings = kb_settings.replace(business_dir=ROOT / "businesses", data_dir=tmp_path)
     with Executors(settings) as executors:
         yield Controller(catalog, MemoryStore(), RuleEngine(catalog), executors, knowledge=kb)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 
 import pytest
 
@@ -15,8 +14,8 @@ from si_agent.config.settings import Settings
 def run(tmp_path, small_corpus):
     parser = argparse.ArgumentParser(prog="si-agent")
     register(parser.add_subparsers(dest="command"))
-    settings = replace(Settings(), data_dir=tmp_path / "data", kb_dir=small_corpus,
-                       embed_model="hashing")
+    settings = Settings(data_dir=tmp_path / "data", kb_dir=small_corpus,
+                        embed_model="hashing")
 
     def run(*argv: str) -> int:
         args = parser.parse_args(argv)

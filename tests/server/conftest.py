@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,8 +14,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def settings(tmp_path) -> Settings:
-    return replace(Settings(), business_dir=ROOT / "businesses", knowledge="none", data_dir=tmp_path,
-                   session_store="memory", rate_limit="1000 per minute")
+    return Settings(business_dir=ROOT / "businesses", knowledge="none", data_dir=tmp_path,
+                    session_store="memory", rate_limit="1000 per minute")
 
 
 @pytest.fixture

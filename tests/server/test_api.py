@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import replace
 
 import jwt as pyjwt
 import pytest
@@ -171,7 +170,7 @@ def test_not_found_and_method_not_allowed(client):
 
 
 def test_rate_limit_per_user(settings, tmp_path):
-    app = create_app(replace(settings, rate_limit="3 per minute"))
+    app = create_app(settings.replace(rate_limit="3 per minute"))
     client = app.test_client()
 
     def headers(user):
@@ -188,9 +187,9 @@ def test_rate_limit_per_user(settings, tmp_path):
 
 def test_prod_mode_refuses_default_secret_and_gates_tokens(settings):
     with pytest.raises(InsecureSettings, match="SI_JWT_SECRET"):
-        create_app(replace(settings, auth_mode="prod"))
+        create_app(settings.replace(auth_mode="prod"))
     secret = "s" * 40
-    app = create_app(replace(settings, auth_mode="prod", jwt_secret=secret))
+    app = create_app(settings.replace(auth_mode="prod", jwt_secret=secret))
     client = app.test_client()
     assert client.post("/api/token", json={"user_id": "alice"}).status_code == 404
     # A token from the deployment's identity provider (same HS256 secret) is accepted.
@@ -200,8 +199,8 @@ def test_prod_mode_refuses_default_secret_and_gates_tokens(settings):
     res = client.get("/api/session", headers={"Authorization": f"Bearer {idp}"})
     assert res.status_code == 200
 
-    gated = create_app(replace(settings, auth_mode="prod", jwt_secret=secret,
-                               gateway_clients=(("portal", "p" * 20),))).test_client()
+    gated = create_app(settings.replace(auth_mode="prod", jwt_secret=secret,
+                                        gateway_clients=(("portal", "p" * 20),))).test_client()
     assert gated.post("/api/token", json={"user_id": "alice"}).status_code == 401
     res = gated.post("/api/token", json={"user_id": "alice"},
                      auth=("portal", "p" * 20))
@@ -216,8 +215,8 @@ def test_rs256_identity_provider_tokens(settings):
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     public = key.public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
-    app = create_app(replace(settings, auth_mode="prod", jwt_algorithm="RS256",
-                             jwt_public_key=public))
+    app = create_app(settings.replace(auth_mode="prod", jwt_algorithm="RS256",
+                                      jwt_public_key=public))
     client = app.test_client()
     now = int(time.time())
     claims = {"sub": "carol", "type": "access", "fresh": False, "jti": "j",
@@ -237,8 +236,8 @@ def test_sessions_live_in_redis_with_ttl(settings):
 
     url = os.environ.get("SI_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
     prefix = f"si-api-test-{uuid.uuid4().hex}:"
-    app = create_app(replace(settings, session_store="redis", redis_url=url,
-                             redis_prefix=prefix, session_ttl=600))
+    app = create_app(settings.replace(session_store="redis", redis_url=url,
+                                      redis_prefix=prefix, session_ttl=600))
     client = app.test_client()
     token = client.post("/api/token", json={"user_id": "dave"}).get_json()["access_token"]
     headers = {"Authorization": f"Bearer {token}"}
@@ -248,8 +247,8 @@ def test_sessions_live_in_redis_with_ttl(settings):
     try:
         assert 0 < raw.ttl(prefix + "dave") <= 600
         # A second app (another worker) sees the same session.
-        other = create_app(replace(settings, session_store="redis", redis_url=url,
-                                   redis_prefix=prefix)).test_client()
+        other = create_app(settings.replace(session_store="redis", redis_url=url,
+                                            redis_prefix=prefix)).test_client()
         got = other.get("/api/session", headers=headers).get_json()
         assert got["state"] == "collecting" and got["awaiting"] == "id_number"
         assert other.get("/readyz").get_json()["checks"]["session_store"]["backend"] == "redis"
@@ -260,7 +259,7 @@ def test_sessions_live_in_redis_with_ttl(settings):
 
 def test_demo_backend_is_not_served_in_prod(settings, client):
     assert client.get("/demo/api/_admin/applications").status_code == 200
-    prod = create_app(replace(settings, auth_mode="prod", jwt_secret="z" * 40)).test_client()
+    prod = create_app(settings.replace(auth_mode="prod", jwt_secret="z" * 40)).test_client()
     res = prod.get("/demo/api/_admin/applications")
     assert res.status_code == 404 and res.get_json()["error"]["code"] == "not_found"
 
