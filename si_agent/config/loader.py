@@ -26,17 +26,19 @@ import unicodedata
 from collections.abc import Iterator, Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 import jsonschema
 from pydantic import ValidationError
 
-from si_agent.config.model import Business, FieldType
+from si_agent.config.model import Business
 from si_agent.config.yamlio import format_path, load_yaml
 from si_agent.errors import ConfigError, ConfigErrors, DefinitionError, UnknownBackendError
 from si_agent.executor.registry import executor_class, executor_kinds, option_errors
+from si_agent.validators import TYPES as BUILTIN_TYPES
+from si_agent.validators import field_types
 
-FIELD_TYPES: tuple[str, ...] = get_args(FieldType)
+FIELD_TYPES: tuple[str, ...] = BUILTIN_TYPES  # plus any registered: validators.field_types()
 CONFIRM_PLACEHOLDERS: frozenset[str] = frozenset({"summary", "name"})
 _NUMERIC = frozenset({"year", "integer", "number"})
 _LENGTH_TYPES = frozenset({"text", "name"})
@@ -168,8 +170,6 @@ def _schema_message(err: jsonschema.ValidationError) -> str:
         return message
     if kind == "enum":
         choices = [str(c) for c in expected]
-        if tuple(expected) == FIELD_TYPES:
-            return f"unknown field type {value!r}; valid types: {', '.join(choices)}"
         return f"{value!r} is not allowed; valid values: {', '.join(choices)}"
     if kind == "minLength" and expected == 1:
         return "must not be empty"
@@ -232,6 +232,10 @@ def _duplicates(list_key: str, item_key: str, names: list[str], what: str) -> It
 
 
 def _field_errors(at: tuple, f: Any) -> Iterator[tuple[tuple, str]]:
+    types = field_types()
+    if f.type not in types:
+        yield at + ("type",), f"unknown field type {f.type!r}; valid types: {', '.join(types)}"
+        return
     if f.pattern is not None:
         try:
             re.compile(f.pattern)
@@ -286,6 +290,8 @@ def _check_errors(b: Business) -> Iterator[tuple[tuple, str]]:
         if unknown:
             continue
         left, right = types[c.left], types[c.right]
+        if not {left, right} <= set(field_types()):
+            continue  # the unknown type is reported on the field itself
         if c.left == c.right:
             yield at + ("right",), f"compares field {c.left!r} with itself"
         elif _family(left) != _family(right):

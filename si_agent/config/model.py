@@ -12,10 +12,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
-FieldType = Literal[
-    "idcard", "phone", "year", "date", "integer", "number",
-    "enum", "city", "name", "bank_card", "text",
-]
+# A field type names a validator (``si_agent.validators``): the built-in ones,
+# or any registered by code or an entry point; the loader checks the name.
+FieldType = str
 MASKED_TYPES: frozenset[str] = frozenset({"idcard", "phone", "bank_card"})
 CompareOp = Literal["==", "!=", "<", "<=", ">", ">="]
 

@@ -7,7 +7,10 @@
 
 One module per type family (``idcard``, ``phone``, ``bank_card``, ``dates``,
 ``numbers``, ``choices``, ``city``, ``name``, ``text``); every type is a
-:class:`~si_agent.validators.base.Validator` in the table below. Options are
+:class:`~si_agent.validators.base.Validator` in the table below. More types
+come from ``register_validator`` and the ``si_agent.validators`` entry points
+(a ``Validator`` object, or a factory returning one); a business YAML may use
+any registered type, and an unknown one is a located error at load. Options are
 keywords, all optional, ignored by types that do not use them (see
 ``FieldDef.validator_options``): ``pattern``, ``options``, ``min``, ``max``,
 ``min_length``, ``max_length``, ``not_future`` and ``today``. Diagnoses are
@@ -16,14 +19,21 @@ in ``messages``.
 
 from __future__ import annotations
 
+import logging
+import threading
+from importlib.metadata import entry_points
 from typing import Any
 
-from ..errors import UnknownBackendError
+from ..errors import DefinitionError, UnknownBackendError
 from . import bank_card, choices, city, dates, idcard, messages, name, numbers, phone, text
 from .base import Found, Result, Validator, fold_width, invalid, normalize
 from .masking import mask as _mask
 
-__all__ = ["TYPES", "Found", "Result", "check", "extract", "mask"]
+__all__ = ["TYPES", "Found", "Result", "Validator", "check", "extract", "field_types", "mask",
+           "register_validator"]
+
+log = logging.getLogger(__name__)
+ENTRY_POINT_GROUP = "si_agent.validators"
 
 _VALIDATORS: dict[str, Validator] = {
     "idcard": Validator(idcard.check, idcard.extract),
@@ -39,14 +49,58 @@ _VALIDATORS: dict[str, Validator] = {
     "text": Validator(text.check, text.extract),
 }
 
-TYPES: tuple[str, ...] = tuple(_VALIDATORS)
+TYPES: tuple[str, ...] = tuple(_VALIDATORS)  # the built-in types
+_lock = threading.Lock()
+_plugins_loaded = False
+
+
+def register_validator(type: str, validator: Validator) -> None:
+    """Make ``type`` usable in business YAML; built-in types cannot be replaced."""
+    if type in TYPES:
+        raise DefinitionError(f"field type {type!r} is built in and cannot be replaced")
+    if not isinstance(validator, Validator):
+        raise DefinitionError(f"field type {type!r}: expected a Validator(check, extract)")
+    with _lock:
+        _VALIDATORS[type] = validator
+
+
+def field_types() -> tuple[str, ...]:
+    """Every usable field type: built-ins, registered ones and entry points."""
+    _load_plugins()
+    return tuple(_VALIDATORS)
+
+
+def _load_plugins() -> None:
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    with _lock:
+        if _plugins_loaded:
+            return
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            if ep.name in _VALIDATORS:
+                continue
+            try:
+                obj = ep.load()
+                validator = obj if isinstance(obj, Validator) else obj()
+            except Exception as exc:  # a broken plug-in must not take the others down
+                log.error("field type entry point %r cannot be loaded: %s", ep.name, exc)
+                continue
+            if isinstance(validator, Validator):
+                _VALIDATORS[ep.name] = validator
+            else:
+                log.error("field type entry point %r is not a Validator", ep.name)
+        _plugins_loaded = True
 
 
 def _validator(type: str) -> Validator:
-    try:
-        return _VALIDATORS[type]
-    except (KeyError, TypeError):
-        raise UnknownBackendError("field type", type, TYPES) from None
+    found = _VALIDATORS.get(type) if isinstance(type, str) else None
+    if found is None:
+        _load_plugins()
+        found = _VALIDATORS.get(type) if isinstance(type, str) else None
+    if found is None:
+        raise UnknownBackendError("field type", str(type), field_types())
+    return found
 
 
 def check(type: str, raw: str, **options: Any) -> Result:

@@ -281,6 +281,46 @@ def _sse_events(res: requests.Response) -> Iterator[tuple[str, dict]]:
             name, data = None, None
 
 
+def test_two_concurrent_confirms_submit_once(gunicorn_server):
+    """The same session confirmed twice at once, until the pair lands on both workers:
+    every time exactly one submission reaches the backend."""
+    import sqlite3
+    import threading
+
+    server = gunicorn_server
+    demo_db = server.log.parent / "demo_backend.db"
+    split = 0
+    for attempt in range(10):
+        headers = server.token("race")
+        for message, state in TRANSFER[:-1]:
+            assert server.chat(headers, message).json()["state"] == state
+        with sqlite3.connect(demo_db) as db:
+            before = db.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
+        run = uuid.uuid4().hex[:8]
+        gate = threading.Barrier(2)
+        answers: list[requests.Response] = []
+
+        def confirm(i: int, headers=headers, run=run, gate=gate, answers=answers) -> None:
+            gate.wait()
+            answers.append(server.chat(headers, "确认", tag=f"{run}-{i}"))
+
+        threads = [threading.Thread(target=confirm, args=(i,)) for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=30)
+        assert [a.status_code for a in answers] == [200, 200], [a.text for a in answers]
+        states = sorted(a.json()["state"] for a in answers)
+        assert "done" in states, states
+        with sqlite3.connect(demo_db) as db:
+            submitted = db.execute("SELECT idempotency_key FROM calls").fetchall()[before:]
+        assert len(submitted) == 1, f"attempt {attempt}: {len(submitted)} submissions"
+        split += len(set(_served(server, run).values())) == 2
+        if split >= 2:
+            break
+    assert split >= 1, "the two confirms never reached both workers"
+
+
 def test_rate_limit_holds_across_workers(gunicorn_server):
     server = gunicorn_server
     headers = server.token("limited")

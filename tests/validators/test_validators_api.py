@@ -3,22 +3,40 @@
 from __future__ import annotations
 
 import dataclasses
-import typing
 
 import pytest
 from validators_support import TODAY, make_id
 
-from si_agent.config.model import FieldDef, FieldType
-from si_agent.errors import UnknownBackendError
-from si_agent.validators import TYPES, Found, Result, check, extract, mask
+from si_agent.config.model import FieldDef
+from si_agent.errors import DefinitionError, UnknownBackendError
+from si_agent.validators import (
+    TYPES,
+    Found,
+    Result,
+    Validator,
+    check,
+    extract,
+    field_types,
+    mask,
+    register_validator,
+)
 
 
-def test_types_match_the_field_types_of_the_business_model():
+def test_builtin_types_and_registered_ones():
     assert TYPES == (
         "idcard", "phone", "year", "date", "integer", "number",
         "enum", "city", "name", "bank_card", "text",
     )
-    assert set(TYPES) == set(typing.get_args(FieldType))
+    assert set(TYPES) <= set(field_types())
+    digits = Validator(lambda raw, **_: Result(raw.isdigit() and len(raw) == 6, raw if raw.isdigit() else None,
+                                               None if raw.isdigit() else "邮编应为6位数字。"),
+                       lambda text, **_: [])
+    register_validator("test_postcode", digits)
+    assert "test_postcode" in field_types()
+    assert check("test_postcode", " 310000 ") == Result(True, "310000")
+    assert check("test_postcode", "31000x").error == "邮编应为6位数字。"
+    with pytest.raises(DefinitionError, match="built in"):
+        register_validator("phone", digits)
 
 
 @pytest.mark.parametrize("call", [
@@ -31,7 +49,7 @@ def test_unknown_type_fails_loudly_and_lists_the_valid_ones(call):
         call()
     assert info.value.kind == "field type"
     assert info.value.name == "email"
-    assert info.value.valid == sorted(TYPES)
+    assert info.value.valid == sorted(field_types()) and set(TYPES) <= set(info.value.valid)
     assert isinstance(info.value, LookupError)
 
 
