@@ -187,9 +187,10 @@ def _trace(record) -> str:
     """A decision record, one line each, for ``chat --trace``."""
     lines = [f"  ⤷ engine {record.engine}: {record.state_before} → {record.state_after}; "
              f"offered {', '.join(record.offered)}",
-             f"    reason: {record.reason}",
-             f"    usage: {record.usage.model_calls} model call(s), "
-             f"{record.usage.prompt_tokens}+{record.usage.completion_tokens} tokens"]
+             f"    rule: {record.rule} ({record.confidence:.2f}); reason: {record.reason}"]
+    if record.usage is not None:
+        lines.append(f"    usage: {record.usage.model_calls} model call(s), "
+                     f"{record.usage.prompt_tokens}+{record.usage.completion_tokens} tokens")
     lines += [f"    call {c.name}({c.arguments}) → {c.outcome}" for c in record.calls]
     return "\n".join(lines)
 

@@ -94,36 +94,39 @@ def demo_blueprint(db_path: str | Path) -> Blueprint:
         service = SERVICES.get(business_id)
         if service is None:
             return error_response(404, texts.UNKNOWN_BUSINESS.format(business_id=business_id))
-        with connection(db_path) as conn:
-            injected = take_failure(conn)
-            if injected is not None:
-                return error_response(injected, texts.BUSY)
-            body = _body()
-            missing = service.missing(body)
-            if missing:
-                return error_response(400, texts.MISSING_FIELDS.format(keys="、".join(missing)))
-            if not service.handle:
-                return json_response(service.run(Ctx(conn, clock.now()), body))
-            key = request.headers.get("Idempotency-Key", "").strip()
-            if not key:
-                return error_response(400, texts.MISSING_IDEMPOTENCY_KEY)
-            return _handle(conn, business_id, service, key, body)
-
-    @bp.after_request
-    def log_call(response: Response) -> Response:
-        """Every business call, refused or not, so tests can count submissions."""
-        if request.endpoint == f"{bp.name}.business":
-            with connection(db_path) as conn:
-                conn.execute(
-                    "INSERT INTO calls (business_id, idempotency_key, status, at)"
-                    " VALUES (?, ?, ?, ?)",
-                    ((request.view_args or {}).get("business_id", ""),
-                     request.headers.get("Idempotency-Key", "").strip() or None,
-                     response.status_code, clock.now().isoformat(timespec="seconds")),
-                )
-        return response
+        key = request.headers.get("Idempotency-Key", "").strip()
+        # One transaction per call: its work, and the call in the ``calls`` log
+        # (refused or not, so tests can count submissions).
+        with connection(db_path) as conn, transaction(conn):
+            conn.execute("SAVEPOINT work")
+            try:
+                response = _serve(conn, business_id, service, key)
+            except DemoError as exc:  # a refusal undoes the work, not the log line
+                conn.execute("ROLLBACK TO work")
+                response = error_response(exc.status, exc.message, exc.fields)
+            conn.execute("RELEASE work")
+            conn.execute(
+                "INSERT INTO calls (business_id, idempotency_key, status, at) VALUES (?, ?, ?, ?)",
+                (business_id, key or None, response.status_code,
+                 clock.now().isoformat(timespec="seconds")))
+            return response
 
     return bp
+
+
+def _serve(conn: sqlite3.Connection, business_id: str, service: Service, key: str) -> Response:
+    injected = take_failure(conn)
+    if injected is not None:
+        return error_response(injected, texts.BUSY)
+    body = _body()
+    missing = service.missing(body)
+    if missing:
+        return error_response(400, texts.MISSING_FIELDS.format(keys="、".join(missing)))
+    if not service.handle:
+        return json_response(service.run(Ctx(conn, clock.now()), body))
+    if not key:
+        return error_response(400, texts.MISSING_IDEMPOTENCY_KEY)
+    return _handle(conn, business_id, service, key, body)
 
 
 def _body() -> dict:
@@ -138,22 +141,22 @@ def _body() -> dict:
 def _handle(
     conn: sqlite3.Connection, business_id: str, service: Service, key: str, body: dict
 ) -> Response:
-    """Run a handle-type business at most once per idempotency key."""
-    with transaction(conn):
-        stored = conn.execute(
-            "SELECT business_id, response FROM idempotency WHERE key = ?", (key,)
-        ).fetchone()
-        if stored is None:
-            result = service.run(Ctx(conn, clock.now()), body)
-            # The UNIQUE key is the last line of defence; the write lock taken by
-            # ``transaction`` already keeps concurrent duplicates out.
-            conn.execute(
-                "INSERT INTO idempotency (key, business_id, response, created_at)"
-                " VALUES (?, ?, ?, ?)",
-                (key, business_id, json.dumps(result, ensure_ascii=False),
-                 clock.now().isoformat(timespec="seconds")),
-            )
-            return json_response(result)
+    """Run a handle-type business at most once per idempotency key (inside the call's
+    write transaction)."""
+    stored = conn.execute(
+        "SELECT business_id, response FROM idempotency WHERE key = ?", (key,)
+    ).fetchone()
+    if stored is None:
+        result = service.run(Ctx(conn, clock.now()), body)
+        # The UNIQUE key is the last line of defence; the write lock taken by the
+        # call's transaction already keeps concurrent duplicates out.
+        conn.execute(
+            "INSERT INTO idempotency (key, business_id, response, created_at)"
+            " VALUES (?, ?, ?, ?)",
+            (key, business_id, json.dumps(result, ensure_ascii=False),
+             clock.now().isoformat(timespec="seconds")),
+        )
+        return json_response(result)
     if stored["business_id"] != business_id:
         return error_response(422, texts.IDEMPOTENCY_KEY_REUSED)
     return json_response(json.loads(stored["response"]), headers={"Idempotent-Replayed": "true"})

@@ -52,7 +52,8 @@ FILLER = re.compile(
     r"^(?:[\s,，。:：]|写错了|填错了|输错了|打错了|错了|有误|不对|应该是|应该为|应为|改成|改为|换成|"
     r"更正为|是|为)+"
 )
-FILE_PATH = re.compile(r"[^\s，。,;；\"'“”]+\.(?:jpe?g|png|bmp|webp)\b", re.IGNORECASE)
+FILE_PATH = re.compile(
+    r"[^\s，。,;；\"'“”]+\.(?:jpe?g|png|bmp|webp|gif|heic|heif|tiff?|pdf|ofd|docx?)\b", re.IGNORECASE)
 PUNCT = re.compile(r"[\s,，。.!！~～、;；:：\"'“”‘’()（）]+")
 
 

@@ -165,8 +165,13 @@ class RuleEngine:
         return [], Rule.NONE, "no business matched"
 
     def start(self, view: SessionView, business: Business, text: str) -> list[ToolCall]:
-        """Start ``business`` with the values in ``text`` and any it can reuse."""
-        values = self.values_for(business, None, text, whole=False)
+        """Start ``business`` with the values in ``text`` and any it can reuse.
+
+        The business's own keywords are blanked out first: "通讯地址备案" names the
+        business, it does not give an address.
+        """
+        values = self.values_for(business, None, self._without_keywords(business, text),
+                                 whole=False)
         if view.state == "done" and view.result:
             # A number just issued is what "查询办理进度" right after means.
             for key in business.field_keys:
@@ -176,6 +181,16 @@ class RuleEngine:
         if values:
             calls.append(ToolCall(name=T.PROVIDE_FIELD, arguments={"values": values}))
         return calls
+
+    def _without_keywords(self, business: Business, text: str) -> str:
+        low = text.lower()
+        for phrase in sorted(self._phrases.get(business.id, ()), key=len, reverse=True):
+            at = low.find(phrase)
+            while at >= 0:
+                text = text[:at] + " " * len(phrase) + text[at + len(phrase):]
+                low = text.lower()
+                at = low.find(phrase)
+        return text
 
     def match(self, text: str) -> tuple[str | None, float, tuple[int, int] | None, float]:
         """Best business for ``text``: (id, score, matched span, runner-up score)."""

@@ -72,7 +72,6 @@ from si_agent.validators import check as validate_value
 log = logging.getLogger(__name__)
 
 _MAX_CONFLICT_RETRIES = 5
-QUEUED_LEASE = 30.0  # a queued job nobody claimed within this is someone else's to run
 SYNC_LEASE = 120.0  # a synchronous executor answers well within this
 LONG_LEASE = 1800.0  # a long-running job's lease; its progress reports extend it
 _OPS: dict[str, Callable[[Any, Any], bool]] = {
@@ -183,7 +182,7 @@ class Controller:
             else:
                 raise SessionConflict(session_ref(session_id), expected=-1, found=None)
             if session.state == "executing" and session.job_id:
-                return self._drive(session, result)
+                return self._drive(session, result, turn.job)
             return result
 
     def toolset(self, state: str, business: Business | None, step: Step | None,
@@ -260,42 +259,50 @@ class Controller:
     def executor_for(self, business: Business) -> Executor:
         return self.executor.get(business)
 
-    def _drive(self, session: Session, result: TurnResult) -> TurnResult:
-        """Phase 2: run, resume or report the session's job; the reply gains its part."""
-        job = self.jobs.load(session.job_id or "")
+    def _drive(self, session: Session, result: TurnResult, recorded: Job | None) -> TurnResult:
+        """Phase 2: run, resume or report the session's job; the reply gains its part.
+
+        ``recorded`` is the job this turn wrote, already claimed by this process;
+        any other unfinished job is claimed first (if it is queued, or its
+        process died), or reported as running elsewhere.
+        """
+        job = recorded if recorded is not None else self.jobs.load(session.job_id or "")
         business = self.catalog.get(session.business_id or "")
         if job is None or business is None:
             return result
-        name = business.name
-        extra: list[str] = []
+        if not job.finished and recorded is None:
+            claimed = self._claim(job, business)
+            if claimed is None:
+                return _amend(result, self._running_text(business, job), job=job)
+            job = claimed
         if not job.finished:
-            job = self._claim(job, business)
-            if job is None:  # another process runs it
-                current = self.jobs.load(session.job_id or "")
-                extra.append(replies.render(replies.JOB_RUNNING, name=name))
-                if current is not None and current.progress:
-                    extra.append(replies.render(replies.JOB_PROGRESS, progress=current.progress))
-                return _amend(result, extra, job=current)
-            if job.finished:  # its process died and it cannot be resumed: reported
-                pass
-            elif job.long_running:
+            if job.long_running:
                 self.runner.submit(job.id, self._run_in_background)
-                extra.append(replies.render(replies.JOB_QUEUED, name=name))
-                return _amend(result, extra, job=job)
-            else:
-                job = self._execute(job, business)
-        session, parts = self._apply_outcome(session.session_id, job, same_turn=True)
+                text = replies.render(replies.JOB_QUEUED, name=business.name)
+                return _amend(result, [text], job=job)
+            job = self._execute(job, business)
+        session, parts = self._apply_outcome(session.session_id, job, same_turn=True,
+                                             session=session)
         final = snapshot(session, self.catalog, job=job, turn_usage=result.usage.get("turn"))
         return final.model_copy(update={"reply": _join([result.reply, *parts])})
 
+    @staticmethod
+    def _running_text(business: Business, job: Job) -> list[str]:
+        lines = [replies.render(replies.JOB_RUNNING, name=business.name)]
+        if job.progress:
+            lines.append(replies.render(replies.JOB_PROGRESS, progress=job.progress))
+        return lines
+
     def _claim(self, job: Job, business: Business) -> Job | None:
-        """Take the job to run it (queued, or stale and resumable); None if not ours."""
-        me = this_process()
-        if job.status == "queued" and job.owner != me and not job.stale():
+        """Take an unfinished job of another turn to run it; None if it is not ours to run.
+
+        A queued job is ours once its recorder is gone; a running one only if its
+        process died, and then it runs again only if its executor is resumable
+        (otherwise it is finished here as "outcome unknown").
+        """
+        if not job.stale():
             return None
         if job.status == "running":
-            if not job.stale():
-                return None
             if not self.executor_for(business).resumable:
                 log.warning("job %s of %s: its process died mid-run and the executor is not "
                             "resumable; reporting the outcome as unknown", job.id, business.id)
@@ -305,7 +312,7 @@ class Controller:
             log.warning("job %s of %s: its process died mid-run; resuming with the same "
                         "idempotency key", job.id, business.id)
         lease = LONG_LEASE if job.long_running else SYNC_LEASE
-        claimed = job.model_copy(update={"status": "running", "owner": me,
+        claimed = job.model_copy(update={"status": "running", "owner": this_process(),
                                          "attempts": job.attempts + 1,
                                          "lease_until": time.time() + lease})
         try:
@@ -369,11 +376,15 @@ class Controller:
         job = self._execute(job, business)
         self._apply_outcome(job.session_id, job, same_turn=False)
 
-    def _apply_outcome(self, session_id: str, job: Job, *,
-                       same_turn: bool) -> tuple[Session, list[str]]:
-        """The small transaction that applies a finished job to its session."""
+    def _apply_outcome(self, session_id: str, job: Job, *, same_turn: bool,
+                       session: Session | None = None) -> tuple[Session, list[str]]:
+        """The small transaction that applies a finished job to its session.
+
+        ``session`` is the caller's freshly saved copy, tried first; on a
+        conflict the stored one is read again.
+        """
         for _ in range(_MAX_CONFLICT_RETRIES):
-            session = self._load(session_id)
+            session = session if session is not None else self._load(session_id)
             if session.state != "executing" or session.job_id != job.id:
                 return session, []  # applied already, or the flow was left
             turn = _Turn(self, session, "", {})
@@ -382,13 +393,14 @@ class Controller:
             text = _join(turn.parts)
             if same_turn and session.history and session.history[-1].role == "assistant":
                 last = session.history[-1]
-                last.text = _join([last.text, text])
+                session.history[-1] = last.model_copy(update={"text": _join([last.text, text])})
             else:
                 session.notice = _join([session.notice or "", text])
                 session.remember("assistant", text)
             try:
                 self.store.save(session)
             except SessionConflict:
+                session = None
                 continue
             if same_turn:
                 return session, turn.parts
@@ -476,7 +488,8 @@ class _Turn:
             engine=decision.engine or self.ctl.engine.name, state_before=self.state_before,
             state_after=s.state, offered=[t["function"]["name"] for t in offered],
             calls=self.records, rule=decision.rule.value, confidence=decision.confidence,
-            reason=decision.reason, usage=decision.usage,
+            reason=decision.reason,
+            usage=decision.usage if decision.usage.model_calls else None,
         ))
         log.info("turn %s %s: %s -> %s via %s %s (%s); model calls %d",
                  session_ref(s.session_id), s.turn, self.state_before, s.state, decision.engine,
@@ -512,7 +525,7 @@ class _Turn:
             state=s.state, business=self.business,
             fields={k: v.model_copy() for k, v in s.fields.items()},
             awaiting=s.awaiting, suggestion=s.suggestion, step=self.step,
-            history=tuple(m.model_copy() for m in s.history),
+            history=tuple(s.history),  # messages are frozen: shared, not copied
             result=dict(s.result) if s.result else None, catalog=self.ctl.catalog,
         )
 
@@ -521,8 +534,8 @@ class _Turn:
         s = self.s
         model = FlowModel(
             s.state, requires_confirm=bool(b and b.require_confirm),
-            steps_pending=bool(b and any(st.id not in s.step_data for st in b.steps)),
-            fields_pending=bool(b and self._pending(b)),
+            steps_pending=lambda: bool(b and any(st.id not in s.step_data for st in b.steps)),
+            fields_pending=lambda: bool(b and self._pending(b)),
         )
         self.ctl.machine.fire(model, trigger)
         s.state = model.state
@@ -530,7 +543,7 @@ class _Turn:
     def _record(self, call: ToolCall, outcome: A.Outcome) -> None:
         self.records.append(ToolCallRecord(
             name=call.name, arguments=redact_arguments(call.arguments, self.business),
-            status=outcome.status, reason=outcome.reason.value, outcome=str(outcome),
+            status=outcome.status, reason=outcome.reason.value, detail=outcome.detail,
         ))
 
     # -- applying tool calls --------------------------------------------------
@@ -863,15 +876,18 @@ class _Turn:
         return hashlib.sha256(payload.encode()).hexdigest()[:32]
 
     def _queue_job(self) -> None:
-        """Record the submission as a queued job; it runs after the session is saved."""
+        """Record the submission as a job; it runs after the session is saved."""
         b = self.business
         assert b is not None and self.s.state == "executing"
         values = json.loads(json.dumps(self._values(), ensure_ascii=False, default=str))
+        long_running = self.ctl.executor_for(b).long_running
+        # Recorded as claimed by this process, which runs it right after the save.
         self.job = Job(
             id=uuid.uuid4().hex, session_id=self.s.session_id, business_id=b.id,
             idempotency_key=self._idempotency_key(b, values), values=values,
-            owner=this_process(), lease_until=time.time() + QUEUED_LEASE,
-            long_running=self.ctl.executor_for(b).long_running,
+            status="running", attempts=1, owner=this_process(),
+            lease_until=time.time() + (LONG_LEASE if long_running else SYNC_LEASE),
+            long_running=long_running,
         )
         self.s.job_id = self.job.id
         self.s.awaiting = None

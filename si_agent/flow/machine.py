@@ -43,6 +43,7 @@ reachable from it, and every trigger known.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from transitions import Machine, MachineError
@@ -83,23 +84,33 @@ TRANSITIONS: tuple[dict[str, Any], ...] = (
 CONDITIONS = ("requires_confirm", "steps_pending", "fields_pending")
 
 
-class FlowModel:
-    """The object the machine moves; its conditions describe the business in progress."""
+Flag = bool | Callable[[], bool]
 
-    def __init__(self, state: str, requires_confirm: bool = False, *,
-                 steps_pending: bool = False, fields_pending: bool = False) -> None:
+
+class FlowModel:
+    """The object the machine moves; its conditions describe the business in progress.
+
+    A condition is a bool, or a function asked only when a transition needs it.
+    """
+
+    def __init__(self, state: str, requires_confirm: Flag = False, *,
+                 steps_pending: Flag = False, fields_pending: Flag = False) -> None:
         self.state = state
         self._flags = {"requires_confirm": requires_confirm, "steps_pending": steps_pending,
                        "fields_pending": fields_pending}
 
+    def _flag(self, name: str) -> bool:
+        flag = self._flags[name]
+        return bool(flag() if callable(flag) else flag)
+
     def requires_confirm(self) -> bool:
-        return self._flags["requires_confirm"]
+        return self._flag("requires_confirm")
 
     def steps_pending(self) -> bool:
-        return self._flags["steps_pending"]
+        return self._flag("steps_pending")
 
     def fields_pending(self) -> bool:
-        return self._flags["fields_pending"]
+        return self._flag("fields_pending")
 
 
 def _sources(t: dict[str, Any]) -> tuple[str, ...]:

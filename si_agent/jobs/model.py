@@ -3,11 +3,16 @@
 A job is written *before* anything touches the outside world, and every change
 to it is a compare-and-set on ``version``, so exactly one process runs it::
 
-    queued ──claim──▶ running ──▶ succeeded | failed
-       ▲                 │
-       └── a stale job (its process died) is queued again only if its
-           executor is resumable (same idempotency key); otherwise it fails
-           as "outcome unknown" and nothing is submitted twice.
+    (queued) ──claim──▶ running ──▶ succeeded | failed
+                           │
+                           └── stale (its process died or its lease ran out):
+                               claimed again and re-run with the same idempotency
+                               key if the executor is resumable; otherwise failed
+                               as "outcome unknown", so nothing is submitted twice.
+
+The turn that confirms records its job already claimed (``running``, owned by
+its process), which runs it right after saving the session; ``queued`` is for
+jobs handed to a queue whose worker claims them.
 """
 
 from __future__ import annotations

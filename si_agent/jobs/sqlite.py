@@ -42,6 +42,7 @@ class SQLiteJobStore:
         if conn is None or self._local.pid != os.getpid():
             conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
             conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")  # durable enough with WAL, like sessions
             self._local.conn, self._local.pid = conn, os.getpid()
         return conn
 

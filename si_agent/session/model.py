@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 FieldStatus = Literal["pending", "collected", "invalid", "failed"]
 
@@ -28,6 +28,10 @@ class FieldState(BaseModel):
 
 
 class Message(BaseModel):
+    """One line of the conversation; immutable, so views can share it without a copy."""
+
+    model_config = ConfigDict(frozen=True)
+
     role: Literal["user", "assistant"]
     text: str
 
@@ -48,14 +52,18 @@ class Usage(BaseModel):
 
 
 class ToolCallRecord(BaseModel):
-    """One call and what became of it: ``status`` and ``reason`` are data, ``outcome``
-    the same for people."""
+    """One call and what became of it: ``status`` and ``reason`` (a code) are data;
+    ``detail`` says more for people, and ``outcome`` puts it in one line."""
 
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
     status: Literal["applied", "rejected"] = "applied"
     reason: str = "ok"
-    outcome: str = ""
+    detail: str = ""
+
+    @property
+    def outcome(self) -> str:
+        return f"{self.status}: {self.detail}" if self.detail else self.status
 
 
 class DecisionRecord(BaseModel):
@@ -71,7 +79,7 @@ class DecisionRecord(BaseModel):
     rule: str = "none"
     confidence: float = 0.0
     reason: str = ""
-    usage: Usage = Field(default_factory=Usage)
+    usage: Usage | None = None  # None: no model call (kept small: 50 records per session)
     at: float = Field(default_factory=time.time)
 
 

@@ -57,7 +57,7 @@ def rich_session(session_id: str = "wx-张三-001") -> Session:
                 ToolCallRecord(
                     name="start_business",
                     arguments={"business_id": "pension_certificate"},
-                    outcome="ok",
+                    detail="ok",
                 )
             ],
             reason="keyword",
