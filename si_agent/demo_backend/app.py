@@ -7,8 +7,8 @@ it at the root, the API server at ``/demo``):
     POST     /api/_admin/fail_next      {"count": n, "status": 503}: fail the next n calls
     GET      /api/_admin/applications   every stored application, newest first
 
-Every business call is logged in the ``calls`` table (business, idempotency key, status),
-so tests can count submissions. Success answers 200 with a JSON object; refusals answer
+Every call of a handle-type business is logged in the ``calls`` table (business,
+idempotency key, status), so tests can count submissions. Success answers 200 with a JSON object; refusals answer
 ``{"error": {"message": str, "fields": {key: message}}}`` with 400 (malformed
 request), 404 (nothing found), 422 (data refused) or an injected status.
 Handle-type businesses need an ``Idempotency-Key`` header: a key seen before
@@ -95,8 +95,11 @@ def demo_blueprint(db_path: str | Path) -> Blueprint:
         if service is None:
             return error_response(404, texts.UNKNOWN_BUSINESS.format(business_id=business_id))
         key = request.headers.get("Idempotency-Key", "").strip()
-        # One transaction per call: its work, and the call in the ``calls`` log
-        # (refused or not, so tests can count submissions).
+        if not service.handle:  # a query changes nothing: no write transaction
+            with connection(db_path) as conn:
+                return _serve(conn, business_id, service, key)
+        # One transaction per submission: its work, and the call in the ``calls``
+        # log (refused or not, so tests can count submissions).
         with connection(db_path) as conn, transaction(conn):
             conn.execute("SAVEPOINT work")
             try:

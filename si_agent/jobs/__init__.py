@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import weakref
+
 from si_agent.errors import UnknownBackendError
 from si_agent.jobs.model import TERMINAL, Job, JobError, JobStatus, this_process
 from si_agent.jobs.runner import JobRunner, ThreadRunner
@@ -16,11 +18,18 @@ __all__ = [
 ]
 
 
+# Memory sessions keep their jobs beside them: one job store per session store.
+_MEMORY_JOBS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def create_job_store(session_store: object) -> JobStore:
     """The job store sharing ``session_store``'s backend (by its ``name``)."""
     name = getattr(session_store, "name", None)
     if name == "memory":
-        return MemoryJobStore()
+        jobs = _MEMORY_JOBS.get(session_store)
+        if jobs is None:
+            jobs = _MEMORY_JOBS[session_store] = MemoryJobStore()
+        return jobs
     if name == "sqlite":
         from si_agent.jobs.sqlite import SQLiteJobStore
 

@@ -43,13 +43,13 @@ class RedisJobStore:
         return job
 
     def save(self, job: Job) -> None:
-        expected, version, data = prepare(job)
+        expected, stored, data = prepare(job)
         try:
             written, found = self._save(keys=[self.prefix + job.id],
-                                        args=[expected, version, data, JOB_TTL * 1000],
+                                        args=[expected, stored.version, data, JOB_TTL * 1000],
                                         client=self._client)
         except self._errors as exc:
             raise StoreUnavailable(f"Redis job store: {type(exc).__name__}: {exc}") from exc
         if not written:
             raise JobConflict(job.id, expected, int(found))
-        applied(job, version, data)
+        applied(job, stored)

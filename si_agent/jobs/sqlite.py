@@ -59,7 +59,7 @@ class SQLiteJobStore:
         return job
 
     def save(self, job: Job) -> None:
-        expected, version, data = prepare(job)
+        expected, stored, data = prepare(job)
         conn = self._connection()
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -73,7 +73,7 @@ class SQLiteJobStore:
                     "INSERT INTO jobs (job_id, version, data, updated_at) VALUES (?, ?, ?, ?) "
                     "ON CONFLICT (job_id) DO UPDATE SET version = excluded.version, "
                     "data = excluded.data, updated_at = excluded.updated_at",
-                    (job.id, version, data, time.time()))
+                    (job.id, stored.version, data, stored.updated_at))
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
@@ -81,4 +81,4 @@ class SQLiteJobStore:
                 raise
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"SQLite job store at {self.path}: {exc}") from exc
-        applied(job, version, data)
+        applied(job, stored)

@@ -32,16 +32,16 @@ class JobStore(Protocol):
         ...
 
 
-def prepare(job: Job) -> tuple[int, int, str]:
-    """(expected version, new version, JSON to store) for saving ``job``."""
+def prepare(job: Job) -> tuple[int, Job, str]:
+    """(expected version, the job as stored, its JSON) for saving ``job``."""
     stored = job.model_copy(update={"version": job.version + 1, "updated_at": time.time()})
-    return job.version, job.version + 1, stored.model_dump_json()
+    return job.version, stored, stored.model_dump_json()
 
 
-def applied(job: Job, version: int, data: str) -> None:
+def applied(job: Job, stored: Job) -> None:
     """Mirror a successful write on the caller's object."""
-    job.version = version
-    job.updated_at = Job.model_validate_json(data).updated_at
+    job.version = stored.version
+    job.updated_at = stored.updated_at
 
 
 class MemoryJobStore:
@@ -63,10 +63,10 @@ class MemoryJobStore:
         return job
 
     def save(self, job: Job) -> None:
-        expected, version, data = prepare(job)
+        expected, stored, data = prepare(job)
         with self._lock:
             found = self._records.get(job.id, (0, ""))[0]
             if found != expected:
                 raise JobConflict(job.id, expected, found)
-            self._records[job.id] = (version, data)
-        applied(job, version, data)
+            self._records[job.id] = (stored.version, data)
+        applied(job, stored)
