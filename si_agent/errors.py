@@ -10,6 +10,7 @@
     └── RuntimeFlowError           something went wrong while running a turn
         ├── SessionConflict            a concurrent turn saved the session first
         ├── JobConflict                a concurrent writer changed the job record first
+        ├── JobInProgress              a reset while a submission is being processed
         ├── StoreUnavailable           the session store cannot be reached
         └── ExecutorError              a business backend call failed
 
@@ -97,6 +98,15 @@ class JobConflict(RuntimeFlowError):
         self.found = found
         super().__init__(f"job {job_id!r} changed concurrently (expected version {expected}, "
                          f"found {found})")
+
+
+class JobInProgress(RuntimeFlowError):
+    """The session cannot be reset: its submission is still being processed."""
+
+    def __init__(self, session_ref: str, job_id: str) -> None:
+        self.session_ref = session_ref
+        self.job_id = job_id
+        super().__init__(f"{session_ref}: job {job_id} is still being processed")
 
 
 class StoreUnavailable(RuntimeFlowError):

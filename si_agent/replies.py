@@ -62,6 +62,7 @@ STEP_UNAVAILABLE = (
     "【{label}】暂时无法在线完成，请携带身份证到社保经办窗口办理，或回复“取消”结束办理。"
 )
 STEP_FAILED = "{label}未通过：{error}"
+STEP_CRASHED = "照片暂时无法处理，请稍后重新上传。"
 STEP_SUMMARY_VALUE = "已完成"
 NOT_UNDERSTOOD = "抱歉，我没有理解您的意思。"
 

@@ -304,6 +304,8 @@ def _step_errors(b: Business) -> Iterator[tuple[tuple, str]]:
     keys = set(b.field_keys)
     valid = ", ".join(b.field_keys) or "(none)"
     for i, step in enumerate(b.steps):
+        if step.id in keys:  # the executor gets both under one key, and so do backend errors
+            yield ("steps", i, "id"), f"step id {step.id!r} is also a field key; rename one"
         for j, key in enumerate(step.produces):
             if key not in keys:
                 yield ("steps", i, "produces", j), (

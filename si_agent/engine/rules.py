@@ -4,22 +4,29 @@ It is the offline default and the fast path in front of a model. Each rule is
 conservative: when it is not sure, it asks (a suggestion, or no call, which
 makes the controller ask again) rather than guesses.
 
-Per state:
-- idle/done: accept a pending suggestion ("办理"), match a business by keyword
-  or by character-bigram similarity (IDF-weighted over the businesses'
-  vocabularies), tell questions from requests; values in the same message are
-  provided at once;
-- collecting: cancel words; values found by the validators' extractors,
-  assigned to fields by type, cue words and labels (so corrections such as
-  "不对，转出城市是苏州" work); the whole message for the awaited field;
-  questions go to ``answer_question``;
-- confirming/failed: confirm, retry, modify (by label or by a value whose type
-  fits one field), cancel;
-- step_executing: a file path for the step's upload tool.
+The rules are chosen by the tools the state offers (``flow.actions`` derives
+them from the machine), and a rule fires only if its tool is offered:
+- ``match_business`` offered (idle, done): accept a pending suggestion
+  ("办理"), match a business by keyword or by character-bigram similarity
+  (IDF-weighted over the businesses' vocabularies), tell questions from
+  requests; values in the same message are provided at once;
+- an upload tool offered (a step awaited): a file path for it; values typed
+  meanwhile;
+- ``provide_field`` offered (collecting): cancel words; values found by the
+  validators' extractors, assigned to fields by type, cue words and labels (so
+  corrections such as "不对，转出城市是苏州" work); the whole message for the
+  awaited field; questions go to ``answer_question``;
+- ``confirm_submit``/``retry_submit``/``modify_info``/``redo_step`` (confirming,
+  failed): confirm, retry, modify (by label or by a value whose type fits one
+  field), redo a step by its label, cancel.
+
+Each decision names the ``Rule`` that fired and a confidence (``SURE`` when a
+model could add nothing).
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 import unicodedata
@@ -33,6 +40,8 @@ from si_agent.engine import lexicon as L
 from si_agent.engine.base import SURE, Decision, Rule, SessionView, TextSink, ToolCall
 from si_agent.flow import tools as T
 from si_agent.validators import check, extract
+
+log = logging.getLogger(__name__)
 
 MATCH_THRESHOLD = 0.75
 SUGGEST_THRESHOLD = 0.45
@@ -108,28 +117,32 @@ class RuleEngine:
     def decide(
         self, view: SessionView, message: str, tools: list[dict], on_text: TextSink | None = None
     ) -> Decision:
-        """Calls from ``tools`` only: each rule fires only if its tool is offered."""
+        """Calls from ``tools`` only: see ``propose``."""
         text = unicodedata.normalize("NFKC", message).strip()
         offered = frozenset(T.tool_names(tools))
-        state = view.state
-        if T.MATCH_BUSINESS in offered:
-            calls, rule, reason = self._idle(view, text, offered)
-        elif state == "collecting":
-            calls, rule, reason = self._collecting(view, text, offered)
-        elif state in ("confirming", "failed"):
-            calls, rule, reason = self._confirming(view, text, offered)
-        elif state == "step_executing":
-            calls, rule, reason = self._step(view, text, offered)
-        elif T.CANCEL_FLOW in offered and L.is_cancel(text):
-            calls, rule, reason = [_cancel()], Rule.CANCEL_WORD, "cancel word"
-        else:
-            calls, rule, reason = [], Rule.NONE, "nothing to decide in this state"
+        calls, rule, reason = self.propose(view, text, offered)
         kept = _within_toolset(calls, offered)
-        if len(kept) < len(calls):  # a rule forgot to check its tool: never propose it
-            reason += f"; dropped {[c.name for c in calls if c not in kept]} (not offered)"
+        if len(kept) < len(calls):  # a rule bug; the controller would reject them anyway
+            log.error("rule engine proposed %s outside the toolset %s (%s)",
+                      [c.name for c in calls if c not in kept], sorted(offered), rule.value)
             calls = kept
         return Decision(calls=calls, rule=rule, reason=reason, engine=self.name,
                         confidence=_confidence(view, calls, rule, text))
+
+    def propose(self, view: SessionView, text: str, offered: frozenset[str]) -> _Ruled:
+        """The rules for what the toolset allows, chosen by the tools it offers (the
+        action table's toolsets), never by a table of states of its own."""
+        if T.MATCH_BUSINESS in offered:
+            return self._idle(view, text, offered)
+        if any(name.startswith(T.STEP_PREFIX) for name in offered):
+            return self._step(view, text, offered)
+        if T.PROVIDE_FIELD in offered:
+            return self._collecting(view, text, offered)
+        if offered & {T.CONFIRM_SUBMIT, T.RETRY_SUBMIT, T.MODIFY_INFO, T.REDO_STEP}:
+            return self._confirming(view, text, offered)
+        if T.CANCEL_FLOW in offered and L.is_cancel(text):
+            return [_cancel()], Rule.CANCEL_WORD, "cancel word"
+        return [], Rule.NONE, "nothing to decide with these tools"
 
     # -- idle -------------------------------------------------------------
 
@@ -311,7 +324,8 @@ class RuleEngine:
         assert business is not None
         if L.is_cancel(text):
             return [_cancel()], Rule.CANCEL_WORD, "cancel word"
-        if view.state == "failed" and (L.is_retry(text) or L.is_confirm(text)):
+        failed = T.CONFIRM_SUBMIT not in offered  # after a failure: retry, not confirm
+        if failed and (L.is_retry(text) or L.is_confirm(text)):
             if T.RETRY_SUBMIT in offered:
                 return [ToolCall(name=T.RETRY_SUBMIT)], Rule.RETRY_WORD, "retry word"
             return [], Rule.RETRY_WORD, "retry word, but this failure cannot be retried"
@@ -329,7 +343,7 @@ class RuleEngine:
                 key, value = next(iter(values.items()))
                 return [_modify_call(key, value)], Rule.MODIFY, f"modify {key}"
             return [], Rule.MODIFY, "modify, but which field is unclear"
-        if view.state == "confirming" and L.is_confirm(text):
+        if T.CONFIRM_SUBMIT in offered and L.is_confirm(text):
             return [ToolCall(name=T.CONFIRM_SUBMIT)], Rule.CONFIRM_WORD, "confirm word"
         if L.is_question(text) or L.is_conversational(text):
             if L.is_question(text):

@@ -2,7 +2,7 @@
 
 Each action has a name, a pydantic argument model (exported as the tool's JSON
 Schema and used to validate every call), the machine triggers it may fire, and
-the ``_Turn`` method that applies it. The toolset of a state is *derived*: an
+the ``flow.dialogue.Turn`` method that applies it. The toolset of a state is *derived*: an
 action is offered where the machine accepts one of its triggers (or in the
 states listed in ``also_in`` for actions that fire none), and where the
 business in progress can use it (``needs``)::
@@ -156,7 +156,7 @@ class Action:
     name: str
     description: str
     args: type[Args]
-    apply: str  # the ``_Turn`` method that applies it
+    apply: str  # the ``flow.dialogue.Turn`` method that applies it
     triggers: tuple[str, ...] = ()
     also_in: tuple[str, ...] = ()
     needs: Callable[[Offer], bool] | None = None

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, JsonValue
 
 from si_agent.config.model import Business, Step
 
@@ -47,8 +47,11 @@ class StepContext:
 
 
 class StepResult(BaseModel):
+    """What a step handler found: ``fields`` it read, JSON ``data`` kept for the
+    executor and later steps (never raw image bytes), or a Chinese ``error``."""
+
     fields: dict[str, Any] = Field(default_factory=dict)
-    data: dict[str, Any] = Field(default_factory=dict)
+    data: dict[str, JsonValue] = Field(default_factory=dict)
     error: str | None = None
 
     @property

@@ -20,27 +20,44 @@ from __future__ import annotations
 import os
 import socket
 import time
+import uuid
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 JobStatus = Literal["queued", "running", "succeeded", "failed"]
 TERMINAL: frozenset[str] = frozenset({"succeeded", "failed"})
-_HOST = socket.gethostname()
+def _pid_namespace() -> str:
+    try:
+        return os.readlink("/proc/self/ns/pid").removeprefix("pid:")
+    except OSError:
+        return ""
+
+
+# Where a process lives: machines (containers) that share a host name but not a
+# PID namespace are different places; a PID means something only in its own.
+_PLACE = f"{socket.gethostname()}{_pid_namespace()}"
+_TOKEN = uuid.uuid4().hex[:8]  # tells this process from a later one with a reused PID
 
 
 def this_process() -> str:
-    """``host:pid`` of the calling process (a job's owner)."""
-    return f"{_HOST}:{os.getpid()}"
+    """``place:pid:token`` of the calling process (a job's owner)."""
+    return f"{_PLACE}:{os.getpid()}:{_TOKEN}"
 
 
 def owner_is_dead(owner: str | None) -> bool:
-    """True when ``owner`` is a process on this host that no longer exists."""
+    """True when ``owner`` is certainly gone: a process of this place whose PID no
+    longer exists. Elsewhere (or a reused PID) only the job's lease can tell."""
     if not owner:
         return True
-    host, _, pid = owner.rpartition(":")
-    if host != _HOST or not pid.isdigit():
-        return False  # another machine: only its lease can tell
+    if owner == this_process():
+        return False
+    place, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if place != _PLACE or not pid.isdigit():
+        return False
+    if int(pid) == os.getpid():
+        return True  # this PID, another token: an earlier process that died
     try:
         os.kill(int(pid), 0)
     except ProcessLookupError:
@@ -55,7 +72,7 @@ class JobError(BaseModel):
 
     message: str
     field_errors: dict[str, str] = Field(default_factory=dict)
-    retryable: bool = True
+    retryable: bool = False  # only an executor that says so may be retried
     status: int | None = None
     unknown: bool = False  # the process died mid-run: whether it was submitted is unknown
 

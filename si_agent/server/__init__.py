@@ -17,7 +17,7 @@ from flask_limiter import Limiter
 from jwt.exceptions import PyJWTError
 
 from si_agent.config.settings import Settings
-from si_agent.errors import SessionConflict, StoreUnavailable
+from si_agent.errors import JobInProgress, SessionConflict, StoreUnavailable
 from si_agent.flow.controller import Controller
 from si_agent.server import businesses, chat, health, openapi, ui
 from si_agent.server.auth import init_auth
@@ -64,6 +64,11 @@ def create_app(settings: Settings | None = None, *, controller: Controller | Non
     def _conflict(err: SessionConflict):
         log.warning("%s", err)  # carries the session's reference, not the user id
         return error_response(409)
+
+    @app.errorhandler(JobInProgress)
+    def _job_running(err: JobInProgress):
+        log.info("%s", err)
+        return error_response(409, "job_in_progress")
 
     return app
 

@@ -38,6 +38,7 @@ CODE_MESSAGES = {
     "message_too_long": "消息不能超过{limit}个字，请精简后再发送。",
     "debug_disabled": "调试信息仅在开发模式下可用。",
     "store_unavailable": "服务暂时不可用，请稍后再试。",
+    "job_in_progress": "您的申请正在办理中，办理结果出来前不能重新开始。",
 }
 
 

@@ -27,6 +27,13 @@ class FieldState(BaseModel):
     error: str | None = None
 
 
+class Produced(BaseModel):
+    """A field value a step read (e.g. from an ID card), and which step read it."""
+
+    value: Any
+    step: str
+
+
 class Message(BaseModel):
     """One line of the conversation; immutable, so views can share it without a copy."""
 
@@ -93,7 +100,7 @@ class Session(BaseModel):
     awaiting: str | None = None
     step_attempts: int = 0
     step_data: dict[str, Any] = Field(default_factory=dict)  # done steps' data, by step id
-    produced: dict[str, Any] = Field(default_factory=dict)  # field values read by steps
+    produced: dict[str, Produced] = Field(default_factory=dict)  # field values read by steps
     suggestion: str | None = None
     result: dict[str, Any] | None = None
     flow_nonce: str | None = None

@@ -321,3 +321,11 @@ def test_every_problem_of_every_file_is_reported(copy):
     businesses, _ = check_directory(copy.dir)
     assert "card_loss" not in businesses and "social_transfer" not in businesses
     assert len(businesses) == 10
+
+
+def test_a_step_id_may_not_be_a_field_key(copy):
+    copy.edit("pension_certification.yaml", "  - id: face_photo\n", "  - id: phone\n")
+    assert copy.errors() == [
+        "pension_certification.yaml:14: steps[1].id: step id 'phone' is also a field key; "
+        "rename one",
+    ]

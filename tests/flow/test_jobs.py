@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
+
 from si_agent.demo_backend import ensure_db, fail_next
+from si_agent.errors import JobInProgress
 from si_agent.flow import actions as A
 from si_agent.session import MemoryStore
 
@@ -219,3 +222,91 @@ def test_a_crash_with_an_executor_that_cannot_resume_is_reported_not_resubmitted
         turn = ctl.handle("u", "重试")
     assert "无法重新提交" in turn.reply
     assert len(calls(settings, "social_transfer")) == 1
+
+
+# -- leases, crashes and resets ---------------------------------------------------------
+
+
+class SlowHttp:
+    """The real HTTP executor, answering only after ``delay`` seconds (a slow backend)."""
+
+    def __init__(self, settings, delay: float, resumable: bool = True) -> None:
+        from si_agent.executor import HttpExecutor
+
+        self.inner = HttpExecutor.from_settings(settings)
+        self.kind, self.Options, self.long_running = "http", self.inner.Options, False
+        self.resumable, self.delay, self.runs = resumable, delay, 0
+
+    def run(self, *args, **kwargs):
+        import time
+
+        self.runs += 1
+        time.sleep(self.delay)
+        return self.inner.run(*args, **kwargs)
+
+
+def two_workers(settings, tmp_path, delay: float):
+    """Two controllers on one SQLite store: two gunicorn workers of one machine."""
+    from si_agent.config.loader import load_businesses
+    from si_agent.engine.rules import RuleEngine
+    from si_agent.executor import Executors
+    from si_agent.flow.controller import Controller
+    from si_agent.session import SQLiteStore
+
+    catalog = load_businesses(settings.business_dir)
+    workers = []
+    for _ in range(2):
+        slow = SlowHttp(settings, delay)
+        ctl = Controller(catalog, SQLiteStore(tmp_path / "sessions.db"), RuleEngine(catalog),
+                         Executors(settings, executors={"http": slow}))
+        ctl.driver.lease, ctl.driver.heartbeat = 0.4, 0.1
+        workers.append((ctl, slow))
+    return workers
+
+
+def test_a_slow_job_keeps_its_lease_and_is_not_taken_over(settings, tmp_path):
+    import threading
+    import time
+
+    (a, slow_a), (b, slow_b) = two_workers(settings, tmp_path, delay=1.5)
+    to_confirming(a, "u", "我要转社保", "从杭州转到苏州", ZHANG, "张伟")
+    before = len(calls(settings, "social_transfer"))
+    done: list = []
+    worker = threading.Thread(target=lambda: done.append(a.handle("u", "确认")))
+    worker.start()
+    time.sleep(0.8)  # twice the lease: only the heartbeat keeps the job
+    turn = b.handle("u", "办好了吗？")
+    assert turn.state == "executing" and "正在办理中" in turn.reply
+    with pytest.raises(JobInProgress):
+        b.reset("u")
+    worker.join(timeout=10)
+    assert done[0].state == "done" and "已提交，受理编号" in done[0].reply
+    assert (slow_a.runs, slow_b.runs) == (1, 0)
+    assert len(calls(settings, "social_transfer")) == before + 1
+    assert b.handle("u", "谢谢").state == "done"
+
+
+class Broken:
+    kind, long_running = "http", False
+
+    def __init__(self, settings, resumable: bool) -> None:
+        from si_agent.executor import HttpExecutor
+
+        self.Options, self.resumable = HttpExecutor.Options, resumable
+
+    def run(self, *args, **kwargs):
+        raise RuntimeError("socket closed after the request was sent: 330122196303150178")
+
+
+@pytest.mark.parametrize("resumable", [True, False])
+def test_an_executor_crash_is_retryable_only_if_the_executor_is_resumable(
+        make_controller, settings, caplog, resumable):
+    from si_agent.executor import Executors
+
+    ctl = make_controller()
+    ctl.executor = Executors(settings, executors={"http": Broken(settings, resumable)})
+    to_confirming(ctl, "u", "我要转社保", "从杭州转到苏州", ZHANG, "张伟")
+    turn = ctl.handle("u", "确认")
+    assert turn.state == "failed" and "业务系统处理时出现异常" in turn.reply
+    assert ("重试" in turn.reply) is resumable
+    assert ZHANG not in caplog.text and "RuntimeError" in caplog.text

@@ -7,6 +7,7 @@ is the real controller, rule engine, job store and demo backend.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import pytest
@@ -56,9 +57,15 @@ def test_two_steps_and_three_fields_reach_done_with_all_five(ctl, handlers, sett
     turn = ctl.handle("u", "确认")
     assert turn.state == "done" and turn.result["application_no"].startswith("SI")
     job = ctl.jobs.load(turn.job.id)
-    assert set(job.values) == {"name", "id_number", "phone", "id_card_photo", "face_photo"}
     assert job.status == "succeeded" and job.attempts == 1
+    assert job.values == {}  # a finished job keeps no personal data
     assert applications(settings) == before + 1
+    with sqlite3.connect(settings.demo_backend_db) as db:
+        [(payload,)] = db.execute("SELECT payload FROM applications WHERE application_no = ?",
+                                  (turn.result["application_no"],)).fetchall()
+    submitted = json.loads(payload)
+    assert set(submitted) == {"name", "id_number", "phone", "id_card_photo", "face_photo"}
+    assert (submitted["name"], submitted["id_number"]) == ("张伟", ID)
 
 
 def test_redo_a_step_while_confirming(ctl, handlers):
@@ -113,3 +120,37 @@ def test_a_business_whose_handler_is_missing_is_not_started(make_controller, cap
     assert turn.state == "idle" and turn.business is None
     assert "【养老金资格认证】暂时无法在线办理" in turn.reply
     assert ctl.store.load("u").memory[-1].calls[0].reason == "unavailable_business"
+
+
+def test_redoing_the_card_reads_the_fields_again_and_redoes_the_later_steps(ctl, handlers):
+    for text in ("养老金资格认证", "/p/zhangwei.jpg", "/p/face1.png", "13812345678"):
+        turn = ctl.handle("u", text)
+    assert turn.state == "confirming"
+    turn = ctl.handle("u", "修改身份证照片")
+    assert (turn.state, turn.awaiting) == ("step_executing", "id_card_photo")
+    fields = {f.key: (f.status, f.value) for f in turn.fields}
+    assert fields["name"] == ("pending", None) and fields["id_number"] == ("pending", None)
+    assert fields["phone"][0] == "collected"  # typed, not read from the card: kept
+    turn = ctl.handle("u", "/p/lixiuying.jpg")
+    assert "不一致" not in turn.reply
+    assert "已记录：姓名 李秀英" in turn.reply
+    assert (turn.state, turn.awaiting) == ("step_executing", "face_photo")  # done again
+    turn = ctl.handle("u", "/p/face2.png")
+    assert turn.state == "confirming" and "· 姓名：李秀英" in turn.reply
+    assert handlers["face_match"].calls == ["/p/face1.png", "/p/face2.png"]
+
+
+class Exploding:
+    def run(self, step, upload, context):
+        raise RuntimeError("model file missing")
+
+
+def test_a_step_handler_that_crashes_is_a_step_failure_not_a_500(make_controller):
+    ctl = make_controller(step_handlers={"id_card_ocr": Exploding(),
+                                         "face_match": FakeCardReader()})
+    ctl.handle("u", "资格认证")
+    before = ctl.store.load("u").version
+    turn = ctl.handle("u", "/p/zhangwei.jpg")
+    assert (turn.state, turn.awaiting) == ("step_executing", "id_card_photo")
+    assert "身份证照片未通过：照片暂时无法处理" in turn.reply
+    assert ctl.store.load("u").version == before + 1  # the turn was saved normally

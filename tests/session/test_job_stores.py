@@ -50,14 +50,18 @@ def test_only_one_of_two_claims_wins(backend):
 
 
 def test_stale_jobs():
+    import os
+
     me = this_process()
-    assert not owner_is_dead(me)
-    host = me.rpartition(":")[0]
-    assert owner_is_dead(f"{host}:999999999") and owner_is_dead(None)
-    assert not owner_is_dead("another-host:1")  # only its lease can tell
+    place, pid, token = me.split(":")
+    assert pid == str(os.getpid()) and not owner_is_dead(me)
+    assert owner_is_dead(f"{place}:999999999:{token}") and owner_is_dead(None)
+    assert owner_is_dead(f"{place}:{pid}:0ldt0ken")  # this PID reused: that process is gone
+    assert not owner_is_dead(f"another-host:{pid}:{token}")  # only its lease can tell
+    assert not owner_is_dead(f"{place}:1:{token}")  # alive (PID 1) or not ours to judge
     live = job(status="running", owner=me, lease_until=2e9)
     assert not live.stale(now=1e9) and live.stale(now=3e9)
-    assert job(status="running", owner=f"{host}:999999999", lease_until=2e9).stale(now=1e9)
+    assert job(status="running", owner=f"{place}:999999999:x", lease_until=2e9).stale(now=1e9)
     assert not job(status="succeeded", owner=None).stale()
 
 

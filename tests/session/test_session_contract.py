@@ -12,6 +12,7 @@ from si_agent.session import SessionStore
 from si_agent.session.model import (
     DecisionRecord,
     FieldState,
+    Produced,
     Session,
     ToolCallRecord,
 )
@@ -35,7 +36,7 @@ def rich_session(session_id: str = "wx-张三-001") -> Session:
             "bank_card": FieldState(),
         },
         awaiting="phone",
-        produced={"name": "张三"},
+        produced={"name": Produced(value="张三", step="id_card_photo")},
         job_id="job-1",
         step_attempts=1,
         step_data={"receipt": {"no": "A-1", "amount": 12.5}, "flags": [True, None]},

@@ -1,0 +1,58 @@
+"""Replay a transcript corpus and print its pass rate per theme.
+
+The theme is a transcript's ``theme`` key, or its file name before ``__``.
+
+    python scripts/corpus_score.py tests/dialogues_real [--engine rules] [--failures]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+from si_agent.cli import demo_backend_hook
+from si_agent.config.loader import load_businesses
+from si_agent.config.settings import Settings
+from si_agent.engine.registry import create_engine
+from si_agent.executor import Executors
+from si_agent.flow.controller import Controller
+from si_agent.replay import load_dialogues, replay
+from si_agent.session import MemoryStore
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("paths", nargs="+")
+    ap.add_argument("--engine", default="rules")
+    ap.add_argument("--failures", action="store_true", help="print each failure")
+    args = ap.parse_args()
+    logging.basicConfig(level=logging.ERROR)
+    settings = Settings(business_dir=ROOT / "businesses", data_dir=Path(tempfile.mkdtemp()))
+    catalog = load_businesses(settings.business_dir)
+    passed: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    with Executors(settings) as executors:
+        controller = Controller(catalog, MemoryStore(), create_engine(args.engine, catalog,
+                                                                      settings), executors)
+        hook = demo_backend_hook(settings)
+        for source, transcript in load_dialogues(args.paths):
+            theme = transcript.get("theme") or Path(source).name.split("__")[0]
+            report = replay(controller, transcript, source=source, backend=hook)
+            total[theme] += 1
+            passed[theme] += report.passed
+            if args.failures and not report.passed:
+                print(f"FAIL {Path(source).name}: {report.failures[0]}")
+    print(f"{'theme':<12} {'passed':>6} {'total':>6} {'rate':>6}")
+    for theme in sorted(total):
+        print(f"{theme:<12} {passed[theme]:>6} {total[theme]:>6} {passed[theme] / total[theme]:>6.0%}")
+    all_passed, all_total = sum(passed.values()), sum(total.values())
+    print(f"{'all':<12} {all_passed:>6} {all_total:>6} {all_passed / max(1, all_total):>6.0%}")
+
+
+if __name__ == "__main__":
+    main()

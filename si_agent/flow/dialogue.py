@@ -1,0 +1,674 @@
+"""One turn's work on one loaded session: the apply functions of the action table.
+
+``Turn.prepare`` brings the session up to date (a business that left the
+configuration, a job that finished), ``Turn.decide`` asks the engine once, and
+``Turn.run`` applies the decision's calls through the machine and renders the
+reply. Each apply function named in ``flow.actions`` is a method here; the
+controller checks at import that every one exists. Everything is pure with
+respect to the outside world, except knowledge look-ups and step handlers,
+whose results are memoised across re-runs of the same decision.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import operator
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from transitions import MachineError
+
+from si_agent import replies
+from si_agent.config.model import Business, Check, FieldDef, Step
+from si_agent.engine.base import Decision, SessionView, TextSink, ToolCall, pending_fields
+from si_agent.flow import actions as A
+from si_agent.flow.machine import FlowModel
+from si_agent.flow.steps import StepContext, StepResult, Upload
+from si_agent.flow.turn import TurnResult, display, snapshot
+from si_agent.jobs import Job, JobError
+from si_agent.jobs.model import this_process
+from si_agent.knowledge import Answer, NoKnowledge
+from si_agent.privacy import redact_arguments, redact_text
+from si_agent.session.base import session_ref
+from si_agent.session.model import DecisionRecord, FieldState, Produced, Session, ToolCallRecord
+from si_agent.validators import check as validate_value
+
+if TYPE_CHECKING:
+    from si_agent.flow.controller import Controller
+
+log = logging.getLogger(__name__)
+
+_OPS: dict[str, Callable[[Any, Any], bool]] = {
+    "==": operator.eq, "!=": operator.ne, "<": operator.lt,
+    "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+}
+
+
+def join(parts: list[str]) -> str:
+    """Reply lines joined, empty ones left out."""
+    return "\n".join(p for p in parts if p)
+
+
+class Turn:
+    """One turn's work on one loaded session (see the machine's docstring).
+
+    Everything here is pure with respect to the outside world, except knowledge
+    look-ups and step handlers, whose results are memoised across re-runs.
+    """
+
+    def __init__(self, ctl: Controller, session: Session, text: str,
+                 memo: dict[tuple, Any]) -> None:
+        self.ctl = ctl
+        self.s = session
+        self.text = text
+        self.memo = memo
+        self.state_before = session.state
+        self.decision: Decision | None = None
+        self.notices: list[str] = []  # outcomes that arrived since the last turn
+        self.answers: list[str] = []  # knowledge answers come next in the reply
+        self.parts: list[str] = []
+        self.records: list[ToolCallRecord] = []
+        self.asked = False  # the next prompt was already put in the reply
+        self.reasked: set[str] = set()  # fields whose error line already says what to enter
+        self.job: Job | None = None  # a job this turn queued
+
+    # -- lifecycle --------------------------------------------------------
+
+    def prepare(self) -> None:
+        """Bring the session up to date before deciding: stale business, finished job."""
+        s = self.s
+        if s.notice:
+            self.notices.append(s.notice)
+            s.notice = None
+        if s.business_id and s.business_id not in self.ctl.catalog:
+            # The business left the configuration while this session was stored.
+            self._fire("cancel")
+            self._clear()
+            self.parts.append(replies.BUSINESS_GONE)
+            return
+        if s.state == "executing" and s.job_id:
+            job = self.ctl.jobs.load(s.job_id)
+            if job is not None and job.finished:
+                self.apply_job(job)
+                self.notices.extend(self.parts)
+                self.parts = []
+                self.asked = False
+
+    def decide(self, on_delta: TextSink | None) -> Decision:
+        # A model's free text is the answer only without a knowledge base.
+        stream = on_delta if isinstance(self.ctl.knowledge, NoKnowledge) else None
+        return self.ctl.engine.decide(self._view(), self.text, self._tools(), stream)
+
+    def run(self, decision: Decision) -> TurnResult:
+        s = self.s
+        self.decision = decision
+        s.suggestion = None  # a suggestion is good for the next turn only
+        offered = self._tools()
+        applied = 0
+        for call in decision.calls:
+            applied += self._apply(call)
+        if not applied:
+            self._not_understood()
+        self.prompt_next()
+        reply = join([*self.notices, *self.answers, *self.parts])
+        s.turn += 1
+        s.usage = s.usage + decision.usage
+        s.remember("user", self.text)
+        s.remember("assistant", reply)
+        s.record(DecisionRecord(
+            turn=s.turn, input=redact_text(self.text),
+            engine=decision.engine or self.ctl.engine.name, state_before=self.state_before,
+            state_after=s.state, offered=[t["function"]["name"] for t in offered],
+            calls=self.records, rule=decision.rule.value, confidence=decision.confidence,
+            reason=decision.reason,
+            usage=decision.usage if decision.usage.model_calls else None,
+        ))
+        log.info("turn %s %s: %s -> %s via %s %s (%s); model calls %d",
+                 session_ref(s.session_id), s.turn, self.state_before, s.state, decision.engine,
+                 [r.name for r in self.records], decision.rule.value, decision.usage.model_calls)
+        return snapshot(s, self.ctl.catalog, reply, turn_usage=decision.usage)
+
+    # -- helpers over the session -------------------------------------------
+
+    @property
+    def business(self) -> Business | None:
+        bid = self.s.business_id
+        return self.ctl.catalog.get(bid) if bid else None
+
+    @property
+    def step(self) -> Step | None:
+        """The step awaited: the first one not done, while executing steps."""
+        b = self.business
+        if b is None or self.s.state != "step_executing":
+            return None
+        return next((st for st in b.steps if st.id not in self.s.step_data), None)
+
+    def _offer(self) -> A.Offer:
+        business = self.business if self.s.state not in ("idle", "done") else None
+        return A.Offer(self.s.state, business, self.step, self.s.retryable)
+
+    def _tools(self) -> list[dict]:
+        o = self._offer()
+        return self.ctl.toolset(o.state, o.business, o.step, o.retryable)
+
+    def _view(self) -> SessionView:
+        s = self.s
+        return SessionView(
+            state=s.state, business=self.business,
+            fields={k: v.model_copy() for k, v in s.fields.items()},
+            awaiting=s.awaiting, suggestion=s.suggestion, step=self.step,
+            history=tuple(s.history),  # messages are frozen: shared, not copied
+            result=dict(s.result) if s.result else None, catalog=self.ctl.catalog,
+        )
+
+    def _fire(self, trigger: str) -> None:
+        b = self.business
+        s = self.s
+        model = FlowModel(
+            s.state, requires_confirm=bool(b and b.require_confirm),
+            steps_pending=lambda: bool(b and any(st.id not in s.step_data for st in b.steps)),
+            fields_pending=lambda: bool(b and self._pending(b)),
+        )
+        self.ctl.machine.fire(model, trigger)
+        s.state = model.state
+
+    def _record(self, call: ToolCall, outcome: A.Outcome) -> None:
+        self.records.append(ToolCallRecord(
+            name=call.name, arguments=redact_arguments(call.arguments, self.business),
+            status=outcome.status, reason=outcome.reason.value, detail=outcome.detail,
+        ))
+
+    # -- applying tool calls --------------------------------------------------
+
+    def _apply(self, call: ToolCall) -> int:
+        """Apply one call if the current state offers it; 1 if applied."""
+        offer = self._offer()
+        action = A.action_for(call.name)
+        if action is None or not action.offered(offer) or action.tool_name(offer) != call.name:
+            outcome = A.rejected(A.Reason.NOT_OFFERED,
+                                 f"{call.name} not offered in {self.s.state}")
+        else:
+            args = A.parse_arguments(action, call.arguments)
+            if isinstance(args, str):
+                outcome = A.rejected(A.Reason.BAD_ARGUMENTS, args)
+            else:
+                try:
+                    outcome = getattr(self, action.apply)(args)
+                except MachineError as exc:  # a trigger not allowed here: the call was wrong
+                    outcome = A.rejected(A.Reason.NOT_ALLOWED, str(exc))
+        self._record(call, outcome)
+        return int(outcome.applied)
+
+    def match_business(self, args: A.MatchBusinessArgs) -> A.Outcome:
+        business = self.ctl.catalog.get(args.business_id)
+        if business is None:
+            return A.rejected(A.Reason.UNKNOWN_BUSINESS,
+                              f"unknown business {args.business_id!r}")
+        if business.id in self.ctl.unavailable:
+            self.parts.append(replies.render(replies.BUSINESS_UNAVAILABLE, name=business.name))
+            self.asked = True
+            return A.applied(A.Reason.UNAVAILABLE_BUSINESS, "not available online")
+        s = self.s
+        self._clear()
+        s.business_id = business.id
+        s.fields = {f.key: FieldState() for f in business.fields}
+        s.flow_nonce = uuid.uuid4().hex
+        self._fire("begin")
+        self.parts.append(replies.render(replies.START, name=business.name))
+        return A.applied()
+
+    def answer_question(self, args: A.AnswerQuestionArgs) -> A.Outcome:
+        question = args.question.strip()
+        answer = self._knowledge(question) if question else None
+        suggested = args.suggested_business_id
+        if answer and answer.suggested_business_id and not suggested:
+            suggested = answer.suggested_business_id
+        can_suggest = suggested in self.ctl.catalog and self.s.state in ("idle", "done")
+        offline = can_suggest and suggested in self.ctl.unavailable
+        can_suggest = can_suggest and not offline
+        model_text = self.decision.text if self.decision else None
+        if answer:
+            self.answers.append(answer.text)
+        elif model_text and isinstance(self.ctl.knowledge, NoKnowledge):
+            self.answers.append(model_text)
+        elif question or not can_suggest:
+            self.answers.append(replies.NO_ANSWER)
+        if offline:
+            self.parts.append(replies.render(replies.BUSINESS_UNAVAILABLE,
+                                             name=self.ctl.catalog[suggested].name))
+        elif can_suggest:
+            self.s.suggestion = suggested
+            self.parts.append(replies.render(replies.SUGGEST, name=self.ctl.catalog[suggested].name))
+        elif self.business is not None and self.s.state not in ("idle", "done"):
+            self.parts.append(replies.render(replies.CONTINUE, name=self.business.name))
+        return A.applied()
+
+    def _knowledge(self, question: str) -> Answer | None:
+        key = ("answer", question)
+        if key not in self.memo:
+            self.memo[key] = self.ctl.knowledge.answer(question)
+        return self.memo[key]
+
+    def provide_field(self, args: A.ProvideFieldArgs) -> A.Outcome:
+        business = self.business
+        assert business is not None
+        known = {k: v for k, v in args.values.items()
+                 if k in business.field_keys and v is not None}
+        if not known:
+            return A.rejected(A.Reason.UNKNOWN_FIELD, f"unknown fields {sorted(args.values)}")
+        outcome = self._set_fields(business, known)
+        if self.s.state == "collecting" and not self._pending(business):
+            self._complete()
+        return outcome
+
+    def _set_fields(self, business: Business, values: Mapping[str, Any]) -> A.Outcome:
+        s = self.s
+        recorded: list[str] = []
+        problems: list[str] = []
+        for key, raw in values.items():
+            field = business.field(key)
+            st = s.fields.setdefault(key, FieldState())
+            res = validate_value(field.type, str(raw), **field.validator_options())
+            produced = s.produced.get(key)
+            if res.ok and produced is not None and produced.value != res.value:
+                step = next((x for x in business.steps if x.id == produced.step), None)
+                message = replies.render(replies.TYPED_MISMATCH, label=field.label,
+                                         step=step.label if step else "")
+                problems += self._mark_invalid(field, st, message, "")
+            elif res.ok:
+                st.value, st.status, st.error, st.attempts = res.value, "collected", None, 0
+                recorded.append(key)
+            else:
+                problems += self._mark_invalid(field, st, res.error or "", field.error_msg or "")
+        for chk in business.checks:
+            if self._check_fails(chk):
+                st = s.fields[chk.reask]
+                st.value, st.status = None, "pending"
+                if chk.reask in recorded:
+                    recorded.remove(chk.reask)
+                problems += self._mark_invalid(business.field(chk.reask), st, chk.message, "")
+        if recorded:
+            items = "、".join(
+                f"{business.field(k).label} {display(business.field(k).type, s.fields[k].value)}"
+                for k in recorded
+            )
+            self.parts.append(replies.render(replies.RECORDED, items=items))
+        self.parts.extend(problems)
+        if s.awaiting in recorded:
+            s.awaiting = None
+        bad = [k for k in values if s.fields[k].status != "collected"]
+        return A.applied(detail=f"collected={recorded} invalid={bad}")
+
+    def _mark_invalid(self, field: FieldDef, st: FieldState, diagnosis: str,
+                      instruction: str) -> list[str]:
+        """Count a failed attempt; the reply lines to show. A collected value is kept."""
+        b = self.business
+        assert b is not None
+        st.attempts += 1
+        st.error = diagnosis
+        if st.status != "collected":
+            st.status = "invalid"
+            self.s.awaiting = field.key  # a kept value is not asked for again
+        if instruction:
+            self.reasked.add(field.key)
+        lines = [replies.render(replies.INVALID, diagnosis=diagnosis, instruction=instruction)]
+        if st.attempts >= b.max_attempts:
+            lines.append(replies.render(replies.ESCALATE, label=field.label, attempts=st.attempts))
+            st.attempts = 0
+            self.reasked.discard(field.key)  # after the offer to stop, ask plainly again
+        return lines
+
+    def _check_fails(self, chk: Check) -> bool:
+        left, right = self.s.fields.get(chk.left), self.s.fields.get(chk.right)
+        if not left or not right or left.status != "collected" or right.status != "collected":
+            return False
+        try:
+            return not _OPS[chk.op](left.value, right.value)
+        except TypeError:
+            return True
+
+    def _pending(self, business: Business) -> list[FieldDef]:
+        return pending_fields(business, self.s.fields)
+
+    def _complete(self) -> None:
+        """The fields (or the steps) are in: the machine says what comes next."""
+        self.s.awaiting = None
+        self._fire("steps_done" if self.s.state == "step_executing" else "fields_done")
+        if self.s.state == "confirming":
+            self.s.awaiting = "confirm"
+        elif self.s.state == "executing":
+            self._queue_job()
+
+    def cancel_flow(self, args: A.NoArgs) -> A.Outcome:
+        b = self.business
+        s = self.s
+        if s.state in ("idle", "done"):
+            self.parts.append(replies.NOTHING_TO_CANCEL)
+            return A.applied(A.Reason.NOTHING_TO_CANCEL, "nothing to cancel")
+        if s.state == "executing" and b is not None:
+            job = self.ctl.jobs.load(s.job_id) if s.job_id else None
+            if job is not None and not job.finished:
+                self.parts.append(replies.render(replies.JOB_CANNOT_CANCEL, name=b.name))
+                self.asked = True
+                return A.applied(A.Reason.JOB_IN_PROGRESS, "a submitted job cannot be cancelled")
+        self._fire("cancel")
+        self._clear()
+        self.parts.append(replies.render(replies.CANCELLED, name=b.name) if b
+                          else replies.NOTHING_TO_CANCEL)
+        self.asked = True
+        return A.applied()
+
+    def _clear(self) -> None:
+        s = self.s
+        s.business_id = None
+        s.fields = {}
+        s.awaiting = None
+        s.step_attempts = 0
+        s.step_data = {}
+        s.produced = {}
+        s.result = None
+        s.flow_nonce = None
+        s.retryable = True
+        s.job_id = None
+
+    def confirm_submit(self, args: A.NoArgs) -> A.Outcome:
+        self._fire("confirm")
+        self._queue_job()
+        return A.applied()
+
+    def retry_submit(self, args: A.NoArgs) -> A.Outcome:
+        # Offered only after a retryable failure (see flow.actions).
+        self._fire("retry")
+        self._queue_job()
+        return A.applied()
+
+    def modify_info(self, args: A.ModifyInfoArgs) -> A.Outcome:
+        b = self.business
+        assert b is not None
+        key = args.field_key
+        if key not in b.field_keys:
+            return A.rejected(A.Reason.UNKNOWN_FIELD, f"unknown field {key!r}")
+        self._fire("fix" if self.s.state == "failed" else "modify")
+        value = args.value
+        st = self.s.fields.setdefault(key, FieldState())
+        st.status = "pending"
+        if value not in (None, ""):
+            # The old value is what the user called wrong: an invalid new one
+            # leaves the field to be asked again, not the old value in place.
+            outcome = self._set_fields(b, {key: value})
+            if not self._pending(b):
+                self._complete()
+            return outcome
+        self.s.awaiting = key
+        self.parts.append(replies.render(replies.MODIFY_ASK, label=b.field(key).label))
+        return A.applied(A.Reason.AWAITING_VALUE, "awaiting new value")
+
+    def redo_step(self, args: A.RedoStepArgs) -> A.Outcome:
+        b = self.business
+        assert b is not None
+        step = next((st for st in b.steps if st.id == args.step_id), None)
+        if step is None:
+            return A.rejected(A.Reason.UNKNOWN_STEP, f"unknown step {args.step_id!r}")
+        self._fire("redo")
+        self._forget_step(step.id)
+        self.parts.append(replies.render(replies.STEP_REDO_ASK, label=step.label))
+        return A.applied()
+
+    def _forget_step(self, step_id: str) -> None:
+        """Undo a step and the steps after it (they may have used its data), and
+        the fields they filled: those are asked again or read again."""
+        s, b = self.s, self.business
+        assert b is not None
+        ids = [st.id for st in b.steps]
+        again = set(ids[ids.index(step_id):])
+        for st_id in again:
+            s.step_data.pop(st_id, None)
+        for key in [k for k, p in s.produced.items() if p.step in again]:
+            st = s.fields.get(key)
+            if st is not None and st.value == s.produced[key].value:
+                st.value, st.status, st.error = None, "pending", None
+            del s.produced[key]
+        s.step_attempts = 0
+
+    def upload(self, args: A.UploadArgs) -> A.Outcome:
+        step, b = self.step, self.business
+        assert step is not None and b is not None
+        handler = self.ctl.step_handlers.get(step.handler)
+        if handler is None:
+            self.parts.append(replies.render(replies.STEP_UNAVAILABLE, label=step.label))
+            self.asked = True
+            return A.applied(A.Reason.STEP_UNAVAILABLE, f"no handler {step.handler!r}")
+        key = ("step", step.id, args.file)
+        if key not in self.memo:
+            context = StepContext(
+                business=b,
+                values=MappingProxyType({k: st.value for k, st in self.s.fields.items()
+                                         if st.status == "collected"}),
+                step_data=MappingProxyType(dict(self.s.step_data)),
+            )
+            try:
+                self.memo[key] = handler.run(step, Upload(ref=args.file), context)
+            except Exception as exc:  # a broken handler must not break the dialogue
+                log.error("step %s of %s: handler %s crashed (%s)", step.id, b.id, step.handler,
+                          type(exc).__name__)
+                self.memo[key] = StepResult(error=replies.STEP_CRASHED)
+        result: StepResult = self.memo[key]
+        s = self.s
+        error = result.error or self._bad_produced(b, step, result)
+        if error is not None:
+            s.step_attempts += 1
+            self.parts.append(replies.render(replies.STEP_FAILED, label=step.label,
+                                             error=error or step.error_msg or ""))
+            if s.step_attempts >= b.max_attempts:
+                self.parts.append(replies.render(replies.ESCALATE, label=step.label,
+                                                 attempts=s.step_attempts))
+                s.step_attempts = 0
+            return A.applied(A.Reason.STEP_FAILED, "step failed")
+        s.step_data[step.id] = result.data
+        s.step_attempts = 0
+        self.parts.append(replies.render(replies.STEP_DONE, label=step.label))
+        self._take_produced(b, step, result.fields)
+        if self.step is None:
+            self._complete()
+        return A.applied(detail="step done")
+
+    def _bad_produced(self, b: Business, step: Step, result: StepResult) -> str | None:
+        """Why a value the step read is unusable (it does not validate), or None."""
+        for key, raw in result.fields.items():
+            if key not in b.field_keys or (step.produces and key not in step.produces):
+                log.warning("step %s of %s produced an undeclared field %r; ignored",
+                            step.id, b.id, key)
+                continue
+            field = b.field(key)
+            res = validate_value(field.type, str(raw), **field.validator_options())
+            if not res.ok:
+                return f"{field.label}无法识别（{res.error}）。{step.error_msg or ''}"
+        return None
+
+    def _take_produced(self, b: Business, step: Step, fields: Mapping[str, Any]) -> None:
+        """Fill fields from a step; a value the citizen typed that differs is an error."""
+        s = self.s
+        recorded = []
+        for key, raw in fields.items():
+            if key not in b.field_keys or (step.produces and key not in step.produces):
+                continue
+            field = b.field(key)
+            value = validate_value(field.type, str(raw), **field.validator_options()).value
+            s.produced[key] = Produced(value=value, step=step.id)
+            st = s.fields.setdefault(key, FieldState())
+            if st.status == "collected" and st.value != value:
+                st.value, st.status = None, "invalid"
+                st.error = replies.render(replies.STEP_MISMATCH, step=step.label, label=field.label)
+                self.parts.append(st.error)
+                self.reasked.add(key)
+                s.awaiting = key
+            else:
+                st.value, st.status, st.error, st.attempts = value, "collected", None, 0
+                recorded.append(key)
+        if recorded:
+            items = "、".join(f"{b.field(k).label} {display(b.field(k).type, s.fields[k].value)}"
+                              for k in recorded)
+            self.parts.append(replies.render(replies.RECORDED, items=items))
+
+    # -- executing --------------------------------------------------------------
+
+    def _values(self) -> dict[str, Any]:
+        values = {k: st.value for k, st in self.s.fields.items() if st.status == "collected"}
+        values.update(self.s.step_data)
+        return values
+
+    def _idempotency_key(self, business: Business, values: Mapping[str, Any]) -> str:
+        payload = json.dumps([self.s.session_id, business.id, self.s.flow_nonce, values],
+                             sort_keys=True, ensure_ascii=False, default=str)
+        return hashlib.sha256(payload.encode()).hexdigest()[:32]
+
+    def _queue_job(self) -> None:
+        """Record the submission as a job; it runs after the session is saved."""
+        b = self.business
+        assert b is not None and self.s.state == "executing"
+        values = json.loads(json.dumps(self._values(), ensure_ascii=False, default=str))
+        long_running = self.ctl.executor_for(b).long_running
+        # Recorded as claimed by this process, which runs it right after the save.
+        self.job = Job(
+            id=uuid.uuid4().hex, session_id=self.s.session_id, business_id=b.id,
+            idempotency_key=self._idempotency_key(b, values), values=values,
+            status="running", attempts=1, owner=this_process(),
+            lease_until=time.time() + self.ctl.driver.lease,
+            long_running=long_running,
+        )
+        self.s.job_id = self.job.id
+        self.s.awaiting = None
+        self.asked = True
+
+    def apply_job(self, job: Job) -> None:
+        """Apply a finished job's outcome: done with the result, or failed."""
+        b = self.business
+        if b is None:  # the business left the configuration while its job ran
+            self._fire("cancel")
+            self._clear()
+            self.parts.append(replies.BUSINESS_GONE)
+            self.asked = True
+            return
+        if job.status == "succeeded":
+            self._fire("succeed")
+            self.s.result = job.result or {}
+            self.s.awaiting = None
+            self.parts.append(self.outcome_text(job))
+            self.asked = True
+            return
+        self._fire("fail")
+        self._failed(b, job.error or JobError(message=replies.EXECUTOR_CRASHED))
+
+    def outcome_text(self, job: Job) -> str:
+        """What the citizen is told about a finished job (changes nothing)."""
+        b = self.business
+        if b is None or job.status != "succeeded":
+            return job.error.message if job.error else replies.EXECUTOR_CRASHED
+        shown = {k: (display(b.field(k).type, v) if k in b.field_keys else v)
+                 for k, v in self._values().items()}
+        return replies.render(b.api.result_template, {**shown, **(job.result or {})})
+
+    def _failed(self, b: Business, error: JobError) -> None:
+        s = self.s
+        field_errors = {k: v for k, v in error.field_errors.items() if k in b.field_keys}
+        step_errors = {k: v for k, v in error.field_errors.items()
+                       if k in {st.id for st in b.steps}}
+        s.retryable = error.retryable and not (field_errors or step_errors)
+        if step_errors:
+            step_id, message = next(iter(step_errors.items()))
+            self._fire("redo")
+            self._forget_step(step_id)
+            label = next(st.label for st in b.steps if st.id == step_id)
+            self.parts.append(replies.render(replies.EXEC_STEP_FAILED, label=label,
+                                             message=_sentence(message)))
+            return
+        if field_errors:
+            self._fire("fix")
+            for key, message in field_errors.items():
+                st = s.fields.setdefault(key, FieldState())
+                st.status, st.error = "failed", message
+            items = "；".join(f"{b.field(k).label}：{m.rstrip('。')}"
+                             for k, m in field_errors.items())
+            self.parts.append(replies.render(replies.EXEC_FIELD_FAILED, items=items))
+            s.awaiting = next(iter(field_errors))
+            return
+        self.asked = True
+        if error.unknown:
+            s.awaiting = None
+            self.parts.append(error.message)
+        elif error.retryable:
+            s.awaiting = "retry"
+            template = replies.EXEC_FAILED if b.type == "handle" else replies.QUERY_FAILED
+            self.parts.append(replies.render(template, message=error.message))
+        else:
+            s.awaiting = None
+            self.parts.append(replies.render(replies.EXEC_REFUSED, message=error.message))
+
+    # -- the closing prompt --------------------------------------------------------
+
+    def _not_understood(self) -> None:
+        s = self.s
+        if s.state in ("idle", "done"):
+            examples = "、".join(
+                b.name for b in list(self.ctl.catalog.values())[:4])
+            self.parts.append(replies.render(replies.GREETING, examples=examples))
+            self.asked = True
+        elif s.state == "executing":
+            return  # phase 2 says where the submission stands
+        elif s.state == "failed" and not s.retryable:
+            self.parts.append(replies.REFUSED_REASK)
+            self.asked = True
+        else:
+            self.parts.append(replies.NOT_UNDERSTOOD)
+
+    def prompt_next(self) -> None:
+        """End the reply with what the dialogue needs next, unless already asked."""
+        if self.asked:
+            return
+        s, b = self.s, self.business
+        if b is None or s.state in ("idle", "done", "executing"):
+            return
+        if s.state == "collecting":
+            pending = self._pending(b)
+            if not pending:
+                return
+            pending_keys = [f.key for f in pending]
+            first = s.awaiting if s.awaiting in pending_keys else pending_keys[0]
+            s.awaiting = first
+            ask = [b.field(first)] + [f for f in pending if f.key != first]
+            self.parts.extend(f.prompt for f in ask[: max(1, b.ask.max_fields)]
+                              if f.key not in self.reasked)
+        elif s.state == "step_executing":
+            step = self.step
+            if step is not None:
+                s.awaiting = step.id
+                self.parts.append(step.prompt)
+        elif s.state == "confirming":
+            s.awaiting = "confirm"
+            self.parts.append(self._confirm_text(b))
+        elif s.state == "failed":
+            s.awaiting = "retry" if s.retryable else None
+            self.parts.append(replies.FAILED_REASK if s.retryable else replies.REFUSED_REASK)
+
+    def _confirm_text(self, b: Business) -> str:
+        lines = [
+            replies.render(replies.SUMMARY_LINE, label=f.label,
+                           value=display(f.type, self.s.fields[f.key].value))
+            for f in b.fields if self.s.fields.get(f.key) and self.s.fields[f.key].value is not None
+        ]
+        lines += [
+            replies.render(replies.SUMMARY_LINE, label=st.label, value=replies.STEP_SUMMARY_VALUE)
+            for st in b.steps if st.id in self.s.step_data
+        ]
+        return replies.render(b.confirm_text or replies.DEFAULT_CONFIRM,
+                              summary="\n".join(lines), name=b.name)
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text if text.endswith(("。", "！", "？", ".")) else text + "。"

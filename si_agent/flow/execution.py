@@ -1,0 +1,279 @@
+"""Phase 2 of a turn: run a recorded job once, and apply its outcome to the session.
+
+::
+
+    the turn recorded the job (running, owned by this process) and saved the session
+        │
+        ├─ long-running executor → the job runner; the reply says "已提交，正在办理…"
+        └─ otherwise → run here, under a heartbeat that keeps the job's lease fresh
+              │
+              ▼
+    finish the job (compare-and-set; a recorded result is never overwritten)
+              │
+              ▼
+    apply the outcome to the session: a small transaction of its own, re-run on a
+    conflict (pure code); the outcome's text ends the reply, or waits as ``notice``
+
+A job whose process died (its owner is gone, or its lease ran out) is claimed
+by the next turn, ``GET /api/session`` or the event stream: re-run with the same
+idempotency key if its executor is resumable, otherwise finished as "outcome
+unknown". A job is never run by two processes at once: every claim is a
+compare-and-set on the job record.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from si_agent import replies
+from si_agent.config.model import Business
+from si_agent.errors import ExecutorError, JobConflict, SessionConflict
+from si_agent.flow.dialogue import Turn, join
+from si_agent.flow.turn import TurnResult, job_view, snapshot
+from si_agent.jobs import Job, JobError
+from si_agent.jobs.model import this_process
+from si_agent.session.base import session_ref
+from si_agent.session.model import Session
+
+if TYPE_CHECKING:
+    from si_agent.flow.controller import Controller
+
+log = logging.getLogger(__name__)
+
+LEASE = 60.0  # a job whose owner has not renewed its lease for this long is stale
+HEARTBEAT = 20.0  # how often a running job renews its lease
+_RETRIES = 5
+
+
+class JobDriver:
+    """Runs, resumes and settles the jobs of one controller's sessions."""
+
+    def __init__(self, ctl: Controller) -> None:
+        self.ctl = ctl
+        self.lease = LEASE
+        self.heartbeat = HEARTBEAT
+
+    # -- after a turn ----------------------------------------------------------
+
+    def drive(self, session: Session, result: TurnResult, recorded: Job | None) -> TurnResult:
+        """Run, resume or report the session's job; the turn's reply gains its part.
+
+        ``recorded`` is the job this turn wrote, already claimed by this process;
+        any other unfinished job is claimed first (if its process died), or
+        reported as running elsewhere.
+        """
+        ctl = self.ctl
+        job = recorded if recorded is not None else ctl.jobs.load(session.job_id or "")
+        business = ctl.catalog.get(session.business_id or "")
+        if job is None or business is None:
+            return result
+        if not job.finished and recorded is None:
+            claimed = self.claim(job, business)
+            if claimed is None:
+                return _amend(result, _running_text(business, job), job=job)
+            job = claimed
+        if not job.finished:
+            if job.long_running:
+                ctl.runner.submit(job.id, self.run_in_background)
+                return _amend(result, [replies.render(replies.JOB_QUEUED, name=business.name)],
+                              job=job)
+            job = self.execute(job, business)
+        session, parts = self.apply_outcome(session.session_id, job, same_turn=True,
+                                            session=session)
+        final = snapshot(session, ctl.catalog, job=job, turn_usage=result.usage.get("turn"))
+        return final.model_copy(update={"reply": join([result.reply, *parts])})
+
+    def reconcile(self, session: Session) -> None:
+        """Outside a turn (a read, the event stream): resume a job whose process died."""
+        job = self.ctl.jobs.load(session.job_id or "")
+        business = self.ctl.catalog.get(session.business_id or "")
+        if job is None or business is None or job.finished or not job.stale():
+            return
+        claimed = self.claim(job, business)
+        if claimed is not None and not claimed.finished:
+            self.ctl.runner.submit(claimed.id, self.run_in_background)
+
+    # -- claiming and running ------------------------------------------------------
+
+    def claim(self, job: Job, business: Business) -> Job | None:
+        """Take an unfinished job of another turn; None if it is not ours to run.
+
+        Only a stale job is taken. A running one runs again only if its executor
+        is resumable; otherwise it is finished here as "outcome unknown".
+        """
+        if not job.stale():
+            return None
+        if job.status == "running" and not self.ctl.executor_for(business).resumable:
+            log.warning("job %s of %s: its process died mid-run and the executor is not "
+                        "resumable; reporting the outcome as unknown", job.id, business.id)
+            return self.finish(job, error=JobError(
+                message=replies.render(replies.JOB_UNKNOWN, name=business.name),
+                retryable=False, unknown=True))
+        if job.status == "running":
+            log.warning("job %s of %s: its process died mid-run; resuming with the same "
+                        "idempotency key", job.id, business.id)
+        claimed = job.model_copy(update={"status": "running", "owner": this_process(),
+                                         "attempts": job.attempts + 1,
+                                         "lease_until": time.time() + self.lease})
+        try:
+            self.ctl.jobs.save(claimed)
+        except JobConflict:
+            return None
+        return claimed
+
+    def execute(self, job: Job, business: Business) -> Job:
+        """Run the claimed job's executor once and record the outcome on the job."""
+        executor = self.ctl.executor_for(business)
+        with self._heartbeat(job):
+            try:
+                result = self.ctl.executor.run(
+                    business, job.values, idempotency_key=job.idempotency_key,
+                    progress=lambda text: self._renew(job.id, progress=text))
+            except ExecutorError as exc:
+                return self.finish(job, error=JobError(
+                    message=exc.message, field_errors=exc.field_errors,
+                    retryable=exc.retryable, status=exc.status))
+            except Exception as exc:  # a broken executor must not break the dialogue
+                # Only the type: third-party messages may quote the values sent.
+                log.error("job %s of %s: the executor crashed (%s)", job.id, business.id,
+                          type(exc).__name__)
+                return self.finish(job, error=JobError(
+                    message=replies.EXECUTOR_CRASHED, retryable=executor.resumable))
+        return self.finish(job, result=result)
+
+    def run_in_background(self, job_id: str) -> None:
+        """The job runner's entry: run a claimed job and apply its outcome as a notice."""
+        ctl = self.ctl
+        job = ctl.jobs.load(job_id)
+        business = ctl.catalog.get(job.business_id) if job else None
+        if job is None or business is None or job.status != "running":
+            return
+        job = self.execute(job, business)
+        self.apply_outcome(job.session_id, job, same_turn=False)
+
+    def finish(self, job: Job, *, result: dict | None = None,
+               error: JobError | None = None) -> Job:
+        """Record the outcome on the job; the values are dropped (the session keeps them).
+
+        A conflict with a progress report or a lease renewal is retried; if the job
+        was finished meanwhile (it was taken over as stale), the recorded outcome
+        stays and both are logged.
+        """
+        for _ in range(_RETRIES):
+            done = job.model_copy(update={
+                "status": "failed" if error else "succeeded", "result": result, "error": error,
+                "finished_at": time.time(), "progress": None, "values": {}})
+            try:
+                self.ctl.jobs.save(done)
+                return done
+            except JobConflict:
+                fresh = self.ctl.jobs.load(job.id)
+                if fresh is None:
+                    raise
+                if fresh.finished:
+                    log.error("job %s finished twice: kept %s, dropped %s (a lease ran out "
+                              "while it ran)", job.id, fresh.status, done.status)
+                    return fresh
+                job = fresh
+        raise JobConflict(job.id, job.version, None)
+
+    def abandon(self, job: Job) -> None:
+        """A job recorded by a turn whose session save lost: it never runs."""
+        self.finish(job, error=JobError(message=replies.EXECUTOR_CRASHED, unknown=True))
+
+    @contextmanager
+    def _heartbeat(self, job: Job) -> Iterator[None]:
+        stop = threading.Event()
+
+        def beat() -> None:
+            while not stop.wait(self.heartbeat):
+                self._renew(job.id)
+
+        thread = threading.Thread(target=beat, name=f"si-lease-{job.id[:8]}", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join(timeout=5)
+
+    def _renew(self, job_id: str, progress: str | None = None) -> None:
+        """A fresh lease (and the citizen-facing progress text, if given)."""
+        for _ in range(_RETRIES):
+            job = self.ctl.jobs.load(job_id)
+            if job is None or job.finished or job.owner != this_process():
+                return
+            update: dict = {"lease_until": time.time() + self.lease}
+            if progress is not None:
+                update["progress"] = progress
+            try:
+                self.ctl.jobs.save(job.model_copy(update=update))
+            except JobConflict:
+                continue
+            if job.long_running:
+                self._touch_session(job.session_id)
+            return
+
+    def _touch_session(self, session_id: str) -> None:
+        """Keep a long job's session from expiring while it runs (best effort)."""
+        session = self.ctl.store.load(session_id)
+        if session is not None:
+            try:
+                self.ctl.store.save(session)
+            except SessionConflict:
+                pass  # someone else saved it: fresh anyway
+
+    # -- applying outcomes ----------------------------------------------------------
+
+    def apply_outcome(self, session_id: str, job: Job, *, same_turn: bool,
+                      session: Session | None = None) -> tuple[Session, list[str]]:
+        """The small transaction that applies a finished job to its session.
+
+        ``session`` is the caller's freshly saved copy, tried first; on a conflict
+        the stored one is read again. In the turn that ran the job its text ends
+        the reply; otherwise it waits as the session's ``notice``.
+        """
+        ctl = self.ctl
+        for _ in range(_RETRIES):
+            session = session if session is not None else ctl.load(session_id)
+            if session.job_id != job.id or session.state != "executing":
+                if session.job_id != job.id:
+                    log.warning("job %s of %s finished (%s) but its session moved on "
+                                "(expired, reset or another flow); outcome not shown",
+                                job.id, session_ref(session_id), job.status)
+                    return session, []
+                # Applied already (another worker, a read): say it here too.
+                return session, [session.notice] if same_turn and session.notice else []
+            turn = Turn(ctl, session, "", {})
+            turn.apply_job(job)
+            turn.prompt_next()
+            text = join(turn.parts)
+            if same_turn and session.history and session.history[-1].role == "assistant":
+                last = session.history[-1]
+                session.history[-1] = last.model_copy(update={"text": join([last.text, text])})
+            elif not same_turn:
+                session.notice = join([session.notice or "", text])
+            try:
+                ctl.store.save(session)
+            except SessionConflict:
+                session = None
+                continue
+            return session, turn.parts if same_turn else []
+        raise SessionConflict(session_ref(session_id), expected=-1, found=None)
+
+
+def _running_text(business: Business, job: Job) -> list[str]:
+    lines = [replies.render(replies.JOB_RUNNING, name=business.name)]
+    if job.progress:
+        lines.append(replies.render(replies.JOB_PROGRESS, progress=job.progress))
+    return lines
+
+
+def _amend(result: TurnResult, extra: list[str], *, job: Job | None) -> TurnResult:
+    return result.model_copy(update={"reply": join([result.reply, *extra]),
+                                     "job": job_view(job)})
