@@ -42,7 +42,7 @@ from si_agent.engine.base import Decision, SessionView, TextSink
 from si_agent.engine.llm import HISTORY_MESSAGES, HybridEngine, LLMEngine
 from si_agent.engine.rules import RuleEngine
 from si_agent.executor import Executors
-from si_agent.flow import tools as T
+from si_agent.flow import actions as T
 from si_agent.flow.controller import Controller
 from si_agent.privacy import Redactor
 from si_agent.replay import load_dialogues, replay

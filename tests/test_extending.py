@@ -80,3 +80,20 @@ def test_the_guides_dialogue(catalog, tmp_path, monkeypatch):
     assert saved["business"] == "address_filing"
     assert saved["values"]["postcode"] == "310012"
     assert saved["values"]["proof"] == {"file": "租房合同.pdf"}
+
+
+def test_the_guides_toolset_table_is_the_action_tables():
+    from si_agent.flow import actions as A
+
+    documented: dict[str, list[str]] = {}
+    for line in A.__doc__.split("which gives")[1].splitlines():
+        m = re.match(r"\s{4}([a-z_, ]+?)\s{2,}(.+)$", line)
+        if m:
+            documented[m.group(1)] = [t.strip() for t in m.group(2).split(",")]
+    guide: dict[str, list[str]] = {}
+    for line in GUIDE.read_text(encoding="utf-8").splitlines():
+        m = re.match(r"\| ([a-z_, ]+) \| ([a-z_\[\]&;<>, ]+) \|$", line)
+        if m and m.group(1) != "state":
+            tools = m.group(2).replace("&lt;", "<").replace("&gt;", ">")
+            guide[m.group(1)] = [t.strip() for t in tools.split(",")]
+    assert guide == documented

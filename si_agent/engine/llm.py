@@ -27,7 +27,7 @@ from si_agent.engine.base import Decision, Rule, SessionView, TextSink, ToolCall
 from si_agent.engine.chat import ChatModel, ModelUnavailable, RawCall
 from si_agent.engine.prompts import extraction_prompt, grounded_prompt, system_prompt
 from si_agent.engine.rules import RuleEngine
-from si_agent.flow import tools as T
+from si_agent.flow import actions as T
 from si_agent.privacy import Redactor
 from si_agent.validators import check
 

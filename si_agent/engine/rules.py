@@ -38,7 +38,7 @@ from functools import lru_cache
 from si_agent.config.model import Business, FieldDef
 from si_agent.engine import lexicon as L
 from si_agent.engine.base import SURE, Decision, Rule, SessionView, TextSink, ToolCall
-from si_agent.flow import tools as T
+from si_agent.flow import actions as T
 from si_agent.validators import check, extract
 
 log = logging.getLogger(__name__)

@@ -47,6 +47,7 @@ log = logging.getLogger(__name__)
 
 LEASE = 60.0  # a job whose owner has not renewed its lease for this long is stale
 HEARTBEAT = 20.0  # how often a running job renews its lease
+MAX_ATTEMPTS = 3  # a job whose process keeps dying is not run a fourth time
 _RETRIES = 5
 
 
@@ -108,6 +109,12 @@ class JobDriver:
         """
         if not job.stale():
             return None
+        if job.attempts >= MAX_ATTEMPTS:
+            log.error("job %s of %s: its process died %d times; not run again",
+                      job.id, business.id, job.attempts)
+            return self.finish(job, error=JobError(
+                message=replies.render(replies.JOB_UNKNOWN, name=business.name),
+                retryable=False, unknown=True))
         if job.status == "running" and not self.ctl.executor_for(business).resumable:
             log.warning("job %s of %s: its process died mid-run and the executor is not "
                         "resumable; reporting the outcome as unknown", job.id, business.id)
@@ -247,8 +254,8 @@ class JobDriver:
                                 "(expired, reset or another flow); outcome not shown",
                                 job.id, session_ref(session_id), job.status)
                     return session, []
-                # Applied already (another worker, a read): say it here too.
-                return session, [session.notice] if same_turn and session.notice else []
+                # Applied already (another worker, a read): this reply tells it too.
+                return session, self._told_here(session, job) if same_turn else []
             turn = Turn(ctl, session, "", {})
             turn.apply_job(job)
             turn.prompt_next()
@@ -265,6 +272,17 @@ class JobDriver:
                 continue
             return session, turn.parts if same_turn else []
         raise SessionConflict(session_ref(session_id), expected=-1, found=None)
+
+
+    def _told_here(self, session: Session, job: Job) -> list[str]:
+        if not session.notice:
+            return [Turn(self.ctl, session, "", {}).outcome_text(job)]
+        text, session.notice = session.notice, None  # delivered by this reply
+        try:
+            self.ctl.store.save(session)
+        except SessionConflict:
+            pass  # shown again with the next turn: better twice than never
+        return [text]
 
 
 def _running_text(business: Business, job: Job) -> list[str]:

@@ -9,7 +9,7 @@ States and triggers (conditions in brackets, tried in order)::
                                    | executing
     collecting|confirming ──modify──▶ collecting       (go back to a field)
     collecting|confirming|failed ──redo──▶ step_executing   (do a step again)
-    confirming ──confirm──▶ executing ──succeed──▶ done ──reset──▶ idle
+    confirming ──confirm──▶ executing ──succeed──▶ done
                                └──fail──▶ failed ──retry──▶ executing
                                             ├──fix──▶ collecting
                                             └──redo──▶ step_executing
@@ -54,7 +54,6 @@ STATES: tuple[str, ...] = (
     "idle", "collecting", "step_executing", "confirming", "executing", "done", "failed",
 )
 INITIAL = "idle"
-_GATHERING = ["collecting", "step_executing"]
 
 TRANSITIONS: tuple[dict[str, Any], ...] = (
     {"trigger": "begin", "source": ["idle", "done"], "dest": "step_executing",
@@ -78,7 +77,6 @@ TRANSITIONS: tuple[dict[str, Any], ...] = (
     {"trigger": "fail", "source": "executing", "dest": "failed"},
     {"trigger": "retry", "source": "failed", "dest": "executing"},
     {"trigger": "fix", "source": "failed", "dest": "collecting"},
-    {"trigger": "reset", "source": "done", "dest": "idle"},
     {"trigger": "cancel", "source": "*", "dest": "idle"},
 )
 CONDITIONS = ("requires_confirm", "steps_pending", "fields_pending")

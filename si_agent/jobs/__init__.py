@@ -38,6 +38,6 @@ def create_job_store(session_store: object) -> JobStore:
         from si_agent.jobs.redis import RedisJobStore
 
         prefix = session_store.prefix.removesuffix("session:") + "job:"  # type: ignore[attr-defined]
-        return RedisJobStore(session_store._client, prefix)  # type: ignore[attr-defined]
+        return RedisJobStore(session_store.client, prefix)  # type: ignore[attr-defined]
     raise UnknownBackendError("job store for session store", str(name),
                               ("memory", "sqlite", "redis"))

@@ -21,7 +21,9 @@ from si_agent.server.errors import ApiError
 log = logging.getLogger(__name__)
 bp = Blueprint("chat", __name__)
 DELTA_CHARS = 6  # characters per streamed delta of a templated reply
-WATCH_SECONDS = 300.0  # how long /api/session/events follows a submission
+# How long /api/session/events follows a submission; each stream holds a server
+# thread meanwhile (see docs/deploy.md for sizing gunicorn's threads).
+WATCH_SECONDS = 120.0
 
 
 def _controller() -> Controller:

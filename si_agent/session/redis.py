@@ -150,6 +150,11 @@ class RedisStore:
         self._save_script = client.register_script(_SAVE_SCRIPT)
         self._discard_script = client.register_script(_DISCARD_SCRIPT)
 
+    @property
+    def client(self) -> Redis:
+        """The Redis client (shared with the job store next to the sessions)."""
+        return self._client
+
     def __repr__(self) -> str:
         return f"RedisStore({mask_url(self.url)!r}, prefix={self.prefix!r}, ttl={self.ttl})"
 

@@ -79,6 +79,8 @@ def _load_plugins() -> None:
             return
         for ep in entry_points(group=ENTRY_POINT_GROUP):
             if ep.name in _VALIDATORS:
+                log.error("field type entry point %r is built in (or already registered); "
+                          "ignored", ep.name)
                 continue
             try:
                 obj = ep.load()

@@ -55,7 +55,7 @@ def test_steps_come_first_then_the_fields_they_did_not_fill(machine):
 def test_full_paths(machine):
     assert walk(machine, "idle", True, "begin", "fields_done", "confirm", "succeed") == "done"
     assert walk(machine, "confirming", True, "modify") == "collecting"
-    assert walk(machine, "executing", True, "fail", "retry", "succeed", "reset") == "idle"
+    assert walk(machine, "executing", True, "fail", "retry", "succeed", "begin") == "collecting"
     assert walk(machine, "failed", True, "fix") == "collecting"
 
 
