@@ -10,14 +10,15 @@ rejected and recorded, never applied.
 Execution is two-phase and durable::
 
     phase 1 (the turn, pure)      confirm → state executing and a job record with the
-                                  idempotency key; the job is written, then the
-                                  session (compare-and-set)
+                                  idempotency key, written with the session in one
+                                  atomic compare-and-set
     phase 2 (after the save)      the executor runs once (flow.execution)
-    outcome (small transaction)   the job's outcome is applied to the session
+    outcome (small transaction)   the job's outcome and its application to the
+                                  session, again in one atomic write
 
 A save conflict re-applies the same decision to the fresh session: the model,
-the knowledge base and step handlers are not called again, and no executor
-has run yet (the job recorded for the lost save is abandoned, never run).
+the knowledge base and step handlers are not called again, no executor has
+run yet, and no job was written.
 """
 
 from __future__ import annotations
@@ -147,15 +148,11 @@ class Controller:
                 if decision is None:
                     decision = turn.decide(on_delta)
                 result = turn.run(decision)
-                if turn.job is not None:
-                    self.jobs.save(turn.job)  # the job record first, then the session
-                try:
-                    self.store.save(session)
+                try:  # with a submission, its job record in the same atomic write
+                    self.store.save(session, job=turn.job)
                 except SessionConflict:
                     log.info("session %s changed concurrently; applying the decision again",
                              session_ref(session_id))
-                    if turn.job is not None:
-                        self.driver.abandon(turn.job)
                     continue
                 break
             else:

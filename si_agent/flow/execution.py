@@ -134,7 +134,8 @@ class JobDriver:
         return claimed
 
     def execute(self, job: Job, business: Business) -> Job:
-        """Run the claimed job's executor once and record the outcome on the job."""
+        """Run the claimed job's executor once; the finished job, not yet written
+        (``apply_outcome`` writes it together with the session it changes)."""
         executor = self.ctl.executor_for(business)
         with self._heartbeat(job):
             try:
@@ -142,16 +143,25 @@ class JobDriver:
                     business, job.values, idempotency_key=job.idempotency_key,
                     progress=lambda text: self._renew(job.id, progress=text))
             except ExecutorError as exc:
-                return self.finish(job, error=JobError(
-                    message=exc.message, field_errors=exc.field_errors,
-                    retryable=exc.retryable, status=exc.status))
+                error = JobError(message=exc.message, field_errors=exc.field_errors,
+                                 retryable=exc.retryable, status=exc.status)
+                return self._outcome(job, error=error)
             except Exception as exc:  # a broken executor must not break the dialogue
                 # Only the type: third-party messages may quote the values sent.
                 log.error("job %s of %s: the executor crashed (%s)", job.id, business.id,
                           type(exc).__name__)
-                return self.finish(job, error=JobError(
+                return self._outcome(job, error=JobError(
                     message=replies.EXECUTOR_CRASHED, retryable=executor.resumable))
-        return self.finish(job, result=result)
+        return self._outcome(job, result=result)
+
+    def _outcome(self, job: Job, *, result: dict | None = None,
+                 error: JobError | None = None) -> Job:
+        """The job finished, at its stored version (heartbeats moved it on); the values
+        are dropped (the session keeps them)."""
+        fresh = self.ctl.jobs.load(job.id) or job
+        return fresh.model_copy(update={
+            "status": "failed" if error else "succeeded", "result": result, "error": error,
+            "finished_at": time.time(), "progress": None, "values": {}})
 
     def run_in_background(self, job_id: str) -> None:
         """The job runner's entry: run a claimed job and apply its outcome as a notice."""
@@ -165,33 +175,26 @@ class JobDriver:
 
     def finish(self, job: Job, *, result: dict | None = None,
                error: JobError | None = None) -> Job:
-        """Record the outcome on the job; the values are dropped (the session keeps them).
+        """Record an outcome on the job alone (no session to apply it to here)."""
+        return self._record(self._outcome(job, result=result, error=error))
 
-        A conflict with a progress report or a lease renewal is retried; if the job
-        was finished meanwhile (it was taken over as stale), the recorded outcome
-        stays and both are logged.
-        """
+    def _record(self, done: Job) -> Job:
+        """Write a finished job; if it was finished meanwhile (taken over as stale),
+        the recorded outcome stays and both are logged."""
         for _ in range(_RETRIES):
-            done = job.model_copy(update={
-                "status": "failed" if error else "succeeded", "result": result, "error": error,
-                "finished_at": time.time(), "progress": None, "values": {}})
             try:
                 self.ctl.jobs.save(done)
                 return done
             except JobConflict:
-                fresh = self.ctl.jobs.load(job.id)
+                fresh = self.ctl.jobs.load(done.id)
                 if fresh is None:
                     raise
                 if fresh.finished:
                     log.error("job %s finished twice: kept %s, dropped %s (a lease ran out "
-                              "while it ran)", job.id, fresh.status, done.status)
+                              "while it ran)", done.id, fresh.status, done.status)
                     return fresh
-                job = fresh
-        raise JobConflict(job.id, job.version, None)
-
-    def abandon(self, job: Job) -> None:
-        """A job recorded by a turn whose session save lost: it never runs."""
-        self.finish(job, error=JobError(message=replies.EXECUTOR_CRASHED, unknown=True))
+                done = done.model_copy(update={"version": fresh.version})
+        raise JobConflict(done.id, done.version, None)
 
     @contextmanager
     def _heartbeat(self, job: Job) -> Iterator[None]:
@@ -239,7 +242,8 @@ class JobDriver:
 
     def apply_outcome(self, session_id: str, job: Job, *, same_turn: bool,
                       session: Session | None = None) -> tuple[Session, list[str]]:
-        """The small transaction that applies a finished job to its session.
+        """The small transaction that records a finished job and applies it to its
+        session, both in one atomic write (``SessionStore.save(session, job)``).
 
         ``session`` is the caller's freshly saved copy, tried first; on a conflict
         the stored one is read again. In the turn that ran the job its text ends
@@ -249,6 +253,9 @@ class JobDriver:
         for _ in range(_RETRIES):
             session = session if session is not None else ctl.load(session_id)
             if session.job_id != job.id or session.state != "executing":
+                stored = ctl.jobs.load(job.id)
+                if stored is not None and not stored.finished:
+                    job = self._record(job)  # nowhere to apply it: the job record keeps it
                 if session.job_id != job.id:
                     log.warning("job %s of %s finished (%s) but its session moved on "
                                 "(expired, reset or another flow); outcome not shown",
@@ -266,13 +273,22 @@ class JobDriver:
             elif not same_turn:
                 session.notice = join([session.notice or "", text])
             try:
-                ctl.store.save(session)
+                ctl.store.save(session, job=job)
             except SessionConflict:
+                session = None
+                continue
+            except JobConflict:
+                fresh = ctl.jobs.load(job.id)
+                if fresh is not None and fresh.finished and fresh.status != job.status:
+                    log.error("job %s finished twice: kept %s, dropped %s (a lease ran out "
+                              "while it ran)", job.id, fresh.status, job.status)
+                    job = fresh
+                elif fresh is not None:
+                    job = job.model_copy(update={"version": fresh.version})
                 session = None
                 continue
             return session, turn.parts if same_turn else []
         raise SessionConflict(session_ref(session_id), expected=-1, found=None)
-
 
     def _told_here(self, session: Session, job: Job) -> list[str]:
         if not session.notice:

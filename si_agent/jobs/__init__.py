@@ -5,8 +5,6 @@
 
 from __future__ import annotations
 
-import weakref
-
 from si_agent.errors import UnknownBackendError
 from si_agent.jobs.model import TERMINAL, Job, JobError, JobStatus, this_process
 from si_agent.jobs.runner import JobRunner, ThreadRunner
@@ -18,18 +16,11 @@ __all__ = [
 ]
 
 
-# Memory sessions keep their jobs beside them: one job store per session store.
-_MEMORY_JOBS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def create_job_store(session_store: object) -> JobStore:
     """The job store sharing ``session_store``'s backend (by its ``name``)."""
     name = getattr(session_store, "name", None)
     if name == "memory":
-        jobs = _MEMORY_JOBS.get(session_store)
-        if jobs is None:
-            jobs = _MEMORY_JOBS[session_store] = MemoryJobStore()
-        return jobs
+        return session_store.jobs  # type: ignore[attr-defined]
     if name == "sqlite":
         from si_agent.jobs.sqlite import SQLiteJobStore
 
@@ -37,7 +28,7 @@ def create_job_store(session_store: object) -> JobStore:
     if name == "redis":
         from si_agent.jobs.redis import RedisJobStore
 
-        prefix = session_store.prefix.removesuffix("session:") + "job:"  # type: ignore[attr-defined]
-        return RedisJobStore(session_store.client, prefix)  # type: ignore[attr-defined]
+        return RedisJobStore(session_store.client,  # type: ignore[attr-defined]
+                             session_store.job_prefix)  # type: ignore[attr-defined]
     raise UnknownBackendError("job store for session store", str(name),
                               ("memory", "sqlite", "redis"))

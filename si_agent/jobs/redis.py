@@ -20,11 +20,16 @@ return {1, tonumber(ARGV[2])}
 """
 
 
+def job_prefix(session_prefix: str) -> str:
+    """Where the jobs of sessions under ``session_prefix`` live: ``…:job:``."""
+    return session_prefix.removesuffix("session:") + "job:"
+
+
 class RedisJobStore:
     name = "redis"
 
     def __init__(self, client: Any, prefix: str = "si_agent:job:") -> None:
-        import redis
+        import redis  # the session store that shares its client imported it already
 
         self._client = client
         self.prefix = prefix

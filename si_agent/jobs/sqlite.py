@@ -12,7 +12,7 @@ from si_agent.errors import JobConflict, StoreUnavailable
 from si_agent.jobs.model import Job
 from si_agent.jobs.store import JOB_TTL, applied, prepare
 
-_SCHEMA = """
+JOBS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
     job_id     TEXT PRIMARY KEY,
     version    INTEGER NOT NULL,
@@ -31,7 +31,7 @@ class SQLiteJobStore:
         self._local = threading.local()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._connection().executescript(_SCHEMA)
+            self._connection().executescript(JOBS_SCHEMA)
             self._connection().execute("DELETE FROM jobs WHERE updated_at < ?",
                                        (time.time() - JOB_TTL,))
         except (OSError, sqlite3.Error) as exc:
@@ -59,21 +59,12 @@ class SQLiteJobStore:
         return job
 
     def save(self, job: Job) -> None:
-        expected, stored, data = prepare(job)
+        prepared = prepare(job)
         conn = self._connection()
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                row = conn.execute("SELECT version FROM jobs WHERE job_id = ?",
-                                   (job.id,)).fetchone()
-                found = row[0] if row else 0
-                if found != expected:
-                    raise JobConflict(job.id, expected, found)
-                conn.execute(
-                    "INSERT INTO jobs (job_id, version, data, updated_at) VALUES (?, ?, ?, ?) "
-                    "ON CONFLICT (job_id) DO UPDATE SET version = excluded.version, "
-                    "data = excluded.data, updated_at = excluded.updated_at",
-                    (job.id, stored.version, data, stored.updated_at))
+                write_job(conn, *prepared)
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
@@ -81,4 +72,17 @@ class SQLiteJobStore:
                 raise
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"SQLite job store at {self.path}: {exc}") from exc
-        applied(job, stored)
+        applied(job, prepared[1])
+
+
+def write_job(conn: sqlite3.Connection, expected: int, stored: Job, data: str) -> None:
+    """Compare-and-set one job row inside the caller's write transaction."""
+    row = conn.execute("SELECT version FROM jobs WHERE job_id = ?", (stored.id,)).fetchone()
+    found = row[0] if row else 0
+    if found != expected:
+        raise JobConflict(stored.id, expected, found)
+    conn.execute(
+        "INSERT INTO jobs (job_id, version, data, updated_at) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (job_id) DO UPDATE SET version = excluded.version, "
+        "data = excluded.data, updated_at = excluded.updated_at",
+        (stored.id, stored.version, data, stored.updated_at))

@@ -51,10 +51,10 @@ class MemoryJobStore:
 
     def __init__(self) -> None:
         self._records: dict[str, tuple[int, str]] = {}
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()  # also taken by MemoryStore.save(session, job)
 
     def load(self, job_id: str) -> Job | None:
-        with self._lock:
+        with self.lock:
             record = self._records.get(job_id)
         if record is None:
             return None
@@ -64,9 +64,17 @@ class MemoryJobStore:
 
     def save(self, job: Job) -> None:
         expected, stored, data = prepare(job)
-        with self._lock:
-            found = self._records.get(job.id, (0, ""))[0]
-            if found != expected:
-                raise JobConflict(job.id, expected, found)
-            self._records[job.id] = (stored.version, data)
+        with self.lock:
+            self.check(job.id, expected)
+            self.put(stored, data)
         applied(job, stored)
+
+    def check(self, job_id: str, expected: int) -> None:
+        """Raise ``JobConflict`` unless the stored version is ``expected`` (lock held)."""
+        found = self._records.get(job_id, (0, ""))[0]
+        if found != expected:
+            raise JobConflict(job_id, expected, found)
+
+    def put(self, stored: Job, data: str) -> None:
+        """Write a prepared record (lock held, version checked)."""
+        self._records[stored.id] = (stored.version, data)

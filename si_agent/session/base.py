@@ -12,6 +12,11 @@ The contract, identical in every backend:
   set on ``session`` in place together with a fresh ``updated_at``, and its TTL
   restarts. Otherwise it raises ``SessionConflict`` and writes nothing; the
   caller reloads the session and runs the turn again.
+* ``save(session, job)`` also writes a job record (``si_agent.jobs``) in the same
+  atomic step, with its own compare-and-set: a submission is recorded together
+  with the session that points to it, and its outcome together with the
+  session it is applied to. Jobs live in the same backend (see
+  ``si_agent.jobs.create_job_store``).
 * ``delete(session_id)`` removes the record; deleting a missing one is fine.
 * ``ping()`` says whether the store can be reached; it never raises.
 
@@ -28,6 +33,7 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
+from si_agent.jobs.model import Job
 from si_agent.session.model import Session
 
 logger = logging.getLogger(__name__)
@@ -43,8 +49,13 @@ class SessionStore(Protocol):
         """The stored session, or ``None`` if missing, expired or unreadable."""
         ...
 
-    def save(self, session: Session) -> None:
-        """Compare-and-set on ``session.version``; raises ``SessionConflict``."""
+    def save(self, session: Session, job: Job | None = None) -> None:
+        """Compare-and-set on ``session.version``; raises ``SessionConflict``.
+
+        With ``job``, its record is written in the same atomic step, itself a
+        compare-and-set on ``job.version`` (0: a new job), raising ``JobConflict``;
+        on any conflict neither is written.
+        """
         ...
 
     def delete(self, session_id: str) -> None:

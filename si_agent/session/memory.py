@@ -11,6 +11,10 @@ import time
 from dataclasses import dataclass
 
 from si_agent.errors import SessionConflict
+from si_agent.jobs.model import Job
+from si_agent.jobs.store import MemoryJobStore
+from si_agent.jobs.store import applied as job_applied
+from si_agent.jobs.store import prepare as prepare_job
 from si_agent.session.base import check_ttl, parse_record, prepare_save
 from si_agent.session.model import Session
 
@@ -33,6 +37,7 @@ class MemoryStore:
         self.ttl = check_ttl(ttl)
         self._records: dict[str, _Record] = {}
         self._lock = threading.Lock()
+        self.jobs = MemoryJobStore()  # this store's jobs (see si_agent.jobs)
         self._next_purge = time.monotonic() + min(self.ttl, _PURGE_EVERY)
 
     def __repr__(self) -> str:
@@ -54,20 +59,27 @@ class MemoryStore:
                     del self._records[session_id]
         return session
 
-    def save(self, session: Session) -> None:
+    def save(self, session: Session, job: Job | None = None) -> None:
         pending = prepare_save(session)
+        stored_job = prepare_job(job) if job is not None else None
         now = time.monotonic()
-        with self._lock:
+        with self._lock, self.jobs.lock:
             record = self._records.get(pending.session_id)
             found = record.version if record is not None and record.expires_at > now else 0
             if found != pending.expected:
                 raise SessionConflict(pending.session_id, expected=pending.expected, found=found)
+            if job is not None and stored_job is not None:
+                self.jobs.check(job.id, stored_job[0])
             self._records[pending.session_id] = _Record(
                 pending.version, pending.data, now + self.ttl
             )
+            if job is not None and stored_job is not None:
+                self.jobs.put(stored_job[1], stored_job[2])
             if now >= self._next_purge:
                 self._purge(now)
         pending.apply(session)
+        if job is not None and stored_job is not None:
+            job_applied(job, stored_job[1])
 
     def delete(self, session_id: str) -> None:
         with self._lock:

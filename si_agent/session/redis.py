@@ -13,7 +13,12 @@ import logging
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from si_agent.errors import SessionConflict, StoreUnavailable
+from si_agent.errors import JobConflict, SessionConflict, StoreUnavailable
+from si_agent.jobs.model import Job
+from si_agent.jobs.redis import job_prefix
+from si_agent.jobs.store import JOB_TTL
+from si_agent.jobs.store import applied as job_applied
+from si_agent.jobs.store import prepare as prepare_job
 from si_agent.session.base import check_ttl, parse_record, prepare_save
 from si_agent.session.model import Session
 
@@ -44,6 +49,33 @@ if kind ~= 'none' and kind ~= 'hash' then
 end
 redis.call('HSET', key, 'version', ARGV[2], 'data', ARGV[3])
 redis.call('PEXPIRE', key, ARGV[4])
+return {1, tonumber(ARGV[2])}
+"""
+
+# The same for a session and a job at once: KEYS[1] = session key, KEYS[2] = job key;
+# ARGV[1..4] as above for the session, ARGV[5..8] the job's expected and new version,
+# data and ttl. Returns {1, version}, {0, found session version}, or {-1, found job
+# version}; nothing is written unless both versions match.
+_SAVE_WITH_JOB_SCRIPT = """
+local kind = redis.call('TYPE', KEYS[1]).ok
+local found = 0
+if kind == 'hash' then
+  found = tonumber(redis.call('HGET', KEYS[1], 'version')) or 0
+end
+if found ~= tonumber(ARGV[1]) then
+  return {0, found}
+end
+local job = tonumber(redis.call('HGET', KEYS[2], 'version')) or 0
+if job ~= tonumber(ARGV[5]) then
+  return {-1, job}
+end
+if kind ~= 'none' and kind ~= 'hash' then
+  redis.call('DEL', KEYS[1])
+end
+redis.call('HSET', KEYS[2], 'version', ARGV[6], 'data', ARGV[7])
+redis.call('PEXPIRE', KEYS[2], ARGV[8])
+redis.call('HSET', KEYS[1], 'version', ARGV[2], 'data', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return {1, tonumber(ARGV[2])}
 """
 
@@ -148,6 +180,8 @@ class RedisStore:
             )
         self._client = client
         self._save_script = client.register_script(_SAVE_SCRIPT)
+        self._save_with_job_script = client.register_script(_SAVE_WITH_JOB_SCRIPT)
+        self.job_prefix = job_prefix(prefix)
         self._discard_script = client.register_script(_DISCARD_SCRIPT)
 
     @property
@@ -179,20 +213,29 @@ class RedisStore:
                 raise self._unavailable("load", exc) from exc
         return session
 
-    def save(self, session: Session) -> None:
+    def save(self, session: Session, job: Job | None = None) -> None:
         pending = prepare_save(session)
         key = self.prefix + pending.session_id
+        args = [pending.expected, pending.version, pending.data, self._ttl_ms]
+        prepared = prepare_job(job) if job is not None else None
         try:
-            written, found = self._save_script(
-                keys=[key],
-                args=[pending.expected, pending.version, pending.data, self._ttl_ms],
-                client=self._client,
-            )
+            if prepared is None:
+                written, found = self._save_script(keys=[key], args=args, client=self._client)
+            else:
+                expected, stored, data = prepared
+                written, found = self._save_with_job_script(
+                    keys=[key, self.job_prefix + stored.id],
+                    args=[*args, expected, stored.version, data, JOB_TTL * 1000],
+                    client=self._client)
         except self._errors as exc:
             raise self._unavailable("save", exc) from exc
+        if written == -1 and prepared is not None:
+            raise JobConflict(prepared[1].id, prepared[0], int(found))
         if not written:
             raise SessionConflict(pending.session_id, expected=pending.expected, found=int(found))
         pending.apply(session)
+        if job is not None and prepared is not None:
+            job_applied(job, prepared[1])
 
     def delete(self, session_id: str) -> None:
         try:

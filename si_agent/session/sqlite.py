@@ -18,6 +18,10 @@ import time
 from pathlib import Path
 
 from si_agent.errors import SessionConflict, StoreUnavailable
+from si_agent.jobs.model import Job
+from si_agent.jobs.sqlite import JOBS_SCHEMA, write_job
+from si_agent.jobs.store import applied as job_applied
+from si_agent.jobs.store import prepare as prepare_job
 from si_agent.session.base import as_version, check_ttl, parse_record, prepare_save
 from si_agent.session.model import Session
 
@@ -65,7 +69,7 @@ class SQLiteStore:
             os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
             conn = self._connection()
             conn.execute("PRAGMA journal_mode=WAL")
-            conn.executescript(_SCHEMA)
+            conn.executescript(_SCHEMA + JOBS_SCHEMA)
         except (OSError, sqlite3.Error) as exc:
             raise StoreUnavailable(
                 f"cannot open the SQLite session store at {self.path}: {exc}"
@@ -95,8 +99,9 @@ class SQLiteStore:
             self._discard(session_id, version, data)
         return session
 
-    def save(self, session: Session) -> None:
+    def save(self, session: Session, job: Job | None = None) -> None:
         pending = prepare_save(session)
+        prepared = prepare_job(job) if job is not None else None
         try:
             conn = self._connection()
             conn.execute("BEGIN IMMEDIATE")
@@ -112,6 +117,8 @@ class SQLiteStore:
                     raise SessionConflict(
                         pending.session_id, expected=pending.expected, found=found
                     )
+                if prepared is not None:
+                    write_job(conn, *prepared)  # JobConflict rolls the session back too
                 conn.execute(
                     _UPSERT,
                     (pending.session_id, pending.version, pending.data, pending.updated_at),
@@ -124,6 +131,8 @@ class SQLiteStore:
         except sqlite3.Error as exc:
             raise self._unavailable("save", exc) from exc
         pending.apply(session)
+        if job is not None and prepared is not None:
+            job_applied(job, prepared[1])
         self._maybe_purge()
 
     def delete(self, session_id: str) -> None:

@@ -95,13 +95,13 @@ class ConflictOnce(MemoryStore):
         super().__init__()
         self.conflicts = 0
 
-    def save(self, session):
+    def save(self, session, job=None):
         if session.state == "executing" and not self.conflicts:
             self.conflicts += 1
             other = self.load(session.session_id)
             other.turn += 0  # unchanged data, a newer version: what a parallel save leaves
             super().save(other)
-        super().save(session)
+        super().save(session, job)
 
 
 def test_a_save_conflict_while_confirming_submits_once(make_controller, settings):
@@ -114,6 +114,7 @@ def test_a_save_conflict_while_confirming_submits_once(make_controller, settings
     assert turn.state == "done" and turn.result["application_no"].startswith("SI")
     assert len(calls(settings, "social_transfer")) == before + 1
     assert turn.reply.count("已提交，受理编号") == 1
+    assert len(store.jobs._records) == 1  # the lost save wrote no job either
 
 
 # -- a process that dies between the two phases ----------------------------------------

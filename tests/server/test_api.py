@@ -287,7 +287,7 @@ def test_a_turn_that_keeps_conflicting_is_a_409_without_the_user_id(settings, ca
         def load(self, sid):
             return self.inner.load(sid)
 
-        def save(self, session):
+        def save(self, session, job=None):
             raise SessionConflict("sid#x", expected=session.version, found=session.version + 1)
 
         def delete(self, sid):

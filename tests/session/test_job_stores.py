@@ -71,3 +71,34 @@ def test_an_unknown_session_store_has_no_job_store():
 
     with pytest.raises(UnknownBackendError, match="valid names: memory, redis, sqlite"):
         create_job_store(Elsewhere())
+
+
+def test_a_session_and_its_job_are_written_together_or_not_at_all(backend):
+    from si_agent.errors import SessionConflict
+    from si_agent.session.model import Session
+
+    store = backend.make()
+    jobs = create_job_store(store)
+    session = Session(session_id="s", state="executing", job_id="j1")
+    submitted = job(status="running", owner=this_process())
+    store.save(session, job=submitted)
+    assert (session.version, submitted.version) == (1, 1)
+    assert store.load("s").job_id == "j1" and jobs.load("j1").status == "running"
+
+    # A stale session: neither the session nor the job is written.
+    stale = Session(session_id="s", state="done", job_id="j1")  # version 0
+    with pytest.raises(SessionConflict):
+        store.save(stale, job=submitted.model_copy(update={"status": "succeeded"}))
+    assert jobs.load("j1").status == "running" and store.load("s").state == "executing"
+
+    # A stale job (someone renewed it meanwhile): neither is written.
+    renewed = jobs.load("j1")
+    jobs.save(renewed.model_copy(update={"lease_until": 3e9}))
+    session.state = "done"
+    with pytest.raises(JobConflict):
+        store.save(session, job=submitted.model_copy(update={"status": "succeeded"}))
+    assert store.load("s").state == "executing" and store.load("s").version == 1
+    current = jobs.load("j1")
+    store.save(store.load("s").model_copy(update={"state": "done"}),
+               job=current.model_copy(update={"status": "succeeded"}))
+    assert (store.load("s").state, jobs.load("j1").status) == ("done", "succeeded")
