@@ -58,6 +58,9 @@ class JobDriver:
         self.ctl = ctl
         self.lease = LEASE
         self.heartbeat = HEARTBEAT
+        self._running: set[str] = set()  # jobs this process is running now
+        self._running_lock = threading.Lock()
+        self._beater: threading.Thread | None = None
 
     # -- after a turn ----------------------------------------------------------
 
@@ -198,19 +201,31 @@ class JobDriver:
 
     @contextmanager
     def _heartbeat(self, job: Job) -> Iterator[None]:
-        stop = threading.Event()
-
-        def beat() -> None:
-            while not stop.wait(self.heartbeat):
-                self._renew(job.id)
-
-        thread = threading.Thread(target=beat, name=f"si-lease-{job.id[:8]}", daemon=True)
-        thread.start()
+        """Keep the job's lease fresh while it runs: one shared thread renews every
+        job this process is running (no thread per job)."""
+        with self._running_lock:
+            self._running.add(job.id)
+            if self._beater is None or not self._beater.is_alive():
+                self._beater = threading.Thread(target=self._beat, name="si-job-leases",
+                                                daemon=True)
+                self._beater.start()
         try:
             yield
         finally:
-            stop.set()
-            thread.join(timeout=5)
+            with self._running_lock:
+                self._running.discard(job.id)
+
+    def _beat(self) -> None:
+        while True:
+            time.sleep(self.heartbeat)
+            with self._running_lock:
+                running = list(self._running)
+            for job_id in running:
+                try:
+                    self._renew(job_id)
+                except Exception as exc:  # a store hiccup: the next beat tries again
+                    log.warning("renewing the lease of job %s failed: %s", job_id,
+                                type(exc).__name__)
 
     def _renew(self, job_id: str, progress: str | None = None) -> None:
         """A fresh lease (and the citizen-facing progress text, if given)."""
