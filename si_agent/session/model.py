@@ -108,7 +108,9 @@ class Session(BaseModel):
     retryable: bool = True  # whether the last failure may be submitted again
     notice: str | None = None  # an outcome that arrived between turns, not yet shown
     history: list[Message] = Field(default_factory=list)
-    memory: list[DecisionRecord] = Field(default_factory=list)
+    # Decision records, each kept as its JSON text: written once per turn and read
+    # only for debugging, so loading a session does not build 50 models every turn.
+    records: list[str] = Field(default_factory=list)
     turn: int = 0
     usage: Usage = Field(default_factory=Usage)
     version: int = 0
@@ -121,5 +123,10 @@ class Session(BaseModel):
 
     def record(self, decision: DecisionRecord) -> None:
         """Append a decision record to the bounded memory."""
-        self.memory.append(decision)
-        del self.memory[:-MEMORY_RECORDS]
+        self.records.append(decision.model_dump_json())
+        del self.records[:-MEMORY_RECORDS]
+
+    @property
+    def memory(self) -> list[DecisionRecord]:
+        """The decision records, oldest first (parsed on each access)."""
+        return [DecisionRecord.model_validate_json(r) for r in self.records]

@@ -87,7 +87,7 @@ def test_decision_records_mask_personal_data(controller):
     assert "3301**********0178" in record.input
     assert record.calls[0].arguments["values"]["id_number"] == "3301**********0178"
     assert record.state_before == "collecting"
-    assert ID not in dumped.split('"memory"')[1]
+    assert ID not in dumped.split('"records"')[1]
 
 
 def test_ask_two_fields_at_once(make_controller, catalog):
