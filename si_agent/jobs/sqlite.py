@@ -6,6 +6,8 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from si_agent.errors import JobConflict, StoreUnavailable
@@ -62,17 +64,24 @@ class SQLiteJobStore:
         prepared = prepare(job)
         conn = self._connection()
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with immediate(conn):
                 write_job(conn, *prepared)
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"SQLite job store at {self.path}: {exc}") from exc
         applied(job, prepared[1])
+
+
+@contextmanager
+def immediate(conn: sqlite3.Connection) -> Iterator[None]:
+    """A write transaction (``BEGIN IMMEDIATE``): committed, or rolled back on any error."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
 
 
 def write_job(conn: sqlite3.Connection, expected: int, stored: Job, data: str) -> None:

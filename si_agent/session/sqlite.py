@@ -19,7 +19,7 @@ from pathlib import Path
 
 from si_agent.errors import SessionConflict, StoreUnavailable
 from si_agent.jobs.model import Job
-from si_agent.jobs.sqlite import JOBS_SCHEMA, write_job
+from si_agent.jobs.sqlite import JOBS_SCHEMA, immediate, write_job
 from si_agent.jobs.store import applied as job_applied
 from si_agent.jobs.store import prepare as prepare_job
 from si_agent.session.base import as_version, check_ttl, parse_record, prepare_save
@@ -104,8 +104,7 @@ class SQLiteStore:
         prepared = prepare_job(job) if job is not None else None
         try:
             conn = self._connection()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with immediate(conn):
                 row = conn.execute(
                     "SELECT version, updated_at FROM sessions WHERE session_id = ?",
                     (pending.session_id,),
@@ -123,11 +122,6 @@ class SQLiteStore:
                     _UPSERT,
                     (pending.session_id, pending.version, pending.data, pending.updated_at),
                 )
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
         except sqlite3.Error as exc:
             raise self._unavailable("save", exc) from exc
         pending.apply(session)
