@@ -59,6 +59,7 @@ class JobDriver:
         self.lease = LEASE
         self.heartbeat = HEARTBEAT
         self._running: set[str] = set()  # jobs this process is running now
+        self._versions: dict[str, int] = {}  # their record versions, as last written here
         self._running_lock = threading.Lock()
         self._beater: threading.Thread | None = None
 
@@ -159,9 +160,11 @@ class JobDriver:
 
     def _outcome(self, job: Job, *, result: dict | None = None,
                  error: JobError | None = None) -> Job:
-        """The job finished, at its stored version (heartbeats moved it on); the values
-        are dropped (the session keeps them)."""
-        fresh = self.ctl.jobs.load(job.id) or job
+        """The job finished, at its stored version (lease renewals moved it on); the
+        values are dropped (the session keeps them)."""
+        with self._running_lock:
+            version = self._versions.pop(job.id, None)
+        fresh = job.model_copy(update={"version": version}) if version else job
         return fresh.model_copy(update={
             "status": "failed" if error else "succeeded", "result": result, "error": error,
             "finished_at": time.time(), "progress": None, "values": {}})
@@ -205,6 +208,7 @@ class JobDriver:
         job this process is running (no thread per job)."""
         with self._running_lock:
             self._running.add(job.id)
+            self._versions[job.id] = job.version
             if self._beater is None or not self._beater.is_alive():
                 self._beater = threading.Thread(target=self._beat, name="si-job-leases",
                                                 daemon=True)
@@ -236,10 +240,14 @@ class JobDriver:
             update: dict = {"lease_until": time.time() + self.lease}
             if progress is not None:
                 update["progress"] = progress
+            renewed = job.model_copy(update=update)
             try:
-                self.ctl.jobs.save(job.model_copy(update=update))
+                self.ctl.jobs.save(renewed)
             except JobConflict:
                 continue
+            with self._running_lock:
+                if job_id in self._versions:
+                    self._versions[job_id] = renewed.version
             if job.long_running:
                 self._touch_session(job.session_id)
             return
