@@ -15,7 +15,7 @@ from si_agent.config.loader import load_businesses
 from si_agent.config.model import Api
 from si_agent.config.settings import Settings
 from si_agent.engine.rules import RuleEngine
-from si_agent.executor import Executors, ExecutorOptions
+from si_agent.executor import ExecutorOptions, Executors
 from si_agent.flow.controller import Controller
 from si_agent.server import create_app
 from si_agent.session import MemoryStore
