@@ -152,7 +152,7 @@ def compare(expect: dict, got: TurnResult, raw_fields: dict[str, dict]) -> list[
             continue
         want = want if isinstance(want, dict) else {"value": want, "status": "collected"}
         for attr, value in want.items():
-            if str(have.get(attr)) != str(value):
+            if not _same(have.get(attr), value):
                 problems.append(f"field {key}.{attr} {have.get(attr)!r} != {value!r}")
     for needle in _as_list(expect.get("reply_contains")):
         if str(needle) not in got.reply:
@@ -168,6 +168,15 @@ def compare(expect: dict, got: TurnResult, raw_fields: dict[str, dict]) -> list[
         if not got.result or key not in got.result:
             problems.append(f"result lacks {key!r}")
     return problems
+
+
+def _same(have: Any, want: Any) -> bool:
+    """Numbers compare by value (a ``number`` field's 8000.0 is 8000), the rest as text."""
+    numbers = (int, float)
+    if (isinstance(have, numbers) and isinstance(want, numbers)
+            and not isinstance(have, bool) and not isinstance(want, bool)):
+        return have == want
+    return str(have) == str(want)
 
 
 def _as_list(value: Any) -> list:

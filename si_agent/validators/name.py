@@ -4,7 +4,10 @@ A name is 2 to 20 CJK ideographs (``min_length``/``max_length`` change the
 bounds); parts of a transliterated name are joined by the middle dot "·",
 which may be typed as "•", "・" or "." ("买买提.艾力" -> "买买提·艾力"). Spaces
 between characters are dropped. Digits, Latin letters and other symbols are
-refused, and so are a few words that are clearly not names ("社保", "本人").
+refused, and so are words and phrases that are clearly not names: a curated
+list ("社保", "本人", "自由职业"), phrases with a sentence particle or a
+refusal ("就不说了吧", "嗯嗯好的", "打错了"), and runs that start with a
+pronoun or a function word no surname starts with ("我要", "了要").
 
 ``extract`` only finds a name after a cue: "我叫", "姓名是", "姓名：", "名字叫",
 "本人", and "我是" when the name ends the clause.
@@ -34,8 +37,20 @@ NOT_NAMES = frozenset(
     "客户 用户 市民 居民 群众 老人 家属 失业 失业人员 灵活就业 灵活就业人员 个体户 "
     "参保人 参保人员 办事 办理 查询 咨询 想问 请问 问一下 来办 新来的 外地 本地 "
     "男的 女的 男生 女生 先生 女士 小姐 阿姨 叔叔 大爷 师傅 老板 经理 领导 代办 "
-    "朋友 家人 父亲 母亲 爸爸 妈妈 儿子 女儿 老公 老婆 丈夫 妻子".split()
+    "朋友 家人 父亲 母亲 爸爸 妈妈 儿子 女儿 老公 老婆 丈夫 妻子 "
+    "自由职业 自由职业者 自由 职业 打工 打工的 上班 上班族 无业 待业 务工 务工人员 农民工 "
+    "个体 个体工商户 老乡 本人的 好的 好吧 是的 对的 可以 不是 不对 没事 谢谢 再见 "
+    "名字 姓名 全名 真名 保密 隐私 不想 不说 不给 不方便 不愿意 算了 随便 打错 写错 输错 "
+    "应该 更正 重新 修改 继续 取消 人工 投诉 客服 机器人".split()
 )
+# Parts no name contains: sentence particles, refusals, fillers, verbs of the dialogue.
+_NOT_IN_NAME = re.compile(
+    "[吧呢吗嘛啊呀哦嗯么哈啦哎唉呃额]|不想|不说|不给|不方便|不愿|不告诉|保密|隐私|算了|"
+    "打错|写错|输错|说错|弄错|好的|可以|谢谢|知道|什么|怎么|为什么|职业|工作|单位|公司|"
+    "社保|医保|养老|失业|挂失|办理|查询|申请|身份证|手机|电话|号码|地址|银行"
+)
+# First characters of pronouns and function words: no surname starts with them.
+_NOT_A_SURNAME = frozenset("我你您他她它咱们的了就也还不没请这哪谁个")
 # Words that end the name in "我叫张三想查社保" and may not start one.
 _STOP_WORDS = (
     "身份证", "手机", "电话", "号码", "今年", "性别", "出生", "住在", "现在", "来自",
@@ -70,7 +85,7 @@ def _problem(name: str, low: int, high: int) -> str | None:
         return messages.NAME_TOO_SHORT.format(n=low)
     if count > high:
         return messages.NAME_TOO_LONG.format(n=high)
-    if name in NOT_NAMES:
+    if name in NOT_NAMES or _NOT_IN_NAME.search(name) or name[0] in _NOT_A_SURNAME:
         return messages.NAME_NOT_A_NAME.format(text=name)
     return None
 

@@ -21,7 +21,8 @@ class TestName:
         assert check("name", "张3").error == "姓名中有数字。"
         assert check("name", "Zhang San").error == "姓名中有英文字母。"
         assert check("name", "张三!").error == "姓名中有不是汉字的字符。"
-        assert check("name", "我叫张三").ok  # a whole answer is taken as the name
+        # A cue or a pronoun is not part of a name (the engine strips cues first).
+        assert check("name", "我叫张三").error == "“我叫张三”不像是姓名。"
 
     def test_dot_in_the_wrong_place(self):
         assert check("name", "·张三").error == "姓名中的间隔号“·”位置不对。"
