@@ -45,6 +45,11 @@ class Rule(str, Enum):
     AWAITED_ANSWER = "awaited_answer"    # the whole message for the awaited field
     MODIFY = "modify"
     UPLOAD = "upload"
+    SMALL_TALK = "small_talk"            # greeting, closing, hand-off, who-are-you
+    SWITCH = "switch"                    # another business named mid-flow
+    DECLINED = "declined"                # no to an offer (switching business)
+    REFUSAL = "refusal"                  # declines to give the awaited field
+    FIELD_HELP = "field_help"            # asks what a field's term means
 
 
 SURE = 1.0  # a decision this confident needs no model

@@ -1,4 +1,5 @@
-"""Words the rule engine recognises: confirm, cancel, modify, retry, questions.
+"""Words the rule engine recognises: confirm, cancel, modify, retry, questions,
+refusals, small talk, correction preambles.
 
 These are recognition vocabularies, not replies; replies live in ``replies``.
 """
@@ -25,7 +26,11 @@ ACCEPT = frozenset({
     "办理", "办", "好的", "好", "是的", "是", "可以", "开始", "嗯", "要", "需要", "行", "ok",
     "好的办理吧", "好的办理", "办理吧", "开始办理", "我要办理", "帮我办理", "要办理", "好办理",
     "确认办理", "确定", "确认", "对", "对的", "查", "查询", "好的查一下", "查一下", "帮我查",
+    "继续", "继续办理", "继续办", "接着办", "继续吧", "好的继续", "好继续", "要继续", "嗯继续",
+    "先办这个", "好的先办这个", "好先办", "切换", "换吧", "好的换", "行吧",
 })
+# Declining an offer ("要先办理…吗？" → "不用，先把挂失办完").
+DECLINE = re.compile(r"^(?:不用|不要|不了|不必|先不|别|不换|不切换|不需要|算了吧?$|还是先|先把|继续办?这个)")
 INTENT = ("我要", "我想", "帮我", "请帮", "给我", "麻烦", "想办", "要办", "办理", "申请", "申领",
           "我需要", "需要办", "替我", "开始", "查一下", "查询", "查查", "看看", "看一下")
 # A knowledge question ("how", "what", "which"), as opposed to a yes/no question.
@@ -38,8 +43,45 @@ YES_NO = re.compile(r"吗|么|呢|没有|了没|[？?]")
 GREETING = frozenset({
     "你好", "您好", "在吗", "在不在", "hi", "hello", "哈喽", "嗨", "你好呀", "早上好", "下午好",
     "晚上好", "有人吗", "你能做什么", "你能帮我做什么", "你会什么", "你可以做什么", "帮助", "help",
-    "有什么功能", "能办什么", "可以办什么", "你是谁", "谢谢", "谢谢你", "多谢", "好的谢谢",
+    "有什么功能", "能办什么", "可以办什么", "你好啊", "您好啊", "哈喽你好", "你好在吗",
 })
+SELF_INTRO = frozenset({
+    "你是谁", "你是谁啊", "你是谁呀", "您是谁", "你是什么", "你叫什么", "你叫什么名字", "你是机器人吗",
+    "你是真人吗", "你是人吗", "你是人工吗", "你是ai吗", "是机器人吗", "你是机器人", "你是哪位",
+})
+# A closing: thanks, goodbye, "that's all" (the whole message, particles aside).
+CLOSING = re.compile(
+    r"(?:好的?|嗯+|行|ok|okay|可以|知道了|明白了?|收到|了解了?|那|那就|这样啊|好吧)*"
+    r"(?:谢谢(?:你|您|啦|了)?|多谢|谢了|感谢(?:你|您)?|非常感谢|太感谢了|辛苦了?|麻烦了|"
+    r"没事了?|没有了|没了|没别的了|就这些|就这样|不用了谢谢|再见|拜拜|bye|886)+"
+    r"(?:[啊呀哈啦了吧哦噢]|再见|拜拜)*"
+)
+# Asking for a person, or to complain: the hand-off text.
+HANDOFF = re.compile(r"人工|真人|客服|投诉|举报|找领导")
+HANDOFF_MAX = 12  # characters; a longer message is about something else
+# Declining something: "不想说", "不方便", "为什么要这个" while a field is awaited.
+REFUSAL = re.compile(
+    r"不想(?:说|给|填|提供|告诉|透露|讲|选|写)|不愿意?(?:说|给|填|提供|告诉|透露)?|不方便|不太方便|"
+    r"不好说|不告诉|不能说|不便|不透露|保密|隐私|(?:就)?不说了|不给了|不填了|"
+    r"(?:能|可以)不(?:填|给|选|说)|不(?:填|给|选|说)(?:行不行|可以吗|不行吗|可不可以)|"
+    r"(?:为什么|为啥|干嘛|干吗|凭什么)(?:还|一定|非得|必须)?(?:要|得)|要这个(?:干嘛|干什么|做什么)"
+)
+# Asking what the field asked for means: "这是什么意思", "填什么", "在哪找".
+ASKS_MEANING = re.compile(
+    r"什么意思|啥意思|是什么|是啥|指什么|指的是|怎么填|填什么|填啥|选哪个|选哪|有啥区别|有什么区别|"
+    r"区别|在哪找|在哪看|在哪查|在哪里|哪里看|哪里找|怎么查|怎么看|不懂|不明白|看不懂"
+)
+# A preamble before a corrected or hesitant answer: "打错了，是张伟", "嗯，地址的话…".
+PREAMBLE = re.compile(
+    r"^(?:(?:嗯+|呃+|额+|啊+|哦+|噢+|那个|这个嘛|就是|不好意思|抱歉|对不起|打错了|写错了|输错了|说错了|"
+    r"弄错了|错了|更正一下|更正|纠正一下|我再说一遍|重新说一下|哦不|不对|我想想|让我想想|等一下|稍等|"
+    r"应该是|应该为|应为|我看看|是)[\s,，。.:：!！~～、]*)+"
+)
+# The words a closing or a filler reply is made of, with nothing to act on.
+FILLER_ONLY = re.compile(
+    r"(?:嗯+|啊+|哦+|噢+|呃+|额+|好的?|好滴|好嘞|行|对|对的|是的?|ok|okay|收到|明白|了解|知道了|可以)+"
+    r"[了啦呀吧哈]*"
+)
 CONVERSATIONAL = frozenset({
     "你好", "您好", "谢谢", "好的", "是的", "不是", "不对", "可以", "知道", "不知道", "什么",
     "办理", "确认", "取消", "再见", "你是谁", "帮助", "人工", "转人工", "没有", "还有", "确定",
@@ -76,6 +118,13 @@ _CANCEL_CLAUSE = re.compile(
     rf"(?:吧|啦|呀|了|啊|哈|办理|我|{'|'.join(CANCEL)})*"
 )
 _CLAUSES = re.compile(r"[\s,，。.!！~～、;；]+")
+# A clause that stops doing something: "这卡我不办了", "还是不挂失了", "备案不办了".
+_STOP_CLAUSE = re.compile(
+    r"[\u4e00-\u9fff]{0,4}?(?:我|就|还是|那就|那|先|暂时)?(?:不|别)"
+    r"(?:办|办理|挂失|申请|申领|转|转移|备案|查|测算|测|算|领|交|登记|认证|弄|寄|做)"
+    r"(?:这个|这项|它)?了(?:吧|啦|呀|啊)?"
+)
+_FOR_NOW = re.compile(r"先不|暂时不|暂不|先别")
 
 
 def is_cancel(text: str) -> bool:
@@ -85,7 +134,20 @@ def is_cancel(text: str) -> bool:
     """
     if is_how_question(text) or NEGATED_CANCEL.search(bare(text)):
         return False
-    return any(_CANCEL_CLAUSE.fullmatch(c.lower()) for c in _CLAUSES.split(text) if c)
+    return any(_CANCEL_CLAUSE.fullmatch(c.lower()) or _STOP_CLAUSE.fullmatch(c)
+               for c in _CLAUSES.split(text) if c)
+
+
+def abandons(text: str) -> bool:
+    """Stopping for good ("不办这个了", "我不挂失了"), not for now ("先不挂失了")."""
+    if NEGATED_CANCEL.search(bare(text)):
+        return False
+    return any((_CANCEL_CLAUSE.fullmatch(c.lower()) or _STOP_CLAUSE.fullmatch(c))
+               and not _FOR_NOW.search(c) for c in _CLAUSES.split(text) if c)
+
+
+def is_decline(text: str) -> bool:
+    return bool(DECLINE.search(bare(text)))
 
 
 def is_confirm(text: str) -> bool:
@@ -118,7 +180,39 @@ def is_greeting(text: str) -> bool:
 
 
 def is_conversational(text: str) -> bool:
-    return bare(text) in CONVERSATIONAL or bare(text) in CONFIRM
+    b = bare(text)
+    return b in CONVERSATIONAL or b in CONFIRM or bool(FILLER_ONLY.fullmatch(b))
+
+
+def small_talk(text: str) -> str | None:
+    """The kind of small talk the whole message is, or None: ``greeting``,
+    ``closing``, ``handoff`` or ``self_intro`` (the keys of the assistant texts)."""
+    b = bare(text)
+    if not b:
+        return None
+    if b in SELF_INTRO:
+        return "self_intro"
+    if len(b) <= HANDOFF_MAX and HANDOFF.search(b):
+        return "handoff"
+    if CLOSING.fullmatch(b):
+        return "closing"
+    if b in GREETING:
+        return "greeting"
+    return None
+
+
+def is_refusal(text: str) -> bool:
+    """Declining to give what is asked ("不想说", "为什么要这个"), not a value."""
+    return bool(REFUSAL.search(text)) and not NEGATED_REFUSAL.search(text)
+
+
+NEGATED_REFUSAL = re.compile(r"没有?不方便|不是不想")
+
+
+def strip_preamble(text: str) -> str:
+    """The answer without a correction or hesitation preamble ("打错了，是张伟" → "张伟")."""
+    rest = PREAMBLE.sub("", text).strip()
+    return rest or text
 
 
 def strip_filler(text: str) -> str:

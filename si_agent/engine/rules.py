@@ -150,8 +150,9 @@ class RuleEngine:
         if view.suggestion in self.catalog and L.is_accept(text):
             return [_match(view.suggestion)], Rule.ACCEPTED_SUGGESTION, (
                 f"accepted suggestion {view.suggestion}")
-        if L.is_greeting(text):
-            return [], Rule.GREETING, "greeting"
+        kind = L.small_talk(text)
+        if kind is not None and T.SMALL_TALK in offered:
+            return [_small_talk(kind)], Rule.SMALL_TALK, kind
         bid, score, span, runner_up = self.match(text)
         if L.is_cancel(text) and score < MATCH_THRESHOLD and T.CANCEL_FLOW in offered:
             return [_cancel()], Rule.CANCEL_WORD, "cancel word"
@@ -175,6 +176,8 @@ class RuleEngine:
             )
         if question or len(text) > 6:
             return [_answer(text, None)], Rule.QUESTION, "question, no business"
+        if L.is_conversational(text) and T.SMALL_TALK in offered:
+            return [_small_talk("closing")], Rule.SMALL_TALK, "a filler reply: closing"
         return [], Rule.NONE, "no business matched"
 
     def start(self, view: SessionView, business: Business, text: str) -> list[ToolCall]:
@@ -238,16 +241,23 @@ class RuleEngine:
     def _collecting(self, view: SessionView, text: str, offered: frozenset[str]) -> _Ruled:
         business = view.business
         assert business is not None
+        switch = self._switch(view, text, offered)
+        if switch is not None:
+            return switch
         if L.is_cancel(text):
             return [_cancel()], Rule.CANCEL_WORD, "cancel word"
         awaited = view.awaiting if view.awaiting in business.field_keys else _first(view)
+        talk = self._talk_in_flow(business, awaited, text, offered)
+        if talk is not None:
+            return talk
         redo = _mentioned_step(business, text)
         if redo and T.REDO_STEP in offered and (L.wants_modify(text) or "重新" in text):
             return [_redo(redo)], Rule.MODIFY, f"redo step {redo}"
         target = _mentioned_field(business, text)
         if target and (L.wants_modify(text) or "重新" in text or "重填" in text):
             return [self._modify(business, target, text)], Rule.MODIFY, f"go back to {target}"
-        values = self.values_for(business, awaited, text, whole=True)
+        answer = L.strip_preamble(text)
+        values = self.values_for(business, awaited, answer, whole=True)
         if values:
             weak = all(business.field(k).type in _WEAK for k in values)
             if L.is_question(text) and weak:
@@ -265,9 +275,63 @@ class RuleEngine:
         if free_text and L.NON_ANSWER.search(text):
             return [], Rule.CONVERSATIONAL, "a non-answer would pass as free text"
         if awaited:
-            return [ToolCall(name=T.PROVIDE_FIELD, arguments={"values": {awaited: text}})], (
+            return [ToolCall(name=T.PROVIDE_FIELD, arguments={"values": {awaited: answer}})], (
                 Rule.AWAITED_ANSWER), "the message as the awaited field's value"
         return [], Rule.NONE, "nothing recognised"
+
+    def _switch(self, view: SessionView, text: str, offered: frozenset[str]) -> _Ruled | None:
+        """Another business named mid-flow: switch (after "要先办理…吗？" was answered
+        yes, or at once when the current one is dropped for good), or ask once."""
+        business = view.business
+        if business is None or T.SWITCH_BUSINESS not in offered:
+            return None
+        pending = view.suggestion if view.suggestion in self.catalog else None
+        if pending and pending != business.id:
+            if L.is_accept(text) or L.is_confirm(text):
+                return [_switch(pending)], Rule.SWITCH, f"switch to {pending}: accepted"
+            if L.is_decline(text):
+                return [], Rule.DECLINED, f"switch to {pending}: declined"
+        bid, score, span, runner_up = self.match(text)
+        if bid is None or bid == business.id or score - runner_up < MARGIN:
+            return None
+        explicit = L.abandons(text)
+        if not (score >= 1.0 or (explicit and score >= MATCH_THRESHOLD)):
+            return None
+        masked = _mask_codes(text)
+        rest = masked[: span[0]] + masked[span[1]:] if span else masked
+        if L.is_how_question(rest) and not explicit:
+            return None  # a question about the other business, answered in place
+        awaited = view.awaiting if view.awaiting in business.field_keys else None
+        if awaited is not None:
+            field = business.field(awaited)
+            if field.type != "text" and _whole_message_fits(field, text):
+                return None  # a valid answer that happens to contain a keyword
+        if explicit:
+            calls = [_cancel(), *self.start(view, self.catalog[bid], text)]
+            return calls, Rule.SWITCH, f"dropped {business.id} for {bid} (score {score:.2f})"
+        return [_answer("", bid)], Rule.SWITCH, f"ask to switch to {bid} (score {score:.2f})"
+
+    def _talk_in_flow(self, business: Business, awaited: str | None, text: str,
+                      offered: frozenset[str]) -> _Ruled | None:
+        """Small talk, a refusal, or a question about a field, while a business runs."""
+        kind = L.small_talk(text)
+        if kind in ("handoff", "self_intro") and T.SMALL_TALK in offered:
+            return [_small_talk(kind)], Rule.SMALL_TALK, kind
+        if T.EXPLAIN_FIELD not in offered:
+            return None
+        named = _mentioned_field(business, text)
+        if L.is_refusal(text) and not self._strong_values(business, text):
+            key = named or awaited
+            if key is not None:
+                return [_explain(key, "why")], Rule.REFUSAL, f"why {key} is needed"
+        if L.is_question(text) or L.ASKS_MEANING.search(text):
+            key = named or (awaited if L.ASKS_MEANING.search(text) else None)
+            if key is not None and business.field(key).help:
+                return [_explain(key, "help")], Rule.FIELD_HELP, f"what {key} means"
+        return None
+
+    def _strong_values(self, business: Business, text: str) -> bool:
+        return any(c.type in _STRONG for c in self._candidates(business, text))
 
     def values_for(
         self, business: Business, awaited: str | None, text: str, *, whole: bool
@@ -389,7 +453,7 @@ class RuleEngine:
 # -- confidence ---------------------------------------------------------------------
 
 _SURE_RULES = frozenset({Rule.CANCEL_WORD, Rule.CONFIRM_WORD, Rule.RETRY_WORD,
-                         Rule.ACCEPTED_SUGGESTION, Rule.GREETING})
+                         Rule.ACCEPTED_SUGGESTION, Rule.GREETING, Rule.SMALL_TALK})
 _UNSURE = 0.5
 
 
@@ -649,17 +713,32 @@ def _first(view: SessionView) -> str | None:
 def _within_toolset(calls: list[ToolCall], offered: frozenset[str]) -> list[ToolCall]:
     """The calls the toolset allows. Values given with the request that starts a
     business ("从杭州转到苏州") follow ``match_business``: they belong to the
-    business it starts, where the controller checks them again."""
+    business it starts, where the controller checks them again; so does a
+    ``match_business`` after ``cancel_flow`` ("不办这个了，帮我查养老金")."""
     kept: list[ToolCall] = []
     for c in calls:
         after_match = any(k.name == T.MATCH_BUSINESS for k in kept)
-        if c.name in offered or (after_match and c.name == T.PROVIDE_FIELD):
+        after_cancel = any(k.name == T.CANCEL_FLOW for k in kept)
+        if (c.name in offered or (after_match and c.name == T.PROVIDE_FIELD)
+                or (after_cancel and c.name == T.MATCH_BUSINESS)):
             kept.append(c)
     return kept
 
 
 def _cancel() -> ToolCall:
     return ToolCall(name=T.CANCEL_FLOW)
+
+
+def _switch(bid: str) -> ToolCall:
+    return ToolCall(name=T.SWITCH_BUSINESS, arguments={"business_id": bid})
+
+
+def _explain(key: str, topic: str) -> ToolCall:
+    return ToolCall(name=T.EXPLAIN_FIELD, arguments={"field_key": key, "topic": topic})
+
+
+def _small_talk(kind: str) -> ToolCall:
+    return ToolCall(name=T.SMALL_TALK, arguments={"kind": kind})
 
 
 def _redo(step_id: str) -> ToolCall:

@@ -16,18 +16,21 @@ business in progress can use it (``needs``)::
     modify_info      modify, fix                 -                    business has fields
     redo_step        redo                        -                    business has steps
     upload_<step>    steps_done                  -                    a step is awaited
+    explain_field    -                           collecting,          business has fields
+                                                 confirming
+    switch_business  suspend                     -                    -
     cancel_flow      cancel                      -                    -
-    answer_question  -                           every state but      -
-                                                 executing's start
+    answer_question  -                           every state          -
+    small_talk       -                           every state          -
 
 which gives (``tests/flow/test_actions.py`` checks it against this table)::
 
-    idle, done       match_business, cancel_flow, answer_question
-    collecting       provide_field, modify_info, [redo_step], cancel_flow, answer_question
-    step_executing   [provide_field], upload_<step>, cancel_flow, answer_question
-    confirming       confirm_submit, modify_info, [redo_step], cancel_flow, answer_question
-    executing        cancel_flow, answer_question
-    failed           [retry_submit], modify_info, [redo_step], cancel_flow, answer_question
+    idle, done       match_business, cancel_flow, answer_question, small_talk
+    collecting       provide_field, modify_info, [redo_step], [explain_field], switch_business, cancel_flow, answer_question, small_talk
+    step_executing   [provide_field], upload_<step>, switch_business, cancel_flow, answer_question, small_talk
+    confirming       confirm_submit, modify_info, [redo_step], [explain_field], switch_business, cancel_flow, answer_question, small_talk
+    executing        cancel_flow, answer_question, small_talk
+    failed           [retry_submit], modify_info, [redo_step], cancel_flow, answer_question, small_talk
 
 Applying a call returns an ``Outcome``: applied, or rejected with a reason code.
 """
@@ -45,6 +48,9 @@ from si_agent.config.model import Business, Step
 from si_agent.flow.machine import STATES, triggers_from
 
 MATCH_BUSINESS = "match_business"
+SWITCH_BUSINESS = "switch_business"
+EXPLAIN_FIELD = "explain_field"
+SMALL_TALK = "small_talk"
 ANSWER_QUESTION = "answer_question"
 PROVIDE_FIELD = "provide_field"
 CANCEL_FLOW = "cancel_flow"
@@ -69,6 +75,26 @@ class NoArgs(Args):
 
 class MatchBusinessArgs(Args):
     business_id: str
+
+
+class SwitchBusinessArgs(Args):
+    business_id: str
+
+
+class ExplainFieldArgs(Args):
+    field_key: str
+    topic: Literal["why", "help"] = Field(
+        description="why: the user hesitates or refuses to give the field; "
+                    "help: the user asks what the field's term means")
+
+
+SmallTalkKind = Literal["greeting", "closing", "handoff", "self_intro"]
+
+
+class SmallTalkArgs(Args):
+    kind: SmallTalkKind = Field(
+        description="greeting: hello; closing: thanks, ok, bye, that's all; handoff: asks "
+                    "for a person or to complain; self_intro: asks who the assistant is")
 
 
 class AnswerQuestionArgs(Args):
@@ -197,12 +223,25 @@ ACTIONS: tuple[Action, ...] = (
     Action(UPLOAD, "Submit the user's upload for the current step.",
            UploadArgs, "upload", triggers=("steps_done",),
            needs=lambda o: o.step is not None),
+    Action(EXPLAIN_FIELD,
+           "Explain a field instead of storing a value: why it is needed (the user "
+           "hesitates or refuses: never store a refusal) or what its term means; the field "
+           "is asked again.",
+           ExplainFieldArgs, "explain_field", also_in=("collecting", "confirming"),
+           needs=_has_fields),
+    Action(SWITCH_BUSINESS,
+           "The user clearly wants another business now, or said yes when asked whether to "
+           "switch: put the business in progress aside (kept with its values, resumed "
+           "later) and start the other one.",
+           SwitchBusinessArgs, "switch_business", triggers=("suspend",)),
     Action(CANCEL_FLOW, "Cancel the business in progress.",
            NoArgs, "cancel_flow", triggers=("cancel",)),
     Action(ANSWER_QUESTION,
            "Answer a knowledge question about social insurance policy; optionally recommend "
            "the business the question hints at.",
            AnswerQuestionArgs, "answer_question", also_in=STATES),
+    Action(SMALL_TALK, "Reply to small talk with the assistant's own text.",
+           SmallTalkArgs, "small_talk", also_in=STATES),
 )
 BY_NAME: dict[str, Action] = {a.name: a for a in ACTIONS}
 
@@ -259,6 +298,9 @@ def tool_schema(action: Action, offer: Offer, catalog: Mapping[str, Business]) -
         props["business_id"] = {"type": "string", "enum": list(catalog)}
         described = "; ".join(f"{x.id}: {x.name}" for x in catalog.values())
         description = f"{description} Businesses: {described}."
+    elif action.name == SWITCH_BUSINESS:
+        props["business_id"] = {"type": "string",
+                                "enum": [x for x in catalog if b is None or x != b.id]}
     elif action.name == ANSWER_QUESTION:
         props["suggested_business_id"] = {"type": ["string", "null"], "enum": [*catalog, None]}
     elif action.name == PROVIDE_FIELD and b is not None:
@@ -267,6 +309,8 @@ def tool_schema(action: Action, offer: Offer, catalog: Mapping[str, Business]) -
         props["values"] = {"type": "object", "properties": fields, "minProperties": 1,
                            "additionalProperties": False}
         description = f"Give values the user stated for the business {b.name}; several at once."
+    elif action.name == EXPLAIN_FIELD and b is not None:
+        props["field_key"] = {"type": "string", "enum": list(b.field_keys)}
     elif action.name == MODIFY_INFO and b is not None:
         props["field_key"] = {"type": "string", "enum": list(b.field_keys)}
         props["value"] = {"type": ["string", "null"]}

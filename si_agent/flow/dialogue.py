@@ -35,7 +35,15 @@ from si_agent.jobs.model import this_process
 from si_agent.knowledge import Answer, NoKnowledge
 from si_agent.privacy import redact_arguments, redact_text
 from si_agent.session.base import session_ref
-from si_agent.session.model import DecisionRecord, FieldState, Produced, Session, ToolCallRecord
+from si_agent.session.model import (
+    MAX_SUSPENDED,
+    DecisionRecord,
+    FieldState,
+    Produced,
+    Session,
+    SuspendedFlow,
+    ToolCallRecord,
+)
 from si_agent.validators import check as validate_value
 
 if TYPE_CHECKING:
@@ -76,6 +84,7 @@ class Turn:
         self.asked = False  # the next prompt was already put in the reply
         self.reasked: set[str] = set()  # fields whose error line already says what to enter
         self.job: Job | None = None  # a job this turn queued
+        self.pending_suggestion: str | None = None  # the suggestion the last reply made
 
     # -- lifecycle --------------------------------------------------------
 
@@ -107,6 +116,7 @@ class Turn:
     def run(self, decision: Decision) -> TurnResult:
         s = self.s
         self.decision = decision
+        self.pending_suggestion = s.suggestion
         s.suggestion = None  # a suggestion is good for the next turn only
         offered = self._tools()
         applied = 0
@@ -215,6 +225,9 @@ class Turn:
             return A.applied(A.Reason.UNAVAILABLE_BUSINESS, "not available online")
         s = self.s
         self._clear()
+        kept = next((f for f in reversed(s.suspended) if f.business_id == business.id), None)
+        if kept is not None:
+            return self._resume(business, kept)
         s.business_id = business.id
         s.fields = {f.key: FieldState() for f in business.fields}
         s.flow_nonce = uuid.uuid4().hex
@@ -222,12 +235,94 @@ class Turn:
         self.parts.append(replies.render(replies.START, name=business.name))
         return A.applied()
 
+    def _resume(self, business: Business, kept: SuspendedFlow) -> A.Outcome:
+        """Take up a suspended business exactly where it was left."""
+        s = self.s
+        s.suspended.remove(kept)
+        s.business_id = business.id
+        s.fields = {f.key: kept.fields.get(f.key, FieldState()) for f in business.fields}
+        s.step_data, s.produced = dict(kept.step_data), dict(kept.produced)
+        s.flow_nonce = kept.flow_nonce or uuid.uuid4().hex
+        self._fire("begin")
+        self.parts.append(replies.render(self.ctl.texts.switch_resumed, business=business.name))
+        if s.state == "collecting" and not self._pending(business):
+            self._complete()  # it was confirming: confirm again
+        elif s.state == "collecting" and kept.awaiting in business.field_keys:
+            s.awaiting = kept.awaiting
+        return A.applied(detail="resumed")
+
+    def switch_business(self, args: A.SwitchBusinessArgs) -> A.Outcome:
+        """Put the business in progress aside, with its values, and start another."""
+        current, target = self.business, self.ctl.catalog.get(args.business_id)
+        if target is None:
+            return A.rejected(A.Reason.UNKNOWN_BUSINESS, f"unknown business {args.business_id!r}")
+        if current is not None and target.id == current.id:
+            return A.rejected(A.Reason.NOT_ALLOWED, f"{target.id} is the business in progress")
+        if target.id in self.ctl.unavailable:
+            self.parts.append(replies.render(replies.BUSINESS_UNAVAILABLE, name=target.name))
+            return A.applied(A.Reason.UNAVAILABLE_BUSINESS, "not available online")
+        s = self.s
+        if current is not None:
+            s.suspended.append(SuspendedFlow(
+                business_id=current.id, state=s.state, fields=s.fields, awaiting=s.awaiting,
+                step_data=s.step_data, produced=s.produced, flow_nonce=s.flow_nonce))
+            dropped = s.suspended[:-MAX_SUSPENDED]
+            del s.suspended[:-MAX_SUSPENDED]
+            for flow in dropped:
+                log.info("session %s: suspended %s dropped (more than %d put aside)",
+                         session_ref(s.session_id), flow.business_id, MAX_SUSPENDED)
+        self._fire("suspend")
+        self._clear()
+        return self.match_business(A.MatchBusinessArgs(business_id=target.id))
+
+    def explain_field(self, args: A.ExplainFieldArgs) -> A.Outcome:
+        """Why a field is needed, or what its term means; the field is asked again."""
+        b = self.business
+        assert b is not None
+        if args.field_key not in b.field_keys:
+            return A.rejected(A.Reason.UNKNOWN_FIELD, f"unknown field {args.field_key!r}")
+        field = b.field(args.field_key)
+        texts = self.ctl.texts
+        if args.topic == "help":
+            self.parts.append(replies.render(field.help, business=b.name, label=field.label)
+                              if field.help else field.prompt)
+            if field.help is None:
+                return A.applied(detail="no help text: the prompt again")
+        else:
+            why = replies.render(field.why or texts.why_default, business=b.name,
+                                 label=field.label)
+            self.parts.append(join([why, texts.refusal_offer]))
+        if self.s.state == "collecting" and args.field_key in self._pending_keys(b):
+            self.s.awaiting = args.field_key
+        return A.applied()
+
+    def small_talk(self, args: A.SmallTalkArgs) -> A.Outcome:
+        texts = self.ctl.texts
+        if args.kind == "greeting":
+            self.parts.append(self._greeting())
+        else:
+            self.parts.append(replies.render(getattr(texts, args.kind),
+                                             handoff=self.ctl.handoff_text))
+        if self.s.state in ("idle", "done"):
+            self.asked = True
+        return A.applied()
+
+    def _greeting(self) -> str:
+        examples = "、".join(b.name for b in list(self.ctl.catalog.values())[:3])
+        return replies.render(self.ctl.texts.greeting, examples=examples)
+
     def answer_question(self, args: A.AnswerQuestionArgs) -> A.Outcome:
         question = args.question.strip()
         answer = self._knowledge(question) if question else None
         suggested = args.suggested_business_id
         if answer and answer.suggested_business_id and not suggested:
             suggested = answer.suggested_business_id
+        current = self.business if self.s.state not in ("idle", "done") else None
+        if (current is not None and args.suggested_business_id in self.ctl.catalog
+                and args.suggested_business_id != current.id
+                and A.SWITCH_BUSINESS in A.tool_names(self._tools())):
+            return self._ask_switch(question, answer, current,
+                                    self.ctl.catalog[args.suggested_business_id])
         can_suggest = suggested in self.ctl.catalog and self.s.state in ("idle", "done")
         offline = can_suggest and suggested in self.ctl.unavailable
         can_suggest = can_suggest and not offline
@@ -247,6 +342,37 @@ class Turn:
         elif self.business is not None and self.s.state not in ("idle", "done"):
             self.parts.append(replies.render(replies.CONTINUE, name=self.business.name))
         return A.applied()
+
+    def _ask_switch(self, question: str, answer: Answer | None, current: Business,
+                    target: Business) -> A.Outcome:
+        """Another business named mid-flow: ask once whether to switch to it."""
+        if answer:
+            self.answers.append(answer.text)
+        if target.id in self.ctl.unavailable:
+            self.parts.append(replies.render(replies.BUSINESS_UNAVAILABLE, name=target.name))
+            self.parts.append(replies.render(replies.CONTINUE, name=current.name))
+            return A.applied(A.Reason.UNAVAILABLE_BUSINESS, "not available online")
+        filled = sum(1 for st in self.s.fields.values() if st.status == "collected")
+        filled += sum(1 for st in current.steps if st.id in self.s.step_data)
+        self.s.suggestion = target.id
+        self.parts.append(replies.render(self.ctl.texts.switch_ask, current=current.name,
+                                         filled=filled, target=target.name))
+        self.asked = True
+        return A.applied(detail=f"asked to switch to {target.id}")
+
+    def _offer_resume(self) -> None:
+        """A business ended and another waits: offer to take it up again."""
+        s = self.s
+        if s.state not in ("idle", "done") or not s.suspended:
+            return
+        waiting = self.ctl.catalog.get(s.suspended[-1].business_id)
+        if waiting is None:
+            s.suspended.pop()
+            return
+        s.suggestion = waiting.id
+        self.parts.append(replies.render(self.ctl.texts.switch_resume_offer,
+                                         business=waiting.name))
+        self.asked = True
 
     def _knowledge(self, question: str) -> Answer | None:
         key = ("answer", question)
@@ -335,6 +461,9 @@ class Turn:
     def _pending(self, business: Business) -> list[FieldDef]:
         return pending_fields(business, self.s.fields)
 
+    def _pending_keys(self, business: Business) -> list[str]:
+        return [f.key for f in self._pending(business)]
+
     def _complete(self) -> None:
         """The fields (or the steps) are in: the machine says what comes next."""
         self.s.awaiting = None
@@ -348,6 +477,13 @@ class Turn:
         b = self.business
         s = self.s
         if s.state in ("idle", "done"):
+            waiting = [f for f in s.suspended if f.business_id == self.pending_suggestion]
+            if waiting:  # "不用了" to the offer to take a suspended business up again
+                s.suspended.remove(waiting[-1])
+                name = self.ctl.catalog[waiting[-1].business_id].name
+                self.parts.append(replies.render(replies.CANCELLED, name=name))
+                self.asked = True
+                return A.applied(detail=f"dropped suspended {waiting[-1].business_id}")
             self.parts.append(replies.NOTHING_TO_CANCEL)
             return A.applied(A.Reason.NOTHING_TO_CANCEL, "nothing to cancel")
         if s.state == "executing" and b is not None:
@@ -361,6 +497,7 @@ class Turn:
         self.parts.append(replies.render(replies.CANCELLED, name=b.name) if b
                           else replies.NOTHING_TO_CANCEL)
         self.asked = True
+        self._offer_resume()
         return A.applied()
 
     def _clear(self) -> None:
@@ -560,6 +697,7 @@ class Turn:
             self.s.awaiting = None
             self.parts.append(self.outcome_text(job))
             self.asked = True
+            self._offer_resume()
             return
         self._fire("fail")
         self._failed(b, job.error or JobError(message=replies.EXECUTOR_CRASHED))
@@ -614,10 +752,13 @@ class Turn:
     def _not_understood(self) -> None:
         s = self.s
         if s.state in ("idle", "done"):
-            examples = "、".join(
-                b.name for b in list(self.ctl.catalog.values())[:4])
-            self.parts.append(replies.render(replies.GREETING, examples=examples))
+            self.parts.append(self._greeting())
             self.asked = True
+        elif (self.pending_suggestion and self.business is not None
+              and self.pending_suggestion != self.business.id):
+            # No switch after "要先办理…吗？": the business in progress goes on.
+            self.parts.append(replies.render(self.ctl.texts.switch_kept,
+                                             current=self.business.name))
         elif s.state == "executing":
             return  # phase 2 says where the submission stands
         elif s.state == "failed" and not s.retryable:

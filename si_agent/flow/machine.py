@@ -7,6 +7,7 @@ States and triggers (conditions in brackets, tried in order)::
                                 | executing
     step_executing ──steps_done──▶ collecting [fields_pending] | confirming [requires_confirm]
                                    | executing
+    collecting|step_executing|confirming ──suspend──▶ idle   (put aside for another business)
     collecting|confirming ──modify──▶ collecting       (go back to a field)
     collecting|confirming|failed ──redo──▶ step_executing   (do a step again)
     confirming ──confirm──▶ executing ──succeed──▶ done
@@ -69,6 +70,8 @@ TRANSITIONS: tuple[dict[str, Any], ...] = (
     {"trigger": "steps_done", "source": "step_executing", "dest": "confirming",
      "conditions": "requires_confirm"},
     {"trigger": "steps_done", "source": "step_executing", "dest": "executing"},
+    {"trigger": "suspend", "source": ["collecting", "step_executing", "confirming"],
+     "dest": "idle"},
     {"trigger": "modify", "source": ["collecting", "confirming"], "dest": "collecting"},
     {"trigger": "redo", "source": ["collecting", "confirming", "failed"],
      "dest": "step_executing"},

@@ -16,6 +16,7 @@ FieldStatus = Literal["pending", "collected", "invalid", "failed"]
 
 HISTORY_TURNS = 6
 MEMORY_RECORDS = 50
+MAX_SUSPENDED = 3  # businesses put aside for another one, kept with their values
 
 
 class FieldState(BaseModel):
@@ -32,6 +33,23 @@ class Produced(BaseModel):
 
     value: Any
     step: str
+
+
+class SuspendedFlow(BaseModel):
+    """A business put aside for another one: where it stood, with every value."""
+
+    business_id: str
+    state: str
+    fields: dict[str, FieldState] = Field(default_factory=dict)
+    awaiting: str | None = None
+    step_data: dict[str, Any] = Field(default_factory=dict)
+    produced: dict[str, Produced] = Field(default_factory=dict)
+    flow_nonce: str | None = None
+    at: float = Field(default_factory=time.time)
+
+    @property
+    def filled(self) -> int:
+        return sum(1 for st in self.fields.values() if st.status == "collected")
 
 
 class Message(BaseModel):
@@ -107,6 +125,8 @@ class Session(BaseModel):
     job_id: str | None = None  # the submission in progress or last made
     retryable: bool = True  # whether the last failure may be submitted again
     notice: str | None = None  # an outcome that arrived between turns, not yet shown
+    # Businesses put aside (newest last, at most MAX_SUSPENDED); they expire with the session.
+    suspended: list[SuspendedFlow] = Field(default_factory=list)
     history: list[Message] = Field(default_factory=list)
     # Decision records, each kept as its JSON text: written once per turn and read
     # only for debugging, so loading a session does not build 50 models every turn.

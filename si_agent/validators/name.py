@@ -10,7 +10,8 @@ refusal ("就不说了吧", "嗯嗯好的", "打错了"), and runs that start wi
 pronoun or a function word no surname starts with ("我要", "了要").
 
 ``extract`` only finds a name after a cue: "我叫", "姓名是", "姓名：", "名字叫",
-"本人", and "我是" when the name ends the clause.
+"名字", "本人", "叫" opening a clause ("我姓王，叫王芳"), and "我是" when the
+name ends the clause.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ _STOP = re.compile("|".join(_STOP_WORDS))
 # Characters that start a verb phrase or a pronoun, hardly ever a surname.
 _NOT_FIRST = frozenset("的想要在是我了今也就还请帮来去从办问说做给跟被把不没很都刚已这那哪谁个有错改")
 _PARTICLE = re.compile("[的了吧呢啊呀哦嗯么吗]")
-_CUES = re.compile(r"我叫|我是|姓名是|姓名叫|姓名[:：]?|名字叫|名字是|名字[:：]|本人")
+_CUES = re.compile(r"我叫|我是|姓名是|姓名叫|姓名[:：]?|名字叫|名字是|名字[:：]?|本人|(?:^|(?<=[，,。\s]))叫")
 _RUN = re.compile(rf"\s*([{_CJK}]+(?:[{_DOTS}][{_CJK}]+)*)")
 _CLAUSE_END = re.compile(r"\s|[,，。.!！?？;；:：、)）]|$")
 

@@ -37,7 +37,8 @@ def test_request_shape_history_and_redaction(catalog, settings, fake):
     assert turn.state == "confirming"
     body = fake.requests[-1]
     assert [t["function"]["name"] for t in body["tools"]] == [
-        "provide_field", "modify_info", "cancel_flow", "answer_question"]
+        "provide_field", "modify_info", "explain_field", "switch_business", "cancel_flow",
+        "answer_question", "small_talk"]
     assert body["tool_choice"] == "auto" and body["temperature"] == 0.3
     assert body["messages"][-1] == {"role": "user", "content": "王芳，<ID_1>，新号<PHONE_1>"}
     assert [m["role"] for m in body["messages"]] == ["system", "user", "assistant", "user"]

@@ -38,6 +38,7 @@ def expected_tools(doc: list[str], business, step, retryable: bool) -> set[str]:
         "[provide_field]": business is not None and bool(business.fields),
         "[redo_step]": business is not None and bool(business.steps),
         "[retry_submit]": retryable,
+        "[explain_field]": business is not None and bool(business.fields),
     }
     out = set()
     for tool in doc:

@@ -72,9 +72,11 @@ def test_untrusted_calls_are_rejected_and_recorded(make_controller):
     assert reasons[:3] == [("rejected", "unknown_business"), ("rejected", "not_offered"),
                            ("rejected", "not_offered")]
     assert reasons[-2:] == [("rejected", "bad_arguments"), ("rejected", "not_offered")]
-    assert engine.seen_tools[0] == ["match_business", "cancel_flow", "answer_question"]
-    assert engine.seen_tools[-1] == ["provide_field", "modify_info", "cancel_flow",
-                                     "answer_question"]
+    assert engine.seen_tools[0] == ["match_business", "cancel_flow", "answer_question",
+                                    "small_talk"]
+    assert engine.seen_tools[-1] == ["provide_field", "modify_info", "explain_field",
+                                     "switch_business", "cancel_flow", "answer_question",
+                                     "small_talk"]
 
 
 def test_decision_records_mask_personal_data(controller):
