@@ -17,6 +17,9 @@ from pydantic_core import PydanticCustomError
 FieldType = str
 MASKED_TYPES: frozenset[str] = frozenset({"idcard", "phone", "bank_card"})
 CompareOp = Literal["==", "!=", "<", "<=", ">", ">="]
+# How a date field reads a span such as "去年年底": its last day, its first day,
+# or ask the citizen for the exact day (the date validator's default).
+DateSpan = Literal["end", "start", "ask"]
 
 
 class _Model(BaseModel):
@@ -50,6 +53,13 @@ class FieldDef(_Model):
     # field (e.g. "转出"/"从" for from_city); used by the rule engine.
     cues: tuple[str, ...] = ()
     example: str | None = None
+    # Why the value is needed, shown when a citizen hesitates to give it ("为什么要这个");
+    # without it the assistant texts' why_default is used. Placeholders {business}, {label}.
+    why: str | None = None
+    # What the field's term means ("社平工资是啥？"). Placeholders {business}, {label}.
+    help: str | None = None
+    # Date fields only; None leaves the validator's default ("ask").
+    date_span: DateSpan | None = None
 
     @property
     def masked(self) -> bool:
@@ -68,6 +78,8 @@ class FieldDef(_Model):
                 opts[name] = value
         if self.not_future:
             opts["not_future"] = True
+        if self.date_span is not None:
+            opts["date_span"] = self.date_span
         return opts
 
 
