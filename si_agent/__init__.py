@@ -10,18 +10,21 @@ from typing import TYPE_CHECKING
 __version__ = "0.1.0"
 
 __all__ = [
+    "AssistantTexts",
     "Business",
     "Controller",
     "Settings",
     "SiAgentError",
     "TurnResult",
     "build_controller",
+    "load_assistant_texts",
     "load_businesses",
     "__version__",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
     from si_agent.app import build_controller
+    from si_agent.config.assistant import AssistantTexts, load_assistant_texts
     from si_agent.config.loader import load_businesses
     from si_agent.config.model import Business
     from si_agent.config.settings import Settings
@@ -30,12 +33,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from si_agent.flow.turn import TurnResult
 
 _LAZY = {
+    "AssistantTexts": "si_agent.config.assistant",
     "Business": "si_agent.config.model",
     "Controller": "si_agent.flow.controller",
     "Settings": "si_agent.config.settings",
     "SiAgentError": "si_agent.errors",
     "TurnResult": "si_agent.flow.turn",
     "build_controller": "si_agent.app",
+    "load_assistant_texts": "si_agent.config.assistant",
     "load_businesses": "si_agent.config.loader",
 }
 

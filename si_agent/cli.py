@@ -102,16 +102,20 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _validate(args: argparse.Namespace, settings: Settings) -> int:
-    from si_agent.config.loader import check_directory
+    from si_agent.config.assistant import check_assistant_texts
+    from si_agent.config.loader import ASSISTANT_FILE, check_directory
 
     directory = Path(args.directory) if args.directory else settings.business_dir
     catalog, errors = check_directory(directory)
+    if directory.is_dir():
+        errors += check_assistant_texts(directory)[1]
     for err in errors:
         print(err)
     if errors:
         print(f"{len(errors)} error(s) in {directory}", file=sys.stderr)
         return 1
-    print(f"ok: {len(catalog)} businesses in {directory}")
+    texts = ASSISTANT_FILE if (directory / ASSISTANT_FILE).is_file() else "built-in defaults"
+    print(f"ok: {len(catalog)} businesses in {directory}; assistant texts: {texts}")
     return 0
 
 

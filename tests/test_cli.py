@@ -37,7 +37,7 @@ def broken(tmp_path) -> Path:
 def test_validate_ok(tmp_path):
     out = run("validate", "businesses", tmp_path=tmp_path)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "ok: 12 businesses in businesses"
+    assert out.stdout.strip() == "ok: 12 businesses in businesses; assistant texts: _assistant.yaml"
 
 
 def test_validate_reports_file_line_path(tmp_path, broken):
@@ -47,6 +47,22 @@ def test_validate_reports_file_line_path(tmp_path, broken):
     first = out.stdout.splitlines()[0]
     assert first.startswith(f"{directory / 'card_loss.yaml'}:{line}: fields[2].type: ")
     assert "telephone" in first and "idcard" in first
+
+
+def test_validate_checks_the_assistant_texts(tmp_path):
+    target = tmp_path / "businesses"
+    shutil.copytree(ROOT / "businesses", target)
+    (target / "_assistant.yaml").write_text("closing: 再见。\ngreeting: 您好，{user}！\n",
+                                            encoding="utf-8")
+    out = run("validate", str(target), tmp_path=tmp_path)
+    assert out.returncode == 1
+    assert out.stdout.splitlines() == [
+        f"{target / '_assistant.yaml'}:2: greeting: unknown placeholder {{user}}; allowed: {{examples}}",
+    ]
+    (target / "_assistant.yaml").unlink()
+    out = run("validate", str(target), tmp_path=tmp_path)
+    assert out.returncode == 0, out.stdout
+    assert out.stdout.strip() == f"ok: 12 businesses in {target}; assistant texts: built-in defaults"
 
 
 def test_chat_refuses_to_start_on_invalid_config(tmp_path, broken):

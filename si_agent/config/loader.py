@@ -15,13 +15,17 @@ passed for that file:
 
 Business ids are then checked across files. Every problem of every file is
 reported as a ``ConfigError`` located as ``file:line: path: message``.
+
+Files whose name starts with ``_`` are not businesses and are skipped:
+``_assistant.yaml`` holds the assistant's own texts (``si_agent.config.assistant``,
+which reuses steps 1 and 2 from here); any other one is skipped with a warning.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
-import string
 import unicodedata
 from collections.abc import Iterator, Mapping
 from importlib import resources
@@ -32,14 +36,21 @@ import jsonschema
 from pydantic import ValidationError
 
 from si_agent.config.model import Business
-from si_agent.config.yamlio import format_path, load_yaml
+from si_agent.config.templates import template_errors
+from si_agent.config.yamlio import YamlDocument, format_path, load_yaml
 from si_agent.errors import ConfigError, ConfigErrors, DefinitionError, UnknownBackendError
 from si_agent.executor.registry import executor_class, executor_kinds, option_errors
 from si_agent.validators import TYPES as BUILTIN_TYPES
 from si_agent.validators import field_types
 
+log = logging.getLogger(__name__)
+
 FIELD_TYPES: tuple[str, ...] = BUILTIN_TYPES  # plus any registered: validators.field_types()
+ASSISTANT_FILE = "_assistant.yaml"
 CONFIRM_PLACEHOLDERS: frozenset[str] = frozenset({"summary", "name"})
+# A field's why/help text, and the assistant's default why text: the business
+# name and the field's label.
+FIELD_TEXT_PLACEHOLDERS: frozenset[str] = frozenset({"business", "label"})
 _NUMERIC = frozenset({"year", "integer", "number"})
 _LENGTH_TYPES = frozenset({"text", "name"})
 _DATED = frozenset({"date", "year"})
@@ -57,7 +68,7 @@ def load_schema() -> dict[str, Any]:
 
 
 def load_businesses(directory: str | Path) -> dict[str, Business]:
-    """Load every ``*.yaml`` in ``directory``, keyed by id and ordered by file name.
+    """Load every ``*.yaml`` in ``directory`` not starting with ``_``, keyed by id, by file name.
 
     Raises ``ConfigErrors`` listing every problem of every file.
     """
@@ -76,10 +87,17 @@ def check_directory(directory: str | Path) -> tuple[dict[str, Business], list[Co
     directory = Path(directory)
     if not directory.is_dir():
         return {}, [ConfigError(str(directory), None, "", "not a directory")]
-    files = sorted(directory.glob("*.yaml"), key=lambda p: p.name)
+    files = []
+    for path in sorted(directory.glob("*.yaml"), key=lambda p: p.name):
+        if not path.name.startswith("_"):
+            files.append(path)
+        elif path.name != ASSISTANT_FILE:
+            log.warning("%s: skipped; files starting with _ are not businesses "
+                        "(the assistant texts are %s)", path, ASSISTANT_FILE)
     errors = [
         ConfigError(str(p), None, "", "business files must end in .yaml; this file is ignored")
         for p in sorted(directory.glob("*.yml"), key=lambda p: p.name)
+        if not p.name.startswith("_")  # _assistant.yml is reported by the assistant loader
     ]
     if not files:
         errors.append(ConfigError(str(directory), None, "", "no business files (*.yaml) found"))
@@ -108,25 +126,16 @@ def _load_file(
 ) -> tuple[Business | None, list[ConfigError], int | None]:
     """Run the three steps on one file; the Business is None if the schema failed."""
     file = str(path)
-    try:
-        text = path.read_text("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        return None, [ConfigError(file, None, "", f"not valid UTF-8: {exc.reason}")], None
-    except OSError as exc:
-        return None, [ConfigError(file, None, "", f"cannot read the file: {exc.strerror}")], None
-
-    doc = load_yaml(text)
-    if doc.problems:
-        return None, [
-            ConfigError(file, p.line, format_path(p.path), p.message) for p in doc.problems
-        ], None
+    doc, read_errors = read_document(path)
+    if doc is None:
+        return None, read_errors, None
 
     def error(where: tuple[str | int, ...], message: str) -> ConfigError:
         return ConfigError(file, doc.line_of(where), format_path(where), message)
 
-    schema_errors = [error(where, msg) for where, msg in _schema_errors(validator, doc.data)]
-    if schema_errors:
-        return None, sorted(schema_errors, key=_line_key), None
+    problems = [error(where, msg) for where, msg in schema_errors(validator, doc.data)]
+    if problems:
+        return None, sorted(problems, key=_line_key), None
     try:
         business = Business.model_validate({**doc.data, "source": file})
     except ValidationError as exc:  # the schema and the model disagree: a bug, still located
@@ -138,6 +147,23 @@ def _load_file(
     return business, sorted(errors, key=_line_key), doc.line_of(("id",))
 
 
+def read_document(path: Path) -> tuple[YamlDocument | None, list[ConfigError]]:
+    """Step 1 for one file: its YAML document, or None and the located problems."""
+    file = str(path)
+    try:
+        text = path.read_text("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return None, [ConfigError(file, None, "", f"not valid UTF-8: {exc.reason}")]
+    except OSError as exc:
+        return None, [ConfigError(file, None, "", f"cannot read the file: {exc.strerror}")]
+    doc = load_yaml(text)
+    if doc.problems:
+        return None, [
+            ConfigError(file, p.line, format_path(p.path), p.message) for p in doc.problems
+        ]
+    return doc, []
+
+
 def _line_key(error: ConfigError) -> int:
     return error.line or 0
 
@@ -145,7 +171,8 @@ def _line_key(error: ConfigError) -> int:
 # --- step 2: JSON Schema, with messages a business author can act on --------------
 
 
-def _schema_errors(validator: jsonschema.Validator, data: Any) -> Iterator[tuple[tuple, str]]:
+def schema_errors(validator: jsonschema.Validator, data: Any) -> Iterator[tuple[tuple, str]]:
+    """Step 2: each schema violation as (path, message a business author can act on)."""
     for err in validator.iter_errors(data):
         where = tuple(err.absolute_path)
         if err.validator == "additionalProperties":
@@ -256,6 +283,13 @@ def _field_errors(at: tuple, f: Any) -> Iterator[tuple[tuple, str]]:
             yield at + (low,), f"{low} ({lo:g}) is greater than {high} ({hi:g})"
     if f.not_future and f.type not in _DATED:
         yield at + ("not_future",), f"not_future applies to date/year fields, not {f.type}"
+    if f.date_span is not None and f.type != "date":
+        yield at + ("date_span",), (f"date_span applies to date fields only; field {f.key!r} "
+                                    f"is a {f.type} field")
+    for name in ("why", "help"):
+        text = getattr(f, name)
+        if text is not None:
+            yield from _template_errors(at + (name,), text, FIELD_TEXT_PLACEHOLDERS)
 
 
 def _normal(text: str) -> str:
@@ -344,16 +378,5 @@ def _template_errors(
     at: tuple, template: str, allowed: frozenset[str] | None
 ) -> Iterator[tuple[tuple, str]]:
     """Placeholders must be plain ``{name}``s (and among ``allowed`` if given)."""
-    try:
-        parsed = list(string.Formatter().parse(template))
-    except ValueError as exc:
-        yield at, f"invalid template: {exc} (write {{{{ and }}}} for literal braces)"
-        return
-    for _, name, _, _ in parsed:
-        if name is None:
-            continue
-        if not name.isidentifier():
-            yield at, f"placeholder {{{name}}} must be a plain name such as {{application_no}}"
-        elif allowed is not None and name not in allowed:
-            yield at, (f"unknown placeholder {{{name}}}; allowed: "
-                       + ", ".join(f"{{{n}}}" for n in sorted(allowed)))
+    for message in template_errors(template, allowed):
+        yield at, message

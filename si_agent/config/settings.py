@@ -92,6 +92,13 @@ def _one_of(valid: Sequence[str], *, upper: bool = False) -> Callable[[Any], str
     return parse
 
 
+def _text(raw: Any) -> str:
+    value = str(raw).strip()
+    if not value:
+        raise ValueError("must not be empty")
+    return value
+
+
 def _lower(raw: Any) -> Any:
     return raw.strip().lower() if isinstance(raw, str) else raw
 
@@ -136,6 +143,7 @@ NonNegativeInt = Annotated[int, BeforeValidator(_integer(0, "non-negative"))]
 PositiveFloat = Annotated[float, BeforeValidator(_number(zero=False))]
 NonNegativeFloat = Annotated[float, BeforeValidator(_number(zero=True))]
 Lowered = Annotated[str, BeforeValidator(_lower)]
+Text = Annotated[str, BeforeValidator(_text)]
 ExtractionMode = Annotated[str, BeforeValidator(_one_of(EXTRACTION_MODES))]
 LogLevel = Annotated[str, BeforeValidator(_one_of(LOG_LEVELS, upper=True))]
 KnowledgeBackend = Annotated[str, BeforeValidator(_one_of(KNOWLEDGE_BACKENDS))]
@@ -180,6 +188,9 @@ class Settings(BaseSettings):
     llm_extraction: ExtractionMode = "turn"
     max_message_chars: PositiveInt = 2000
     log_level: LogLevel = "INFO"
+    # Who citizens are sent to for a person (人工 / 投诉): fills {handoff} in the
+    # assistant texts' handoff text.
+    handoff_text: Text = "12333社保服务热线"
     # -- knowledge base (RAG) ------------------------------------------------
     knowledge: KnowledgeBackend = "milvus"
     kb_uri: str | None = Field(default=None,

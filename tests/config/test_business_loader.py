@@ -58,7 +58,7 @@ def test_on_and_yes_stay_strings(copy):
 def test_yes_is_not_a_boolean(copy):
     copy.edit("social_transfer.yaml", "require_confirm: true\n", "require_confirm: yes\n")
     assert copy.errors() == [
-        "social_transfer.yaml:39: require_confirm: expected a boolean (true or false), got string 'yes'",
+        "social_transfer.yaml:43: require_confirm: expected a boolean (true or false), got string 'yes'",
     ]
 
 
@@ -82,14 +82,14 @@ def test_missing_required_key_at_the_root_and_in_api(copy):
     copy.edit("social_transfer.yaml", "  kind: http\n", "")
     assert copy.errors() == [
         "social_transfer.yaml:2: <root>: missing required key 'name'",
-        "social_transfer.yaml:44: api: missing required key 'kind'",
+        "social_transfer.yaml:48: api: missing required key 'kind'",
     ]
 
 
 def test_unknown_field_type_lists_the_valid_ones(copy):
     copy.edit("social_transfer.yaml", "    label: 转入城市\n    type: city\n", "    label: 转入城市\n    type: town\n")
     assert copy.errors() == [
-        f"social_transfer.yaml:17: fields[1].type: unknown field type 'town'; valid types: {FIELD_TYPES}",
+        f"social_transfer.yaml:18: fields[1].type: unknown field type 'town'; valid types: {FIELD_TYPES}",
     ]
 
 
@@ -103,14 +103,14 @@ def test_unknown_key_points_at_the_key(copy):
 def test_number_where_a_string_is_expected_suggests_quotes(copy):
     copy.edit("social_transfer.yaml", "    example: 杭州\n", "    example: 330100\n")
     assert copy.errors() == [
-        'social_transfer.yaml:14: fields[0].example: expected a string, got integer 330100 (put it in quotes, e.g. "...")',
+        'social_transfer.yaml:15: fields[0].example: expected a string, got integer 330100 (put it in quotes, e.g. "...")',
     ]
 
 
 def test_unknown_check_operator(copy):
     copy.edit("social_transfer.yaml", '    op: "!="\n', '    op: "<>"\n')
     assert copy.errors() == [
-        "social_transfer.yaml:36: checks[0].op: '<>' is not allowed; valid values: ==, !=, <, <=, >, >=",
+        "social_transfer.yaml:40: checks[0].op: '<>' is not allowed; valid values: ==, !=, <, <=, >, >=",
     ]
 
 
@@ -129,7 +129,7 @@ def test_bad_regex(copy):
 def test_duplicate_field_key(copy):
     copy.edit("social_transfer.yaml", "  - key: name\n", "  - key: id_number\n")
     assert copy.errors() == [
-        "social_transfer.yaml:28: fields[3].key: duplicate field key 'id_number'; first used at fields[2]",
+        "social_transfer.yaml:31: fields[3].key: duplicate field key 'id_number'; first used at fields[2]",
     ]
 
 
@@ -155,7 +155,7 @@ def test_id_must_equal_the_file_stem(copy):
 def test_check_referencing_an_unknown_field(copy):
     copy.edit("social_transfer.yaml", "    right: from_city\n", "    right: origin_city\n")
     assert copy.errors() == [
-        "social_transfer.yaml:37: checks[0].right: unknown field 'origin_city'; "
+        "social_transfer.yaml:41: checks[0].right: unknown field 'origin_city'; "
         "fields of this business: from_city, to_city, id_number, name",
     ]
 
@@ -163,7 +163,7 @@ def test_check_referencing_an_unknown_field(copy):
 def test_check_reask_field_must_exist(copy):
     copy.edit("social_transfer.yaml", "    right: from_city\n", "    right: from_city\n    field: city\n")
     assert copy.errors() == [
-        "social_transfer.yaml:38: checks[0].field: unknown field 'city'; "
+        "social_transfer.yaml:42: checks[0].field: unknown field 'city'; "
         "fields of this business: from_city, to_city, id_number, name",
     ]
 
@@ -171,21 +171,21 @@ def test_check_reask_field_must_exist(copy):
 def test_check_comparing_incompatible_types(copy):
     copy.edit("insurance_record.yaml", "    right: start_year\n", "    right: id_number\n")
     assert copy.errors() == [
-        "insurance_record.yaml:35: checks[0].right: cannot compare end_year (year) with id_number (idcard)",
+        "insurance_record.yaml:37: checks[0].right: cannot compare end_year (year) with id_number (idcard)",
     ]
 
 
 def test_ordering_check_needs_numbers_or_dates(copy):
     copy.edit("social_transfer.yaml", '    op: "!="\n', '    op: ">"\n')
     assert copy.errors() == [
-        "social_transfer.yaml:36: checks[0].op: '>' needs numbers, years or dates; to_city is city",
+        "social_transfer.yaml:40: checks[0].op: '>' needs numbers, years or dates; to_city is city",
     ]
 
 
 def test_ambiguous_alias(copy):
     copy.edit("card_apply.yaml", "aliases: [中行]", "aliases: [中行, 工行]")
     assert copy.errors() == [
-        "card_apply.yaml:38: fields[3].options[2].aliases[1]: '工行' of option '中国银行' also names "
+        "card_apply.yaml:42: fields[3].options[2].aliases[1]: '工行' of option '中国银行' also names "
         "option '中国工商银行'; each value and alias must name one option",
     ]
 
@@ -193,7 +193,7 @@ def test_ambiguous_alias(copy):
 def test_aliases_are_compared_after_nfkc_and_case_folding(copy):
     copy.edit("flexible_employment.yaml", '一倍, "100", "1.0"]', '一倍, "100", "1.0", "６０"]')
     assert copy.errors() == [
-        "flexible_employment.yaml:51: fields[4].options[1].aliases[6]: '６０' of option '100%' also "
+        "flexible_employment.yaml:57: fields[4].options[1].aliases[6]: '６０' of option '100%' also "
         "names option '60%'; each value and alias must name one option",
     ]
 
@@ -201,7 +201,7 @@ def test_aliases_are_compared_after_nfkc_and_case_folding(copy):
 def test_options_on_a_non_enum_field(copy):
     copy.edit("card_apply.yaml", "    label: 合作银行\n    type: enum\n", "    label: 合作银行\n    type: text\n")
     assert copy.errors() == [
-        "card_apply.yaml:32: fields[3].options: options are only allowed on enum fields, not text",
+        "card_apply.yaml:36: fields[3].options: options are only allowed on enum fields, not text",
     ]
 
 
@@ -215,33 +215,33 @@ def test_enum_field_without_options(copy):
 def test_min_greater_than_max(copy):
     copy.edit("pension_estimate.yaml", "    min: 50\n    max: 70\n", "    min: 70\n    max: 50\n")
     assert copy.errors() == [
-        "pension_estimate.yaml:13: fields[0].min: min (70) is greater than max (50)",
+        "pension_estimate.yaml:14: fields[0].min: min (70) is greater than max (50)",
     ]
 
 
 def test_http_api_without_url(copy):
     copy.edit("social_transfer.yaml", "  url: ${SI_BACKEND_URL:-http://demo.si-agent}/api/social_transfer\n", "")
-    assert copy.errors() == ["social_transfer.yaml:45: api: missing required option 'url'"]
+    assert copy.errors() == ["social_transfer.yaml:49: api: missing required option 'url'"]
 
 
 def test_malformed_environment_reference(copy):
     copy.edit("social_transfer.yaml", "${SI_BACKEND_URL:-", "${SI-BACKEND_URL:-")
     assert copy.errors() == [
-        "social_transfer.yaml:47: api.url: malformed environment reference "
+        "social_transfer.yaml:51: api.url: malformed environment reference "
         "'${SI-BACKEND_URL:-http://demo.si-agent}'; use ${NAME} or ${NAME:-default}",
     ]
 
 
 def test_builtin_api_without_handler(copy):
     copy.edit("pension_estimate.yaml", "  handler: pension_estimate\n", "")
-    assert copy.errors() == ["pension_estimate.yaml:54: api: missing required option 'handler'"]
+    assert copy.errors() == ["pension_estimate.yaml:59: api: missing required option 'handler'"]
 
 
 def test_unknown_builtin_handler_lists_the_known_ones(copy, monkeypatch):
     monkeypatch.setitem(HANDLERS, "tax_estimate", lambda values: {})
     copy.edit("pension_estimate.yaml", "  handler: pension_estimate\n", "  handler: pension_guess\n")
     assert copy.errors() == [
-        "pension_estimate.yaml:56: api.handler: unknown builtin handler 'pension_guess'; "
+        "pension_estimate.yaml:61: api.handler: unknown builtin handler 'pension_guess'; "
         "valid handlers: pension_estimate, tax_estimate",
     ]
 
@@ -250,21 +250,21 @@ def test_handle_business_needs_confirmation_or_steps(copy):
     copy.edit("phone_change.yaml", "require_confirm: true\n", "require_confirm: false\n")
     assert copy.errors() == [
         "phone_change.yaml:4: type: a handle business needs require_confirm: true or steps",
-        "phone_change.yaml:27: confirm_text: confirm_text is set but require_confirm is not true",
+        "phone_change.yaml:30: confirm_text: confirm_text is set but require_confirm is not true",
     ]
 
 
 def test_confirm_text_placeholders(copy):
     copy.edit("social_transfer.yaml", "  {summary}\n", "  {summary}\n  转入{to_city}\n")
     assert copy.errors() == [
-        "social_transfer.yaml:40: confirm_text: unknown placeholder {to_city}; allowed: {name}, {summary}",
+        "social_transfer.yaml:44: confirm_text: unknown placeholder {to_city}; allowed: {name}, {summary}",
     ]
 
 
 def test_result_template_braces(copy):
     copy.edit("social_transfer.yaml", "{eta_days}个工作日", "{eta_days个工作日")
     [error] = copy.errors()
-    assert error.startswith("social_transfer.yaml:50: api.result_template: invalid template: ")
+    assert error.startswith("social_transfer.yaml:54: api.result_template: invalid template: ")
 
 
 def test_business_needs_fields_or_steps(copy):
@@ -314,8 +314,8 @@ def test_every_problem_of_every_file_is_reported(copy):
     assert all(isinstance(e, ConfigError) for e in errors)
     assert [(e.file.rsplit("/", 1)[-1], e.line, e.path) for e in errors] == [
         ("card_loss.yaml", 2, "id"),
-        ("social_transfer.yaml", 28, "fields[3].key"),
-        ("social_transfer.yaml", 37, "checks[0].right"),
+        ("social_transfer.yaml", 31, "fields[3].key"),
+        ("social_transfer.yaml", 41, "checks[0].right"),
     ]
     assert str(info.value).count("\n") == 2
     businesses, _ = check_directory(copy.dir)
