@@ -13,8 +13,8 @@ come from ``register_validator`` and the ``si_agent.validators`` entry points
 any registered type, and an unknown one is a located error at load. Options are
 keywords, all optional, ignored by types that do not use them (see
 ``FieldDef.validator_options``): ``pattern``, ``options``, ``min``, ``max``,
-``min_length``, ``max_length``, ``not_future`` and ``today``. Diagnoses are
-in ``messages``.
+``min_length``, ``max_length``, ``not_future``, ``today`` and ``date_span``.
+Diagnoses are in ``messages``.
 """
 
 from __future__ import annotations

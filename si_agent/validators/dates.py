@@ -10,6 +10,20 @@ after today: with today in 2025, "19年" is 2019 and "98年" is 1998. Without
 year ("6月30号"): with ``not_future`` the latest such day not after today, else
 the next such day from today. Its value is the ISO string "2024-03-05".
 
+Anything else ("上个月底", "下周一", "三个月前", "去年年底", "春节后", "明天")
+is read by jionlp (the ``dates`` extra) through :mod:`.relative_dates`, which
+documents the readings. A point reading is one day. A span ("去年年底" is 2025-11-01 to
+2025-12-31, "月初" the 1st to the 5th, "上旬" the 1st to the 10th, "春节后"
+from the festival to today) becomes one day by the ``date_span`` option:
+"end" takes its last day, "start" its first, and "ask" (the default) refuses
+the answer with a message that quotes the span and asks for the day. With
+``not_future`` a span is cut at today, so "end" of "年底" is at most today. In
+``extract`` a span found under "ask" is a :class:`Found` whose value is None:
+a date, but which day is still to be asked.
+
+``check`` takes the whole answer; if it is no date form, a sentence with one
+relative or colloquial date in it ("上个月底离的职") is read as that date.
+
 ``today`` (a ``datetime.date``) anchors the relative words, the two-digit
 years and ``not_future``; it defaults to the real date.
 """
@@ -18,8 +32,10 @@ from __future__ import annotations
 
 import re
 from datetime import date, timedelta
+from typing import Literal
 
-from . import messages
+from ..errors import DefinitionError
+from . import messages, relative_dates
 from .base import Found, Result, invalid, longest_first, overlaps, range_error, resolve_today, valid
 from .identifiers import identifier_spans
 
@@ -208,22 +224,92 @@ def _build_date(y: str, m: str, d: str, today: date) -> tuple[date | None, str |
         return None, messages.DATE_DAY.format(year=year, month=month, day=day)
 
 
+DateSpan = Literal["end", "start", "ask"]
+DATE_SPAN_CHOICES: tuple[str, ...] = ("end", "start", "ask")
+
+
+def _span_option(date_span: str | None) -> str:
+    if date_span is None:
+        return "ask"
+    if date_span not in DATE_SPAN_CHOICES:
+        raise DefinitionError(f"date_span must be one of {', '.join(DATE_SPAN_CHOICES)}, "
+                              f"not {date_span!r}")
+    return date_span
+
+
+def _day_of(
+    reading: relative_dates.Reading, today: date, not_future: bool, date_span: str
+) -> date | tuple[date, date]:
+    """The day a reading stands for, or under "ask" the span still to ask about."""
+    first, last = reading.first, reading.last
+    if not_future and first <= today < last:
+        last = today  # the day cannot be after today, so the span ends there
+    if first == last or date_span == "start":
+        return first
+    if date_span == "end":
+        return last
+    return first, last
+
+
+def _span_question(raw: str, first: date, last: date) -> str:
+    last_written = f"{last.month}月{last.day}日"
+    if last.year != first.year:
+        last_written = f"{last.year}年{last_written}"
+    return messages.DATE_SPAN_ASK.format(
+        raw=raw, first=f"{first.year}年{first.month}月{first.day}日", last=last_written,
+        example=f"{last.year}年{last.month}月{last.day}日")
+
+
+def _read_relative(text: str, today: date) -> tuple[relative_dates.Reading | None, str | None]:
+    """The one relative date in an answer, or why there is not one."""
+    readings = relative_dates.find(text, today)
+    days = [r for r in readings if not r.month_or_year]
+    if len({(r.first, r.last) for r in days}) == 1:
+        return days[0], None
+    if not days and any(r.raw == text for r in readings):
+        return None, messages.DATE_NO_DAY  # "去年12月": a month, no day
+    return None, messages.DATE_UNREADABLE
+
+
 def check_date(
-    raw: str, *, not_future: bool = False, today: date | None = None, **_: object
+    raw: str,
+    *,
+    not_future: bool = False,
+    today: date | None = None,
+    date_span: DateSpan | None = None,
+    **_: object,
 ) -> Result:
     """A calendar date; the value is its ISO form "YYYY-MM-DD"."""
     day = resolve_today(today)
+    span_option = _span_option(date_span)
     value, error = _parse_date(raw, day, not_future)
+    if error == messages.DATE_UNREADABLE:
+        reading, error = _read_relative(raw, day)
+        if reading is not None:
+            value = _day_of(reading, day, not_future, span_option)
+            if isinstance(value, tuple):
+                first, last = value
+                error = (messages.DATE_FUTURE if not_future and first > day
+                         else _span_question(reading.raw, first, last))
     if error is None and not_future and value > day:
         error = messages.DATE_FUTURE
     return invalid(error) if error else valid(value.isoformat())
 
 
 def extract_date(
-    text: str, *, not_future: bool = False, today: date | None = None, **_: object
+    text: str,
+    *,
+    not_future: bool = False,
+    today: date | None = None,
+    date_span: DateSpan | None = None,
+    **_: object,
 ) -> list[Found]:
-    """Complete dates (year, month and day) and 今天/昨天/前天."""
+    """Complete dates (year, month and day), 今天/昨天/前天, and relative dates.
+
+    A span found under ``date_span="ask"`` has the value None.
+    """
     day = resolve_today(today)
+    span_option = _span_option(date_span)
     taken = identifier_spans(text)
     candidates = []
     for pattern in _DATE_IN_TEXT:
@@ -233,4 +319,13 @@ def extract_date(
             value, error = _parse_date(m.group(), day, not_future)
             if error is None and not (not_future and value > day):
                 candidates.append(Found(value.isoformat(), m.start(), m.end(), m.group()))
+    for reading in relative_dates.find(text, day):
+        if reading.month_or_year or overlaps(reading.start, reading.end, taken):
+            continue
+        value = _day_of(reading, day, not_future, span_option)
+        first = value[0] if isinstance(value, tuple) else value
+        if not_future and first > day:
+            continue
+        shown = None if isinstance(value, tuple) else value.isoformat()
+        candidates.append(Found(shown, reading.start, reading.end, reading.raw))
     return longest_first(candidates)

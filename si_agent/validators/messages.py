@@ -45,6 +45,7 @@ DATE_YEAR_RANGE = "日期中的年份应在1900到2100之间。"
 DATE_MONTH = "日期中的月份应在1到12之间。"
 DATE_DAY = "{year}年{month}月没有{day}日。"
 DATE_FUTURE = "日期不能晚于今天。"
+DATE_SPAN_ASK = "“{raw}”是指{first}至{last}之间，请告诉我具体是哪一天，例如“{example}”。"
 
 # integer / number
 NUMBER_UNREADABLE = "无法识别这个数字。"

@@ -96,7 +96,8 @@ class TestDate:
         assert check("date", "上个月15号", today=TODAY).value == "2025-05-15"
         assert check("date", "下个月1号", today=TODAY).value == "2025-07-01"
 
-    @pytest.mark.parametrize("raw", ["明天", "下周一", "2024-3/5", "hello"])
+    # 明天 and 下周一 are read now: see test_relative_dates.py.
+    @pytest.mark.parametrize("raw", ["改天", "不记得了", "2024-3/5", "hello"])
     def test_unreadable(self, raw):
         assert check("date", raw, today=TODAY).error == "无法识别这个日期。"
 

@@ -1,0 +1,181 @@
+"""Relative and colloquial dates ("上个月底", "下周一", "去年年底"), read by jionlp.
+
+The ``date`` validator reads numeric and fully written dates with its own
+regexes (``dates.py``); what they do not recognise comes here. jionlp's time
+extractor finds the expressions in a sentence and its ``parse_time`` reads
+them against ``today``; this module only decides which of its readings are
+dates a citizen gives for a form:
+
+- a reading is a :class:`Reading`: the first and last day it may mean, and
+  where it stands in the text. One day is a point ("下周一"), several a span
+  ("去年年底" is 2025-11-01 to 2025-12-31, as jionlp reads it; "三个月前"
+  on 2026-12-15 is 2026-08-01 to 2026-09-30, the month-wide window before
+  the day three months back, widened to whole months);
+- the end of a month ("月底", "上个月底", "11月底", "上月末") is its last day,
+  a point; jionlp reads it as the 25th to the last day;
+- bare "月初", "月底", "月中", "上旬", "中旬", "下旬" are this month's; jionlp
+  needs "本月" before them;
+- "从…开始", "…起", "…以来", "…至今" keep only the time they start from;
+- not read as dates: durations ("干了三个月"), periods ("每月"), a bare year or
+  month ("缴费15年", "去年12月"), a day of the month alone ("15号楼"), times
+  of day ("早上", "下午3点"), open-ended spans ("三个月以前") and numeric
+  forms without any Chinese character ("2024-3/5"), which are the regexes'
+  job.
+
+jionlp is imported on first use, not with si_agent (it takes ~0.2 s and
+~35 MB). It works offline: it reads only the dictionaries in its own package.
+It comes with the ``dates`` extra (``pip install 'si_agent[dates]'``); without
+it, relative dates are not read (the regex forms still are) and a warning with
+that hint is logged once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import re
+import threading
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+INSTALL_HINT = "pip install 'si_agent[dates]'"
+
+_lock = threading.Lock()  # jionlp's parser keeps the time base of a call on itself
+_jionlp: Any = None
+_missing = False
+
+_BARE_MONTH_PART = re.compile(
+    r"(?<![\d〇零一二三四五六七八九十个上下本这今每月])(?:月[底末初中]|[上中下]旬)"
+)
+_START_WORDS = re.compile(r"^[从自于]")
+_SINCE_WORDS = re.compile(r"(?:开始|以来|至今|起)$")
+_BARE_DAY = re.compile(r"(?:\d{1,2}|[〇零一二三四五六七八九十]{1,3})[号日]")
+_UNSURE_MARKS = frozenset("前后底初末旬中半")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A date expression at ``text[start:end] == raw``, meaning a day in [first, last]."""
+
+    first: date
+    last: date
+    start: int
+    end: int
+    raw: str
+    # A bare year or calendar month ("去年12月"): a date missing its day.
+    month_or_year: bool = False
+
+    @property
+    def is_point(self) -> bool:
+        return self.first == self.last
+
+
+class _QuietLogging:
+    """Stands in for the ``logging`` module inside jionlp's time parser.
+
+    jionlp logs a traceback at ERROR on the root logger for every candidate it
+    fails to read ("2000元" in "每月2000元"); for us that is an ordinary "not a
+    date", so it goes to our logger at DEBUG.
+    """
+
+    def __getattr__(self, name: str):
+        return lambda msg, *args, **kwargs: log.debug("jionlp %s: %s", name, msg)
+
+
+def _load() -> Any:
+    """The jionlp module, or None when it is not installed."""
+    global _jionlp, _missing
+    if _jionlp is None and not _missing:
+        try:
+            # jionlp and jiojio print a banner on import; library code must not.
+            with contextlib.redirect_stdout(io.StringIO()):
+                import jionlp
+                from jionlp.gadget import time_parser
+        except ImportError as exc:
+            _missing = True
+            log.warning("relative dates such as 上个月底 are not read: %s (%s)",
+                        exc, INSTALL_HINT)
+            return None
+        if hasattr(time_parser, "logging"):
+            time_parser.logging = _QuietLogging()
+        _jionlp = jionlp
+    return _jionlp
+
+
+def find(text: str, today: date) -> list[Reading]:
+    """Every relative or colloquial date in ``text``, read against ``today``."""
+    if text.isascii():
+        return []
+    base = {"year": today.year, "month": today.month, "day": today.day}
+    readings = []
+    with _lock:
+        jio = _load()
+        if jio is None:
+            return []
+        try:
+            entities = jio.ner.extract_time(text, time_base=base, with_parsing=False)
+        except Exception as exc:  # jionlp raises on some odd strings: then there is no date
+            log.debug("jionlp cannot extract times from %r: %s", text, exc)
+            entities = []
+        spans = [tuple(e["offset"]) for e in entities]
+        spans += [m.span() for m in _BARE_MONTH_PART.finditer(text)]
+        for start, end in spans:
+            reading = _read(jio, text, start, end, base)
+            if reading is not None:
+                readings.append(reading)
+    return readings
+
+
+def _read(jio: Any, text: str, start: int, end: int, base: dict) -> Reading | None:
+    raw = text[start:end]
+    m = _START_WORDS.search(raw)
+    if m:
+        start, raw = start + m.end(), raw[m.end():]
+    m = _SINCE_WORDS.search(raw)
+    if m:
+        end, raw = end - len(m.group()), raw[:m.start()]
+    if len(raw) < 2 or raw.isascii() or _BARE_DAY.fullmatch(raw):
+        return None
+    phrase = raw
+    if _BARE_MONTH_PART.fullmatch(raw):
+        phrase = ("本月" if raw.endswith("旬") else "本") + raw
+    try:
+        parsed = jio.parse_time(phrase, time_base=base)
+    except Exception as exc:  # ValueError for "can not parse"; other errors on odd strings
+        log.debug("jionlp cannot read %r: %s", phrase, exc)
+        return None
+    if parsed.get("type") not in ("time_point", "time_span"):
+        return None  # a duration ("三个月") or a period ("每月")
+    bounds = _whole_days(parsed["time"])
+    if bounds is None:
+        return None
+    first, last = bounds
+    if raw.endswith(("月底", "月末")):
+        first = last
+    coarse = not _UNSURE_MARKS.intersection(raw) and _whole_month_or_year(first, last)
+    return Reading(first, last, start, end, raw, month_or_year=coarse)
+
+
+def _whole_days(bounds: list[str]) -> tuple[date, date] | None:
+    """The days of a jionlp reading made of whole days; None for open or time-of-day ones."""
+    try:
+        first = datetime.strptime(bounds[0], "%Y-%m-%d %H:%M:%S")
+        last = datetime.strptime(bounds[1], "%Y-%m-%d %H:%M:%S")
+    except (ValueError, TypeError, IndexError):
+        return None  # "inf" / "-inf": an open-ended span
+    if first.time() != datetime.min.time() or (last.hour, last.minute) != (23, 59):
+        return None
+    return first.date(), last.date()
+
+
+def _whole_month_or_year(first: date, last: date) -> bool:
+    if first.day != 1:
+        return False
+    after = date.fromordinal(last.toordinal() + 1)
+    whole_month = (first.year, first.month) == (last.year, last.month) and after.day == 1
+    whole_year = (first.month, last.month, last.day) == (1, 12, 31) and first.year == last.year
+    return whole_month or whole_year
