@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 . scripts/venv.sh
-ensure_venv rag
+ensure_venv rag,dates
 export SI_SESSION_STORE=${SI_SESSION_STORE:-sqlite}
 if [ "$#" -eq 0 ]; then
   set -- serve

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from si_agent.config.assistant import load_assistant_texts
 from si_agent.config.loader import load_businesses
 from si_agent.config.settings import Settings
 from si_agent.engine.registry import create_engine
@@ -27,4 +28,6 @@ def build_controller(settings: Settings | None = None, *, engine: str | None = N
         Executors(settings),
         knowledge=create_knowledge(settings),
         max_message_chars=settings.max_message_chars,
+        texts=load_assistant_texts(settings.business_dir),
+        handoff_text=settings.handoff_text,
     )

@@ -10,10 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-GREETING = (
-    "您好，我是社保智能帮办助手，可以帮您查询和办理社保业务。"
-    "例如：{examples}。请问您想办理什么？"
-)
+# The assistant's own small talk (greeting, closing, hand-off, switching business) is
+# in ``si_agent.config.assistant.AssistantTexts``: staff may override it in YAML.
 EMPTY_MESSAGE = "您好像没有输入内容，请问有什么可以帮您？"
 TOO_LONG = "您的消息太长了（超过{limit}个字），请精简后再发送。"
 START = "好的，开始为您办理【{name}】。"

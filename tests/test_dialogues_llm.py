@@ -27,11 +27,14 @@ from si_agent.testing import FakeOpenAI, fake_step_handlers
 ROOT = Path(__file__).resolve().parents[1]
 DIALOGUES = load_dialogues([ROOT / "tests" / "dialogues_llm"])
 TOOLSETS = {
-    "空闲（尚未开始办理业务）": {"match_business", "cancel_flow", "answer_question"},
-    "已完成上一项业务": {"match_business", "cancel_flow", "answer_question"},
-    "信息收集中": {"provide_field", "modify_info", "cancel_flow", "answer_question"},
-    "等待用户确认提交": {"confirm_submit", "cancel_flow", "modify_info", "answer_question"},
-    "提交失败，等待重试或修改": {"retry_submit", "modify_info", "cancel_flow", "answer_question"},
+    "空闲（尚未开始办理业务）": {"match_business", "cancel_flow", "answer_question", "small_talk"},
+    "已完成上一项业务": {"match_business", "cancel_flow", "answer_question", "small_talk"},
+    "信息收集中": {"provide_field", "modify_info", "explain_field", "switch_business",
+                 "cancel_flow", "answer_question", "small_talk"},
+    "等待用户确认提交": {"confirm_submit", "cancel_flow", "modify_info", "explain_field",
+                   "switch_business", "answer_question", "small_talk"},
+    "提交失败，等待重试或修改": {"retry_submit", "modify_info", "cancel_flow", "answer_question",
+                      "small_talk"},
 }
 
 

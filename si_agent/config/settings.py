@@ -35,6 +35,7 @@ KNOWLEDGE_BACKENDS = ("milvus", "none")
 JWT_ALGORITHMS = ("HS256", "RS256")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 ENV_PREFIX = "SI_"
+DEFAULT_HANDOFF = "12333社保服务热线"  # where citizens are sent for a person (人工 / 投诉)
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 _REPO_BUSINESSES = _REPO_ROOT / "businesses"
 _MIN_CLIENT_SECRET = 16
@@ -190,7 +191,7 @@ class Settings(BaseSettings):
     log_level: LogLevel = "INFO"
     # Who citizens are sent to for a person (人工 / 投诉): fills {handoff} in the
     # assistant texts' handoff text.
-    handoff_text: Text = "12333社保服务热线"
+    handoff_text: Text = DEFAULT_HANDOFF
     # -- knowledge base (RAG) ------------------------------------------------
     knowledge: KnowledgeBackend = "milvus"
     kb_uri: str | None = Field(default=None,

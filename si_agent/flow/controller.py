@@ -31,7 +31,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from si_agent import replies
+from si_agent.config.assistant import AssistantTexts
 from si_agent.config.model import Business, Step
+from si_agent.config.settings import DEFAULT_HANDOFF
 from si_agent.engine.base import Decision, IntentEngine, TextSink
 from si_agent.errors import JobInProgress, SessionConflict
 from si_agent.executor import Executors
@@ -83,22 +85,6 @@ class SessionLocks:
                     del self._locks[key]
 
 
-from types import SimpleNamespace  # noqa: E402  TEMPORARY until the assistant texts land
-
-_TEMP_TEXTS = SimpleNamespace(
-    greeting=replies.GREETING,
-    closing="不客气，祝您生活愉快！还有其他社保业务需要办理，随时告诉我。",
-    handoff="如需人工服务，请拨打{handoff}，工作时间可转人工坐席；投诉建议也可通过{handoff}反映。",
-    self_intro="我是社保智能帮办助手，可以帮您查询和办理社保业务。",
-    why_default="办理【{business}】需要您的{label}，用于核实身份和办理业务，信息仅用于本次办理。",
-    refusal_offer="如果暂时不方便提供，可以回复“取消”结束办理。",
-    switch_ask="您正在办理【{current}】（已填写{filled}项），要先办理【{target}】吗？当前业务会为您保留。",
-    switch_resume_offer="刚才的【{business}】还没办完，要继续吗？",
-    switch_resumed="好的，继续办理【{business}】。",
-    switch_kept="好的，我们继续办理【{current}】。",
-)
-
-
 class Controller:
     """Runs turns: load → decide → apply through the machine → reply → save → execute."""
 
@@ -114,8 +100,8 @@ class Controller:
         jobs: JobStore | None = None,
         runner: JobRunner | None = None,
         max_message_chars: int = 2000,
-        texts: Any = None,
-        handoff_text: str = "12333社保服务热线",
+        texts: AssistantTexts | None = None,
+        handoff_text: str = DEFAULT_HANDOFF,
     ) -> None:
         self.catalog = dict(catalog)
         self.store = store
@@ -129,7 +115,7 @@ class Controller:
         self.runner = runner or ThreadRunner()
         self.driver = JobDriver(self)
         self.max_message_chars = max_message_chars
-        self.texts = texts if texts is not None else _TEMP_TEXTS
+        self.texts = texts if texts is not None else AssistantTexts()
         self.handoff_text = handoff_text
         self.machine = DialogueMachine()
         self.unavailable = unavailable_businesses(self.catalog, self.step_handlers)

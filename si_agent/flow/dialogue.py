@@ -284,10 +284,10 @@ class Turn:
         field = b.field(args.field_key)
         texts = self.ctl.texts
         if args.topic == "help":
-            self.parts.append(replies.render(field.help, business=b.name, label=field.label)
-                              if field.help else field.prompt)
             if field.help is None:
                 return A.applied(detail="no help text: the prompt again")
+            self.parts.append(replies.render(field.help, business=b.name, label=field.label))
+            self.parts.append(replies.render(replies.CONTINUE, name=b.name))
         else:
             why = replies.render(field.why or texts.why_default, business=b.name,
                                  label=field.label)
