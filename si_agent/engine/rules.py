@@ -297,6 +297,8 @@ class RuleEngine:
         explicit = L.abandons(text)
         if not (score >= 1.0 or (explicit and score >= MATCH_THRESHOLD)):
             return None
+        if L.wants_modify(text) and _mentioned_field(business, text):
+            return None  # "修改手机号码" changes a field here, it is not 联系电话变更
         masked = _mask_codes(text)
         rest = masked[: span[0]] + masked[span[1]:] if span else masked
         if L.is_how_question(rest) and not explicit:
@@ -336,8 +338,19 @@ class RuleEngine:
     def values_for(
         self, business: Business, awaited: str | None, text: str, *, whole: bool
     ) -> dict[str, str]:
-        """Field values stated in ``text``: ``{field_key: raw text}``."""
+        """Field values stated in ``text``: ``{field_key: raw text}``.
+
+        A value the sentence itself takes back is dropped: "参保地不是杭州是上海",
+        "名字是李四不是李思", "社平工资8000，不对，是8500".
+        """
         text = _UNTIL_NOW.sub(r"\1今年", text)
+        text = _NOT_THIS.sub(lambda m: " " * len(m.group()), text)
+        fix = _SELF_FIX.search(text)
+        if fix and text[: fix.start()].strip() and text[fix.end():].strip():
+            before = self.values_for(business, awaited, text[: fix.start()], whole=False)
+            last = list(before)[-1] if before else awaited
+            after = self.values_for(business, last, text[fix.end():], whole=True)
+            return {**before, **after}
         candidates = self._candidates(business, text)
         values = _assign(business, candidates, text, awaited)
         if whole and awaited in business.field_keys and set(values) <= {awaited}:
@@ -386,8 +399,14 @@ class RuleEngine:
     def _confirming(self, view: SessionView, text: str, offered: frozenset[str]) -> _Ruled:
         business = view.business
         assert business is not None
+        switch = self._switch(view, text, offered)
+        if switch is not None:
+            return switch
         if L.is_cancel(text):
             return [_cancel()], Rule.CANCEL_WORD, "cancel word"
+        talk = self._talk_in_flow(business, None, text, offered)
+        if talk is not None:
+            return talk
         failed = T.CONFIRM_SUBMIT not in offered  # after a failure: retry, not confirm
         if failed and (L.is_retry(text) or L.is_confirm(text)):
             if T.RETRY_SUBMIT in offered:
@@ -433,6 +452,9 @@ class RuleEngine:
     # -- steps -------------------------------------------------------------
 
     def _step(self, view: SessionView, text: str, offered: frozenset[str]) -> _Ruled:
+        switch = self._switch(view, text, offered)
+        if switch is not None:
+            return switch
         if L.is_cancel(text):
             return [_cancel()], Rule.CANCEL_WORD, "cancel word"
         path = L.FILE_PATH.search(text)
@@ -494,6 +516,10 @@ _STRONG = ("idcard", "phone", "bank_card")
 _CODES = re.compile(r"[A-Za-z0-9]{6,}")
 _UNTIL_NOW = re.compile(r"(至|到)(今|现在|目前|当前)(?!年)")
 _SEPARATORS = re.compile(r"[\s,，。;；、]+")
+# "不是杭州" in "参保地不是杭州是上海" or "李四不是李思": a value taken back.
+_NOT_THIS = re.compile(r"不是(?!不是)[^，,。；;\s是]{1,12}?(?=[，,。；;\s]|是|$)")
+# "8000，不对，是8500": what follows replaces what came before.
+_SELF_FIX = re.compile(r"[，,。\s]*(?:不对|说错了|错了|哦不|更正一下|更正)[，,。\s]*(?:应该是|是)?")
 
 
 def _mask_codes(text: str) -> str:
@@ -514,9 +540,7 @@ def _after_cues(field: FieldDef, text: str) -> list[_Candidate]:
         at = text.find(cue)
         if at < 0:
             continue
-        start = at + len(cue)
-        while start < len(text) and text[start] in "是为在:：, ，":
-            start += 1
+        start = _CUE_FILLER.match(text, at + len(cue)).end()
         stop = re.search(r"[，,。;；]", text[start:])
         end = start + stop.start() if stop else len(text)
         raw = text[start:end].strip()
@@ -525,6 +549,8 @@ def _after_cues(field: FieldDef, text: str) -> list[_Candidate]:
     return []
 
 
+# Words between a cue and its value: "地址的话就寄到江苏…", "地址是：…".
+_CUE_FILLER = re.compile(r"(?:的话|就是|就|是|为|在|寄到|寄往|:|：|,|，|\s)*")
 _HAN_RUN = re.compile(r"[\u4e00-\u9fff·]+")
 
 
@@ -554,7 +580,7 @@ def _strip_cue(field: FieldDef, text: str) -> str:
     """The answer without a leading cue ("地址是…" → "…")."""
     for cue in sorted(_cue_words(field), key=len, reverse=True):
         if text.startswith(cue):
-            return text[len(cue):].lstrip("是为在:：, ，").strip() or text
+            return text[_CUE_FILLER.match(text, len(cue)).end():].strip() or text
     return text
 
 

@@ -233,6 +233,7 @@ class Turn:
         s.flow_nonce = uuid.uuid4().hex
         self._fire("begin")
         self.parts.append(replies.render(replies.START, name=business.name))
+        self.asked = False  # after "不办这个了" the new business asks its first question
         return A.applied()
 
     def _resume(self, business: Business, kept: SuspendedFlow) -> A.Outcome:
@@ -244,6 +245,7 @@ class Turn:
         s.step_data, s.produced = dict(kept.step_data), dict(kept.produced)
         s.flow_nonce = kept.flow_nonce or uuid.uuid4().hex
         self._fire("begin")
+        self.asked = False
         self.parts.append(replies.render(self.ctl.texts.switch_resumed, business=business.name))
         if s.state == "collecting" and not self._pending(business):
             self._complete()  # it was confirming: confirm again
@@ -494,7 +496,10 @@ class Turn:
                 return A.applied(A.Reason.JOB_IN_PROGRESS, "a submitted job cannot be cancelled")
         self._fire("cancel")
         self._clear()
-        self.parts.append(replies.render(replies.CANCELLED, name=b.name) if b
+        calls = self.decision.calls if self.decision else []
+        then_starts = any(c.name == A.MATCH_BUSINESS for c in calls)
+        text = replies.DROPPED if then_starts else replies.CANCELLED
+        self.parts.append(replies.render(text, name=b.name) if b
                           else replies.NOTHING_TO_CANCEL)
         self.asked = True
         self._offer_resume()

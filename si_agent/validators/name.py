@@ -51,7 +51,7 @@ _NOT_IN_NAME = re.compile(
     "社保|医保|养老|失业|挂失|办理|查询|申请|身份证|手机|电话|号码|地址|银行"
 )
 # First characters of pronouns and function words: no surname starts with them.
-_NOT_A_SURNAME = frozenset("我你您他她它咱们的了就也还不没请这哪谁个")
+_NOT_A_SURNAME = frozenset("我你您他她它咱们的了就也还不没请这哪谁个先")
 # Words that end the name in "我叫张三想查社保" and may not start one.
 _STOP_WORDS = (
     "身份证", "手机", "电话", "号码", "今年", "性别", "出生", "住在", "现在", "来自",
