@@ -38,6 +38,7 @@ from functools import lru_cache
 from si_agent.config.model import Business, FieldDef
 from si_agent.engine import lexicon as L
 from si_agent.engine.base import SURE, Decision, Rule, SessionView, TextSink, ToolCall
+from si_agent.session.model import FieldState
 from si_agent.flow import actions as T
 from si_agent.validators import check, extract
 
@@ -188,8 +189,9 @@ class RuleEngine:
         """
         values = self.values_for(business, None, self._without_keywords(business, text),
                                  whole=False)
-        if view.state == "done" and view.result:
-            # A number just issued is what "查询办理进度" right after means.
+        if view.state == "done" and view.result and view.business is not business:
+            # A number just issued is what "查询办理进度" right after means (but
+            # "再查一个" after a query asks about another one).
             for key in business.field_keys:
                 if key not in values and isinstance(view.result.get(key), str):
                     values[key] = view.result[key]
@@ -258,6 +260,12 @@ class RuleEngine:
             return [self._modify(business, target, text)], Rule.MODIFY, f"go back to {target}"
         answer = L.strip_preamble(text)
         values = self.values_for(business, awaited, answer, whole=True)
+        if not values and answer != text:
+            # "打错了，是张伟": a correction of a value given before, if only one fits.
+            fits = [f.key for f in business.fields
+                    if f.key != awaited and view.fields.get(f.key, FieldState()).status
+                    == "collected" and _whole_message_fits(f, answer)]
+            values = {fits[0]: answer} if len(fits) == 1 else {}
         if values:
             weak = all(business.field(k).type in _WEAK for k in values)
             if L.is_question(text) and weak:

@@ -44,6 +44,7 @@ LAST_YEAR = 2100
 
 _CN_DIGITS = {c: i for i, c in enumerate("〇一二三四五六七八九")} | {"零": 0}
 _CN_DIGIT_CLASS = "〇零一二三四五六七八九"
+_CN_DIGIT_CLASS_RE = f"[{_CN_DIGIT_CLASS}]"
 
 _RELATIVE_YEARS = {"今年": 0, "本年": 0, "去年": 1, "前年": 2}
 _RELATIVE_DAYS = {"今天": 0, "今日": 0, "昨天": 1, "昨日": 1, "前天": 2}
@@ -72,6 +73,8 @@ _YEAR_IN_TEXT = re.compile(
     # Two digits before 年 are a year only after a word that introduces a
     # time ("从15年", "我98年"), not after 交了/缴费 where "15年" is a duration.
     r"|(?<![^\s,，。、；;:：!！?？是在从于自到至我他她])\d{2}年(?![代多以左半整龄])"
+    # The same for two Chinese digits ("一九年到二一年"); "交了三四年" is a duration.
+    rf"|(?<![^\s,，。、；;:：!！?？是在从于自到至我他她]){_CN_DIGIT_CLASS_RE}{{2}}年(?![代多以左半整龄])"
 )
 _DATE_IN_TEXT = (
     re.compile(rf"(?<![\d{_CN_DIGIT_CLASS}十]){_DATE_FORMS[0].pattern}(?!\d)"),

@@ -30,9 +30,8 @@ _CHECK_CHARS = "10X98765432"
 _SHAPE = re.compile(r"\d{17}[\dX]")
 _OLD_15 = re.compile(r"\d{15}")
 _SPACES = re.compile(r"[\s-]+")
-_IN_TEXT = re.compile(
-    r"(?<![0-9A-Za-z])(?:\d{17}[\dXx]|\d{6}[ -]\d{8}[ -]\d{3}[\dXx])(?![0-9A-Za-z])"
-)
+# 18 characters, optionally grouped by single spaces or dashes ("3301 0619 9001 0112 3x").
+_IN_TEXT = re.compile(r"(?<![0-9A-Za-z])\d(?:[ -]?\d){16}[ -]?[\dXx](?![0-9A-Za-z])")
 
 
 def check_char(first17: str) -> str:

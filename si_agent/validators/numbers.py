@@ -135,10 +135,12 @@ def _extract(text: str, integral: bool, low: float | None, high: float | None) -
         run = m.group()
         if len(run) > 1 or _UNIT_AFTER.match(text, m.end()):
             candidates.append(m)
-    found = []
+    found: list[Found] = []
     for m in sorted(candidates, key=lambda m: m.start()):
         if overlaps(m.start(), m.end(), taken):
             continue
+        if found and m.start() < found[-1].end:
+            continue  # "0万" and "万万一" in "0万万一": the first reading wins
         value = parse(m.group())
         if value is None:
             continue

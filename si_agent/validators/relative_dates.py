@@ -8,9 +8,9 @@ dates a citizen gives for a form:
 
 - a reading is a :class:`Reading`: the first and last day it may mean, and
   where it stands in the text. One day is a point ("下周一"), several a span
-  ("去年年底" is 2025-11-01 to 2025-12-31, as jionlp reads it; "三个月前"
-  on 2026-12-15 is 2026-08-01 to 2026-09-30, the month-wide window before
-  the day three months back, widened to whole months);
+  ("去年年底" is 2025-11-01 to 2025-12-31, as jionlp reads it);
+- "三天前", "两周前", "三个月前", "半年前", "一年前" are the day that far back
+  (jionlp reads "三个月前" as a month-wide window);
 - the end of a month ("月底", "上个月底", "11月底", "上月末") is its last day,
   a point; jionlp reads it as the 25th to the last day;
 - bare "月初", "月底", "月中", "上旬", "中旬", "下旬" are this month's; jionlp
@@ -55,6 +55,8 @@ _START_WORDS = re.compile(r"^[从自于]")
 _SINCE_WORDS = re.compile(r"(?:开始|以来|至今|起)$")
 _BARE_DAY = re.compile(r"(?:\d{1,2}|[〇零一二三四五六七八九十]{1,3})[号日]")
 _UNSURE_MARKS = frozenset("前后底初末旬中半")
+_AGO = re.compile(r"(\d{1,2}|[一二两三四五六七八九十]{1,3}|半)(?:个)?(天|日|周|星期|礼拜|月|年)(?:以前|之前|前)")
+_AGO_DAYS = {"天": 1, "日": 1, "周": 7, "星期": 7, "礼拜": 7}
 
 
 @dataclass(frozen=True)
@@ -140,6 +142,10 @@ def _read(jio: Any, text: str, start: int, end: int, base: dict) -> Reading | No
         end, raw = end - len(m.group()), raw[:m.start()]
     if len(raw) < 2 or raw.isascii() or _BARE_DAY.fullmatch(raw):
         return None
+    ago = _AGO.fullmatch(raw)
+    if ago:
+        day = _back(date(base["year"], base["month"], base["day"]), ago.group(1), ago.group(2))
+        return None if day is None else Reading(day, day, start, end, raw)
     phrase = raw
     if _BARE_MONTH_PART.fullmatch(raw):
         phrase = ("本月" if raw.endswith("旬") else "本") + raw
@@ -158,6 +164,28 @@ def _read(jio: Any, text: str, start: int, end: int, base: dict) -> Reading | No
         first = last
     coarse = not _UNSURE_MARKS.intersection(raw) and _whole_month_or_year(first, last)
     return Reading(first, last, start, end, raw, month_or_year=coarse)
+
+
+def _back(today: date, count: str, unit: str) -> date | None:
+    """The day ``count`` ``unit``s before ``today`` ("三个月前"), or None if unreadable."""
+    if count == "半":
+        if unit != "年":
+            return None
+        months = 6
+    else:
+        import cn2an  # a base dependency (~80 ms to import), only needed here
+
+        try:
+            n = int(count) if count.isdigit() else int(cn2an.cn2an(count, "smart"))
+        except (ValueError, KeyError, IndexError, TypeError):
+            return None
+        if unit in _AGO_DAYS:
+            return date.fromordinal(today.toordinal() - n * _AGO_DAYS[unit])
+        months = n if unit == "月" else 12 * n
+    year, month0 = divmod(today.year * 12 + today.month - 1 - months, 12)
+    next_month = date(year + (month0 + 1) // 12, (month0 + 1) % 12 + 1, 1)
+    last_day = date.fromordinal(next_month.toordinal() - 1).day
+    return date(year, month0 + 1, min(today.day, last_day))
 
 
 def _whole_days(bounds: list[str]) -> tuple[date, date] | None:
