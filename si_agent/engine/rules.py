@@ -38,8 +38,8 @@ from functools import lru_cache
 from si_agent.config.model import Business, FieldDef
 from si_agent.engine import lexicon as L
 from si_agent.engine.base import SURE, Decision, Rule, SessionView, TextSink, ToolCall
-from si_agent.session.model import FieldState
 from si_agent.flow import actions as T
+from si_agent.session.model import FieldState
 from si_agent.validators import check, extract
 
 log = logging.getLogger(__name__)
