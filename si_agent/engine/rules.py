@@ -400,6 +400,7 @@ class RuleEngine:
         if any(c.type in _STRONG for c in kept) and any(f.type == "name" for f in business.fields):
             # A list of values ("330122… 张伟"): a lone short run may be the name.
             kept += _bare_names(business, text, kept)
+            kept += _rest_as_text(business, text, kept)
         return sorted(kept, key=lambda c: c.start)
 
     # -- confirming / failed ----------------------------------------------
@@ -582,6 +583,28 @@ def _bare_names(business: Business, text: str, kept: list[_Candidate]) -> list[_
                 and check("name", run).ok):
             found.append(_Candidate("name", run, start, end))
     return found
+
+
+def _rest_as_text(business: Business, text: str, kept: list[_Candidate]) -> list[_Candidate]:
+    """In a list of values ("王芳，3205…，工商银行，江苏省苏州市…"), the longest clause
+    nothing else took is the free-text value, when one free-text field can take it."""
+    free = [f for f in business.fields if f.type == "text" and not f.pattern]
+    if len(free) != 1 or any(c.field == free[0].key for c in kept):
+        return []
+    field = free[0]
+    clauses = [m for m in _CLAUSE.finditer(text)
+               if not any(m.start() < c.end and c.start < m.end() for c in kept)]
+    for m in sorted(clauses, key=lambda m: len(m.group()), reverse=True):
+        raw = m.group()
+        if (len(raw) >= _REST_MIN and not L.is_question(raw) and not L.is_conversational(raw)
+                and not L.is_refusal(raw) and check("text", raw, **field.validator_options()).ok):
+            return [_Candidate("text", raw, m.start(), m.end(), field.key)]
+        break
+    return []
+
+
+_CLAUSE = re.compile(r"[^\s,，。;；、]+")
+_REST_MIN = 5
 
 
 def _strip_cue(field: FieldDef, text: str) -> str:
