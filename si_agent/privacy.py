@@ -16,6 +16,9 @@ _SCAN_ORDER = ("idcard", "bank_card", "phone")
 # Digit runs the validators do not recognise (a mistyped ID or card, a number
 # typed in groups like "3301 2219 6303 1501 78") are withheld all the same.
 _LONG_DIGITS = re.compile(r"(?<!\d)\d(?:[ \-]?\d){10,}(?![\dXx])[Xx]?")
+# The same spoken, digit by digit ("一三八零零一三八零零三").
+_LONG_SPOKEN = re.compile(r"[零〇一幺二两三四五六七八九](?:[ \-]?[零〇一幺二两三四五六七八九]){10,}")
+_SPOKEN = str.maketrans("零〇一幺二两三四五六七八九", "0011223456789")
 
 
 def personal_spans(text: str) -> list[tuple[int, int, str, str]]:
@@ -27,13 +30,15 @@ def personal_spans(text: str) -> list[tuple[int, int, str, str]]:
 
     for kind in _SCAN_ORDER:
         spans += [(f.start, f.end, kind, f.raw) for f in extract(kind, text) if free(f.start, f.end)]
-    spans += [(m.start(), m.end(), "number", m.group()) for m in _LONG_DIGITS.finditer(text)
-              if free(m.start(), m.end())]
+    for pattern in (_LONG_DIGITS, _LONG_SPOKEN):
+        spans += [(m.start(), m.end(), "number", m.group()) for m in pattern.finditer(text)
+                  if free(m.start(), m.end())]
     return sorted(spans)
 
 
 def masked(kind: str, raw: str) -> str:
     """How a personal value found in text is shown: masked by its kind."""
+    raw = raw.translate(_SPOKEN)
     if kind == "number":
         digits = re.sub(r"\D", "", raw)
         return f"{digits[:4]}****{digits[-4:]}"

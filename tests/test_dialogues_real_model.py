@@ -268,6 +268,6 @@ def test_requests_were_checked(fake):
     assert CHECKED["llm"] >= turns * 9 // 10, CHECKED
     assert CHECKED["hybrid"] >= 70, CHECKED
     assert PLACEHOLDERS_SENT["llm"] >= 100 and PLACEHOLDERS_SENT["hybrid"] >= 10, PLACEHOLDERS_SENT
-    for engine in ENGINES:
-        assert {"idle", "collecting", "confirming", "done"} <= set(STATES_SEEN[engine]), (
-            engine, STATES_SEEN[engine])
+    # llm asks in every state the corpus reaches; hybrid only where the rules are unsure.
+    assert {"idle", "collecting", "confirming", "done"} <= set(STATES_SEEN["llm"]), STATES_SEEN
+    assert {"idle", "collecting", "confirming"} <= set(STATES_SEEN["hybrid"]), STATES_SEEN

@@ -255,7 +255,8 @@ class RuleEngine:
         redo = _mentioned_step(business, text)
         if redo and T.REDO_STEP in offered and (L.wants_modify(text) or "重新" in text):
             return [_redo(redo)], Rule.MODIFY, f"redo step {redo}"
-        target = _mentioned_field(business, text)
+        named = _named_field(business, text) if L.wants_modify(text) else None
+        target = _mentioned_field(business, text) or (named if named != awaited else None)
         if target and (L.wants_modify(text) or "重新" in text or "重填" in text):
             return [self._modify(business, target, text)], Rule.MODIFY, f"go back to {target}"
         answer = L.strip_preamble(text)
@@ -430,6 +431,9 @@ class RuleEngine:
         if target:
             return [self._modify(business, target, text)], Rule.MODIFY, f"modify {target}"
         if L.wants_modify(text) and T.MODIFY_INFO in offered:
+            named = _named_field(business, text)  # "地址写错了，应该是…", "名字写错了"
+            if named:
+                return [self._modify(business, named, text)], Rule.MODIFY, f"modify {named}"
             values = self.values_for(business, None, text, whole=False)
             if len(values) == 1:
                 key, value = next(iter(values.items()))
@@ -711,12 +715,37 @@ def _mentioned_field(business: Business, text: str) -> str | None:
     return best[1] if best else None
 
 
+# What citizens call a field of a type, besides its label and cues.
+_TYPE_WORDS = {
+    "name": ("名字", "姓名", "名"), "idcard": ("身份证号", "身份证"), "phone": ("手机号", "手机", "电话"),
+    "bank_card": ("银行卡号", "银行卡", "卡号"), "date": ("日期", "时间"), "year": ("年份",),
+}
+
+
+def _field_words(field: FieldDef) -> tuple[str, ...]:
+    return (*_cue_words(field), *_TYPE_WORDS.get(field.type, ()))
+
+
+def _named_field(business: Business, text: str) -> str | None:
+    """The field a correction names by a cue or a common word ("地址写错了", "名字不对"),
+    when only one field answers to the longest such word."""
+    best: dict[int, set[str]] = {}
+    for f in business.fields:
+        for w in _field_words(f):
+            if len(w) >= 2 and w in text:
+                best.setdefault(len(w), set()).add(f.key)
+    if not best:
+        return None
+    keys = best[max(best)]
+    return next(iter(keys)) if len(keys) == 1 else None
+
+
 def _after_label(business: Business, key: str | None, text: str) -> str:
     """The part of the text after the named label (where the new value is)."""
     if key is None:
         return text
     f = business.field(key)
-    for n in sorted(_cue_words(f), key=len, reverse=True):
+    for n in sorted(_field_words(f), key=len, reverse=True):
         at = text.find(n)
         if at >= 0:
             rest = text[at + len(n):]
