@@ -39,7 +39,7 @@ HOW = re.compile(
     r"多长时间|怎么|怎样|如何|为什么|为啥|能不能|可不可以|是否|有没有|要不要|几天|几个|多少|"
     r"想知道|想了解|了解一下"
 )
-YES_NO = re.compile(r"吗|么|呢|没有|了没|[？?]")
+YES_NO = re.compile(r"吗|么|呢|没有|了没|是不是|对不对|行不行|好不好|[？?]")
 GREETING = frozenset({
     "你好", "您好", "在吗", "在不在", "hi", "hello", "哈喽", "嗨", "你好呀", "早上好", "下午好",
     "晚上好", "有人吗", "你能做什么", "你能帮我做什么", "你会什么", "你可以做什么", "帮助", "help",
@@ -55,16 +55,20 @@ CLOSING = re.compile(
     r"(?:谢谢(?:你|您|啦|了)?|多谢|谢了|感谢(?:你|您)?|非常感谢|太感谢了|辛苦了?|麻烦了|"
     r"没事了?|没有了|没了|没别的了|就这些|就这样|不用了谢谢|再见|拜拜|bye|886)+"
     r"(?:[啊呀哈啦了吧哦噢]|再见|拜拜)*"
+    r"(?:那?我?(?:明天|下次|改天|回头|有空)再(?:来|问|办|找你))?"
 )
 # Asking for a person, or to complain: the hand-off text.
-HANDOFF = re.compile(r"人工|真人|客服|投诉|举报|找领导")
+HANDOFF = re.compile(r"人工|真人|客服|投诉|举报|找.{0,3}领导")
 HANDOFF_MAX = 12  # characters; a longer message is about something else
 # Declining something: "不想说", "不方便", "为什么要这个" while a field is awaited.
 REFUSAL = re.compile(
-    r"不想(?:说|给|填|提供|告诉|透露|讲|选|写)|不愿意?(?:说|给|填|提供|告诉|透露)?|不方便|不太方便|"
+    r"不想(?:说|给|填|提供|告诉|透露|讲|选|写)|不愿意?(?:说|给|填|提供|告诉|透露)?|"
+    r"不太?方便(?!去|来|到|出门|走|过去|跑)|"
     r"不好说|不告诉|不能说|不便|不透露|保密|隐私|(?:就)?不说了|不给了|不填了|"
     r"(?:能|可以)不(?:填|给|选|说)|不(?:填|给|选|说)(?:行不行|可以吗|不行吗|可不可以)|"
-    r"(?:为什么|为啥|干嘛|干吗|凭什么)(?:还|一定|非得|必须)?(?:要|得)|要这个(?:干嘛|干什么|做什么)"
+    r"(?:为什么|为啥|干嘛|干吗|凭什么)(?:还|一定|非得|必须)?(?:要|得)"
+    r"(?:这个|提供|填|给|选|说|告诉|写|[^，,。？?!！]{0,6}?(?:号|名字|姓名|地址|电话|卡|信息|户口|证|这个))|"
+    r"要这个(?:干嘛|干什么|做什么)"
 )
 # Asking what the field asked for means: "这是什么意思", "填什么", "在哪找".
 ASKS_MEANING = re.compile(
@@ -73,14 +77,14 @@ ASKS_MEANING = re.compile(
 )
 # A preamble before a corrected or hesitant answer: "打错了，是张伟", "嗯，地址的话…".
 PREAMBLE = re.compile(
-    r"^(?:(?:嗯+|呃+|额+|啊+|哦+|噢+|那个|这个嘛|就是|不好意思|抱歉|对不起|打错了|写错了|输错了|说错了|"
+    r"^(?:(?:哦不|嗯+|呃+|额+|啊+|哦+|噢+|那个|这个嘛|就是|不好意思|抱歉|对不起|打错了|写错了|输错了|说错了|"
     r"弄错了|错了|更正一下|更正|纠正一下|我再说一遍|重新说一下|哦不|不对|我想想|让我想想|等一下|稍等|"
-    r"应该是|应该为|应为|我看看|是)[\s,，。.:：!！~～、]*)+"
+    r"应该是|应该为|应为|我看看|是(?!的))[\s,，。.:：!！~～、…]*)+"
 )
 # The words a closing or a filler reply is made of, with nothing to act on.
 FILLER_ONLY = re.compile(
     r"(?:嗯+|啊+|哦+|噢+|呃+|额+|好的?|好滴|好嘞|行|对|对的|是的?|ok|okay|收到|明白|了解|知道了|可以)+"
-    r"[了啦呀吧哈]*"
+    r"[了啦呀吧哈的]*"
 )
 CONVERSATIONAL = frozenset({
     "你好", "您好", "谢谢", "好的", "是的", "不是", "不对", "可以", "知道", "不知道", "什么",
@@ -114,15 +118,15 @@ def is_how_question(text: str) -> bool:
 
 # A clause that is nothing but a request to stop: "取消", "先取消吧", "我不办了", "算了".
 _CANCEL_CLAUSE = re.compile(
-    rf"(?:我|那|那就|就|先|还是|要不|干脆|请|帮我)*(?:{'|'.join(CANCEL)})"
+    rf"(?:我要|我想|我|那|那就|就|先|还是|要不|干脆|请|帮我|想|要)*(?:{'|'.join(CANCEL)})"
     rf"(?:吧|啦|呀|了|啊|哈|办理|我|{'|'.join(CANCEL)})*"
 )
 _CLAUSES = re.compile(r"[\s,，。.!！~～、;；]+")
 # A clause that stops doing something: "这卡我不办了", "还是不挂失了", "备案不办了".
 _STOP_CLAUSE = re.compile(
-    r"[\u4e00-\u9fff]{0,4}?(?:我|就|还是|那就|那|先|暂时)?(?:不|别)"
+    r"[\u4e00-\u9fff]{0,4}?(?:我|就|还是|那就|那|先|暂时)?(?:不|别)(?:要|想|用)?"
     r"(?:办|办理|挂失|申请|申领|转|转移|备案|查|测算|测|算|领|交|登记|认证|弄|寄|做)"
-    r"(?:这个|这项|它)?了(?:吧|啦|呀|啊)?"
+    r"[\u4e00-\u9fff]{0,5}?了(?:吧|啦|呀|啊)?"
 )
 _FOR_NOW = re.compile(r"先不|暂时不|暂不|先别")
 
@@ -155,7 +159,7 @@ def is_confirm(text: str) -> bool:
     if b in CONFIRM:
         return True
     return (b.startswith(CONFIRM_PREFIX) and len(b) <= 6 and not is_question(text)
-            and not any(n in b for n in NEGATION))
+            and "一下" not in b and not any(n in b for n in NEGATION))
 
 
 def is_accept(text: str) -> bool:
@@ -164,7 +168,10 @@ def is_accept(text: str) -> bool:
 
 def is_retry(text: str) -> bool:
     b = bare(text)
-    return any(w in b for w in RETRY)
+    return any(w in b for w in RETRY) and not _NEGATED_RETRY.search(b)
+
+
+_NEGATED_RETRY = re.compile(rf"(?:不|别|不要|不用|无需)(?:{'|'.join(RETRY)})")
 
 
 def wants_modify(text: str) -> bool:
@@ -181,13 +188,14 @@ def is_greeting(text: str) -> bool:
 
 def is_conversational(text: str) -> bool:
     b = bare(text)
-    return b in CONVERSATIONAL or b in CONFIRM or bool(FILLER_ONLY.fullmatch(b))
+    return (b in CONVERSATIONAL or b in CONFIRM or bool(FILLER_ONLY.fullmatch(b))
+            or bool(CLOSING.fullmatch(b)))
 
 
 def small_talk(text: str) -> str | None:
     """The kind of small talk the whole message is, or None: ``greeting``,
     ``closing``, ``handoff`` or ``self_intro`` (the keys of the assistant texts)."""
-    b = bare(text)
+    b = bare(text).rstrip("?？")
     if not b:
         return None
     if b in SELF_INTRO:
@@ -206,7 +214,7 @@ def is_refusal(text: str) -> bool:
     return bool(REFUSAL.search(text)) and not NEGATED_REFUSAL.search(text)
 
 
-NEGATED_REFUSAL = re.compile(r"没有?不方便|不是不想")
+NEGATED_REFUSAL = re.compile(r"没有?不方便|不是不(?:想|愿意?|方便)")
 
 
 def strip_preamble(text: str) -> str:

@@ -365,7 +365,7 @@ class RuleEngine:
         if whole and awaited in business.field_keys and set(values) <= {awaited}:
             # The whole answer to the question asked beats a piece of it.
             field = business.field(awaited)
-            answer = _strip_cue(field, text)
+            answer = _strip_cue(field, text).strip(" ，,。;；")
             if _whole_message_fits(field, answer):
                 return {awaited: answer}
         return values
@@ -600,7 +600,9 @@ def _rest_as_text(business: Business, text: str, kept: list[_Candidate]) -> list
                if not any(m.start() < c.end and c.start < m.end() for c in kept)]
     for m in sorted(clauses, key=lambda m: len(m.group()), reverse=True):
         raw = m.group()
-        if (len(raw) >= _REST_MIN and not L.is_question(raw) and not L.is_conversational(raw)
+        other = _mentioned_field(business, raw)
+        if (len(raw) >= _REST_MIN and not _LONG_RUN.search(raw) and other in (None, field.key)
+                and not L.is_question(raw) and not L.is_conversational(raw)
                 and not L.is_refusal(raw) and check("text", raw, **field.validator_options()).ok):
             return [_Candidate("text", raw, m.start(), m.end(), field.key)]
         break
@@ -609,6 +611,7 @@ def _rest_as_text(business: Business, text: str, kept: list[_Candidate]) -> list
 
 _CLAUSE = re.compile(r"[^\s,，。;；、]+")
 _REST_MIN = 5
+_LONG_RUN = re.compile(r"\d{7,}")  # a mistyped ID or phone is not an address
 
 
 def _strip_cue(field: FieldDef, text: str) -> str:
