@@ -192,9 +192,11 @@ class RuleEngine:
         if view.state == "done" and view.result and view.business is not business:
             # A number just issued is what "查询办理进度" right after means (but
             # "再查一个" after a query asks about another one).
-            for key in business.field_keys:
-                if key not in values and isinstance(view.result.get(key), str):
-                    values[key] = view.result[key]
+            # Personal data is not carried over: the citizen gives it for each business.
+            for f in business.fields:
+                if (f.key not in values and isinstance(view.result.get(f.key), str)
+                        and f.type not in _PERSONAL):
+                    values[f.key] = view.result[f.key]
         calls = [_match(business.id)]
         if values:
             calls.append(ToolCall(name=T.PROVIDE_FIELD, arguments={"values": values}))
@@ -526,6 +528,7 @@ def _confidence(view: SessionView, calls: list[ToolCall], rule: Rule, text: str)
 _WEAK = ("enum", "city", "name", "integer", "number", "year", "text")
 _BARE_NAME_MAX = 5  # without a middle dot, a longer run is a sentence, not a name
 _STRONG = ("idcard", "phone", "bank_card")
+_PERSONAL = ("name", *_STRONG)
 _CODES = re.compile(r"[A-Za-z0-9]{6,}")
 _UNTIL_NOW = re.compile(r"(至|到)(今|现在|目前|当前)(?!年)")
 _SEPARATORS = re.compile(r"[\s,，。;；、]+")

@@ -31,6 +31,14 @@ class Suggestion(BaseModel):
     text: str
 
 
+class SuspendedView(BaseModel):
+    """A business put aside for another one, resumable with "继续办理"."""
+
+    business_id: str
+    name: str
+    filled: int  # fields already collected
+
+
 class JobView(BaseModel):
     """Where a submission stands (no values: they hold personal data)."""
 
@@ -60,6 +68,7 @@ class TurnResult(BaseModel):
     usage: dict[str, Usage] = Field(default_factory=dict)
     job: JobView | None = None
     notice: str | None = None  # an outcome that arrived since the last turn
+    suspended: list[SuspendedView] = Field(default_factory=list)  # newest last
 
 
 def display(field_type: str, value: Any) -> str:
@@ -110,4 +119,7 @@ def snapshot(
         usage={"turn": turn_usage or Usage(), "session": session.usage},
         job=job_view(job),
         notice=session.notice,
+        suspended=[SuspendedView(business_id=f.business_id, name=catalog[f.business_id].name,
+                                 filled=f.filled)
+                   for f in session.suspended if f.business_id in catalog],
     )

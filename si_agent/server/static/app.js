@@ -28,6 +28,9 @@
     you: "您说：",
     assistant: "助手说：",
     suggestion: "办理【{name}】",
+    suspendedFilled: "已填写{filled}项",
+    resume: "继续办理",
+    resumeMessage: "继续办理【{name}】",
     filledCount: "，已填写",
     send: { confirm: "确认", cancel: "取消", retry: "重试", accept: "办理", modify: "修改" },
   };
@@ -61,6 +64,7 @@
     close: $("panel-close"), backdrop: $("backdrop"), header: document.querySelector(".topbar"),
     chat: document.querySelector(".chat"), badge: $("state-badge"),
     business: $("business-name"), fields: $("fields"), fieldsEmpty: $("fields-empty"),
+    suspended: $("suspended"), suspendedList: $("suspended-list"),
     result: $("result"), resultValue: $("result-value"),
     toast: $("toast"), toastText: $("toast-text"), toastClose: $("toast-close"),
   };
@@ -353,6 +357,27 @@
     return li;
   }
 
+  function suspendedItem(flow) {
+    const li = document.createElement("li");
+    li.className = "suspended-item";
+    li.dataset.testid = "suspended-" + flow.business_id;
+    const name = document.createElement("span");
+    name.className = "field-label";
+    name.textContent = flow.name;
+    const filled = document.createElement("span");
+    filled.className = "field-status";
+    filled.textContent = fill(TEXTS.suspendedFilled, { filled: flow.filled });
+    const resume = document.createElement("button");
+    resume.type = "button";
+    resume.className = "btn btn-ghost resume";
+    resume.dataset.testid = "resume";
+    resume.textContent = TEXTS.resume;
+    resume.setAttribute("aria-label", fill(TEXTS.resumeMessage, { name: flow.name }));
+    resume.addEventListener("click", () => send(fill(TEXTS.resumeMessage, { name: flow.name })));
+    li.append(name, filled, resume);
+    return li;
+  }
+
   /** Redraw everything but the message list from a turn or session view. */
   function render(view) {
     const state = STATE_LABELS[view.state] ? view.state : "idle";
@@ -371,6 +396,10 @@
       spoken.textContent = TEXTS.filledCount;
       els.toggleCount.append(spoken, `${collected}/${fields.length}`);
     }
+
+    const suspended = Array.isArray(view.suspended) ? view.suspended : [];
+    els.suspendedList.replaceChildren(...suspended.slice().reverse().map(suspendedItem));
+    els.suspended.hidden = suspended.length === 0;
 
     const number = view.result && view.result.application_no;
     els.result.hidden = !number;
