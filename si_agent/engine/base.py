@@ -92,6 +92,7 @@ class SessionView:
     history: tuple[Message, ...]
     result: Mapping[str, Any] | None = None
     catalog: Mapping[str, Business] = field(repr=False, default_factory=dict)
+    suspended: tuple[str, ...] = ()  # businesses put aside, newest last
 
     def pending_keys(self) -> list[str]:
         """Field keys not yet collected, in business order."""

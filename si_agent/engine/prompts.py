@@ -31,12 +31,19 @@ SYSTEM = """你是社保智能帮办助手的决策模块，负责理解用户�
 - 用户提出政策、材料、条件等问题：调用 answer_question；如果问题暗示某项业务，填写 suggested_business_id。
 - 用户既提问又提供信息：同时调用 answer_question 和 provide_field。
 - 用户要取消：调用 cancel_flow；确认提交：调用 confirm_submit。
+- 办理中用户明确提到另一项业务：先调用 answer_question 并在 suggested_business_id 填该业务，询问是否切换；
+  用户同意（或已被问过后回答“好/是的/办理”）：调用 switch_business，当前业务会保留；
+  用户明确说不办当前业务了（如“不办这个了，帮我查养老金”）：先 cancel_flow 再 match_business。
+- 用户想继续之前暂停的业务：调用 match_business，原来填写的信息会保留。
+- 用户不愿提供某项信息或问为什么要提供（“不想说”“为什么要这个”）：调用 explain_field(topic=why)，不要把拒绝当成字段值；
+  用户问某项信息是什么意思、去哪里找：调用 explain_field(topic=help)。
+- 寒暄、致谢、道别、找人工或投诉、问你是谁：调用 small_talk。
 - 身份证号、手机号、银行卡号等已替换为 <ID_1>、<PHONE_1>、<CARD_1> 这样的占位符，填写参数时原样使用占位符。
 - 拿不准时不要猜，宁可不调用工具。
 
 今天是{today}。
 当前状态：{state}
-{business}
+{business}{pending}
 可办理的业务：
 {catalog}"""
 
@@ -55,8 +62,21 @@ def system_prompt(view: SessionView, catalog: Mapping[str, Business]) -> str:
         today=date.today().isoformat(),
         state=STATE_NAMES.get(view.state, view.state),
         business=_business(view) if view.business else NO_BUSINESS,
+        pending=_pending_offers(view, catalog),
         catalog=listing,
     )
+
+
+def _pending_offers(view: SessionView, catalog: Mapping[str, Business]) -> str:
+    """Lines on offers the last reply made and businesses put aside."""
+    lines = []
+    target = catalog.get(view.suggestion) if view.suggestion else None
+    if target is not None:
+        lines.append(f"上一轮已询问是否办理：{target.name}（{target.id}）")
+    kept = [catalog[b] for b in view.suspended if b in catalog]
+    if kept:
+        lines.append("暂停的业务：" + "、".join(f"{b.name}（{b.id}）" for b in kept))
+    return "".join("\n" + line for line in lines)
 
 
 def _business(view: SessionView) -> str:

@@ -174,6 +174,7 @@ class Turn:
             awaiting=s.awaiting, suggestion=s.suggestion, step=self.step,
             history=tuple(s.history),  # messages are frozen: shared, not copied
             result=dict(s.result) if s.result else None, catalog=self.ctl.catalog,
+            suspended=tuple(f.business_id for f in s.suspended),
         )
 
     def _fire(self, trigger: str) -> None:
