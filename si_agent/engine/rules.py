@@ -107,6 +107,7 @@ class RuleEngine:
             df.update(set().union(*(_bigrams(p) for p in phrases)))
         n = max(1, len(self.catalog))
         self._idf = {g: math.log(1 + n / c) for g, c in df.items()}
+        self._chars = {p: frozenset(p) for phrases in self._phrases.values() for p in phrases}
         self._phrase_grams = {
             p: (grams, sum(self._idf[g] for g in grams) or 1.0)
             for phrases in self._phrases.values() for p in phrases
@@ -217,13 +218,14 @@ class RuleEngine:
         low = _mask_codes(text.lower())
         scores: dict[str, tuple[float, int, tuple[int, int] | None]] = {}
         grams = _bigrams(low)
+        chars = set(low)
         for bid, phrases in self._phrases.items():
             best: tuple[float, int, tuple[int, int] | None] = (0.0, 0, None)
             for p in phrases:
                 at = low.find(p)
                 if at >= 0:
                     cand = (1.0, len(p), (at, at + len(p)))
-                elif _scattered(p, low):
+                elif self._chars[p] <= chars and _scattered(p, low):
                     cand = (SCATTERED_SCORE, len(p), None)
                 else:
                     pg, total = self._phrase_grams[p]
