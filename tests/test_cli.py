@@ -89,6 +89,19 @@ def test_chat_in_terminal_completes_a_query(tmp_path):
     assert "330122196303150178" not in out.stderr  # logs are masked
 
 
+def test_chat_in_terminal_switches_and_resumes(tmp_path):
+    lines = ["社保卡丢了，身份证330122196303150178", "查养老金", "好", "330122196303150178",
+             "继续", "上个月底", "取消", "谢谢", "/quit"]
+    out = run("chat", "--user", "cli-switch", "--engine", "rules", tmp_path=tmp_path,
+              stdin="\n".join(lines) + "\n")
+    assert out.returncode == 0, out.stderr
+    assert "要先办理【养老金查询】吗？当前业务会为您保留。" in out.stdout
+    assert "刚才的【社保卡挂失】还没办完，要继续吗？" in out.stdout
+    assert "好的，继续办理【社保卡挂失】。" in out.stdout
+    assert "“上个月底”不像是姓名。" in out.stdout
+    assert "不客气" in out.stdout
+
+
 def test_replay_passes_and_fails(tmp_path):
     good = tmp_path / "good.yaml"
     good.write_text(
