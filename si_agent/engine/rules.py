@@ -108,6 +108,8 @@ class RuleEngine:
         n = max(1, len(self.catalog))
         self._idf = {g: math.log(1 + n / c) for g, c in df.items()}
         self._chars = {p: frozenset(p) for phrases in self._phrases.values() for p in phrases}
+        every = sorted(self._chars, key=len, reverse=True)
+        self._any_phrase = re.compile("|".join(map(re.escape, every))) if every else re.compile("$^")
         self._phrase_grams = {
             p: (grams, sum(self._idf[g] for g in grams) or 1.0)
             for phrases in self._phrases.values() for p in phrases
@@ -304,10 +306,12 @@ class RuleEngine:
                 return [_switch(pending)], Rule.SWITCH, f"switch to {pending}: accepted"
             if L.is_decline(text):
                 return [], Rule.DECLINED, f"switch to {pending}: declined"
+        explicit = L.abandons(text)
+        if not explicit and not self._any_phrase.search(_mask_codes(text.lower())):
+            return None  # no keyword of any business, and nothing dropped: no switch
         bid, score, span, runner_up = self.match(text)
         if bid is None or bid == business.id or score - runner_up < MARGIN:
             return None
-        explicit = L.abandons(text)
         if not (score >= 1.0 or (explicit and score >= MATCH_THRESHOLD)):
             return None
         if L.wants_modify(text) and _mentioned_field(business, text):

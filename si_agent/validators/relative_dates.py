@@ -51,6 +51,8 @@ _missing = False
 _BARE_MONTH_PART = re.compile(
     r"(?<![\d〇零一二三四五六七八九十个上下本这今每月])(?:月[底末初中]|[上中下]旬)"
 )
+# A relative date has one of these; a message without any is not parsed at all.
+_TIME_WORD = re.compile(r"[天日号周月年旬节前后底初末昨今明]|星期|礼拜|春节|元旦|清明|端午|中秋|国庆|除夕|五一|十一|冬至|元宵|七夕|重阳")
 _START_WORDS = re.compile(r"^[从自于]")
 _SINCE_WORDS = re.compile(r"(?:开始|以来|至今|起)$")
 _BARE_DAY = re.compile(r"(?:\d{1,2}|[〇零一二三四五六七八九十]{1,3})[号日]")
@@ -110,8 +112,8 @@ def _load() -> Any:
 
 def find(text: str, today: date) -> list[Reading]:
     """Every relative or colloquial date in ``text``, read against ``today``."""
-    if text.isascii():
-        return []
+    if text.isascii() or not _TIME_WORD.search(text):
+        return []  # no word a time expression needs: spare the parser (~0.5 ms a call)
     base = {"year": today.year, "month": today.month, "day": today.day}
     readings = []
     with _lock:
