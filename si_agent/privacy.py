@@ -11,6 +11,7 @@ from typing import Any
 
 from si_agent.config.model import MASKED_TYPES, Business
 from si_agent.validators import extract, mask
+from si_agent.validators.phone import SPOKEN_DIGITS
 
 _SCAN_ORDER = ("idcard", "bank_card", "phone")
 # Digit runs the validators do not recognise (a mistyped ID or card, a number
@@ -18,7 +19,6 @@ _SCAN_ORDER = ("idcard", "bank_card", "phone")
 _LONG_DIGITS = re.compile(r"(?<!\d)\d(?:[ \-]?\d){10,}(?![\dXx])[Xx]?")
 # The same spoken, digit by digit ("一三八零零一三八零零三").
 _LONG_SPOKEN = re.compile(r"[零〇一幺二两三四五六七八九](?:[ \-]?[零〇一幺二两三四五六七八九]){10,}")
-_SPOKEN = str.maketrans("零〇一幺二两三四五六七八九", "0011223456789")
 
 
 def personal_spans(text: str) -> list[tuple[int, int, str, str]]:
@@ -38,7 +38,7 @@ def personal_spans(text: str) -> list[tuple[int, int, str, str]]:
 
 def masked(kind: str, raw: str) -> str:
     """How a personal value found in text is shown: masked by its kind."""
-    raw = raw.translate(_SPOKEN)
+    raw = raw.translate(SPOKEN_DIGITS)
     if kind == "number":
         digits = re.sub(r"\D", "", raw)
         return f"{digits[:4]}****{digits[-4:]}"

@@ -34,7 +34,6 @@ class Rule(str, Enum):
     CONFIRM_WORD = "confirm_word"
     RETRY_WORD = "retry_word"
     ACCEPTED_SUGGESTION = "accepted_suggestion"
-    GREETING = "greeting"
     CONVERSATIONAL = "conversational"    # a reply with nothing to act on
     EXACT_KEYWORD = "exact_keyword"      # a business keyword, verbatim
     SIMILAR_KEYWORD = "similar_keyword"  # a business by keyword similarity

@@ -27,10 +27,19 @@ ACCEPT = frozenset({
     "好的办理吧", "好的办理", "办理吧", "开始办理", "我要办理", "帮我办理", "要办理", "好办理",
     "确认办理", "确定", "确认", "对", "对的", "查", "查询", "好的查一下", "查一下", "帮我查",
     "继续", "继续办理", "继续办", "接着办", "继续吧", "好的继续", "好继续", "要继续", "嗯继续",
-    "先办这个", "好的先办这个", "好先办", "切换", "换吧", "好的换", "行吧",
 })
-# Declining an offer ("要先办理…吗？" → "不用，先把挂失办完").
-DECLINE = re.compile(r"^(?:不用|不要|不了|不必|先不|别|不换|不切换|不需要|算了吧?$|还是先|先把|继续办?这个)")
+# Yes to "要先办理【…】吗？" while another business runs: not a confirm word ("确认" submits
+# the business in progress) and not "继续" (carry on with it).
+SWITCH_YES = frozenset({
+    "好", "好的", "好吧", "是", "是的", "对", "对的", "嗯", "嗯嗯", "行", "可以", "要", "需要", "ok",
+    "办理", "办", "办理吧", "好的办理", "好的办理吧", "开始", "先办", "先办吧", "好先办",
+    "切换", "切换吧", "换吧", "换", "好的换", "行吧", "先查", "先查吧", "好的先查",
+})
+# No to that question ("不用，先把挂失办完", "继续办挂失").
+DECLINE = re.compile(
+    r"^(?:不用|不要|不了|不必|先不|别|不换|不切换|不需要|算了吧?$|不$|继续|接着|还是先|先把)")
+# Taking a kept business up again: "继续办理【社保卡挂失】", "接着办挂失".
+RESUME = re.compile(r"继续|接着|接下去|回到")
 INTENT = ("我要", "我想", "帮我", "请帮", "给我", "麻烦", "想办", "要办", "办理", "申请", "申领",
           "我需要", "需要办", "替我", "开始", "查一下", "查询", "查查", "看看", "看一下")
 # A knowledge question ("how", "what", "which"), as opposed to a yes/no question.
@@ -59,12 +68,15 @@ CLOSING = re.compile(
 )
 # Asking for a person, or to complain: the hand-off text.
 HANDOFF = re.compile(r"人工|真人|客服|投诉|举报|找.{0,3}领导")
-HANDOFF_MAX = 12  # characters; a longer message is about something else
+HANDOFF_MAX = 12  # characters; a longer message is about something else, unless it opens
+# with the request ("我要投诉你们窗口的工作人员态度差").
+HANDOFF_OPENING = re.compile(r"^(?:我要|我想|我得|要|想|帮我|请|麻烦)?(?:转|找|接)?(?:人工|真人|客服|投诉|举报)")
 # Declining something: "不想说", "不方便", "为什么要这个" while a field is awaited.
 REFUSAL = re.compile(
     r"不想(?:说|给|填|提供|告诉|透露|讲|选|写)|不愿意?(?:说|给|填|提供|告诉|透露)?|"
     r"不太?方便(?!去|来|到|出门|走|过去|跑)|"
-    r"不好说|不告诉|不能说|不便|不透露|保密|隐私|(?:就)?不说了|不给了|不填了|"
+    r"不好说|不告诉|不能说|不便(?:说|透露|告诉|提供)|不透露|^(?:这是|这个|属于)?(?:保密|隐私)(?:的|吧|啊|呀)?$|"
+    r"(?:就)?不说了|不给了|不填了|"
     r"(?:能|可以)不(?:填|给|选|说)|不(?:填|给|选|说)(?:行不行|可以吗|不行吗|可不可以)|"
     r"(?:为什么|为啥|干嘛|干吗|凭什么)(?:还|一定|非得|必须)?(?:要|得)"
     r"(?:这个|提供|填|给|选|说|告诉|写|[^，,。？?!！]{0,6}?(?:号|名字|姓名|地址|电话|卡|信息|户口|证|这个))|"
@@ -78,7 +90,7 @@ ASKS_MEANING = re.compile(
 # A preamble before a corrected or hesitant answer: "打错了，是张伟", "嗯，地址的话…".
 PREAMBLE = re.compile(
     r"^(?:(?:哦不|嗯+|呃+|额+|啊+|哦+|噢+|那个|这个嘛|就是|不好意思|抱歉|对不起|打错了|写错了|输错了|说错了|"
-    r"弄错了|错了|更正一下|更正|纠正一下|我再说一遍|重新说一下|哦不|不对|我想想|让我想想|等一下|稍等|"
+    r"弄错了|错了|更正一下|更正|纠正一下|我再说一遍|重新说一下|不对|我想想|让我想想|等一下|稍等|"
     r"应该是|应该为|应为|我看看|是(?!的))[\s,，。.:：!！~～、…]*)+"
 )
 # The words a closing or a filler reply is made of, with nothing to act on.
@@ -124,8 +136,9 @@ _CANCEL_CLAUSE = re.compile(
 _CLAUSES = re.compile(r"[\s,，。.!！~～、;；]+")
 # A clause that stops doing something: "这卡我不办了", "还是不挂失了", "备案不办了".
 _STOP_CLAUSE = re.compile(
-    r"[\u4e00-\u9fff]{0,4}?(?:我|就|还是|那就|那|先|暂时)?(?:不|别)(?:要|想|用)?"
-    r"(?:办|办理|挂失|申请|申领|转|转移|备案|查|测算|测|算|领|交|登记|认证|弄|寄|做)"
+    r"(?:这卡|这张卡|这个|这项|社保卡|卡|备案|业务|申请|转移|手续|认证)?"
+    r"(?:我们|我|咱们|就|还是|那就|那|先|暂时|干脆)*(?:不|别)(?:要|想|用)?"
+    r"(?:办|办理|挂失|申请|申领|转|转移|备案|查|测算|测|算|领|登记|认证|弄|寄)"
     r"[\u4e00-\u9fff]{0,5}?了(?:吧|啦|呀|啊)?"
 )
 _FOR_NOW = re.compile(r"先不|暂时不|暂不|先别")
@@ -200,7 +213,8 @@ def small_talk(text: str) -> str | None:
         return None
     if b in SELF_INTRO:
         return "self_intro"
-    if len(b) <= HANDOFF_MAX and HANDOFF.search(b):
+    short = len(b) <= HANDOFF_MAX and not any(c.isdigit() for c in b)
+    if (short and HANDOFF.search(b)) or HANDOFF_OPENING.match(b):
         return "handoff"
     if CLOSING.fullmatch(b):
         return "closing"
@@ -215,6 +229,15 @@ def is_refusal(text: str) -> bool:
 
 
 NEGATED_REFUSAL = re.compile(r"没有?不方便|不是不(?:想|愿意?|方便)")
+
+
+def is_preamble_only(text: str) -> bool:
+    """Nothing but a correction or hesitation preamble ("打错了", "嗯，这个嘛")."""
+    return bool(PREAMBLE.fullmatch(text.strip()))
+
+
+def is_switch_yes(text: str) -> bool:
+    return bare(text) in SWITCH_YES
 
 
 def strip_preamble(text: str) -> str:

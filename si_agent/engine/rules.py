@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
-from si_agent.config.model import Business, FieldDef
+from si_agent.config.model import MASKED_TYPES, Business, FieldDef
 from si_agent.engine import lexicon as L
 from si_agent.engine.base import SURE, Decision, Rule, SessionView, TextSink, ToolCall
 from si_agent.flow import actions as T
@@ -265,6 +265,8 @@ class RuleEngine:
         target = _mentioned_field(business, text) or (named if named != awaited else None)
         if target and (L.wants_modify(text) or "重新" in text or "重填" in text):
             return [self._modify(business, target, text)], Rule.MODIFY, f"go back to {target}"
+        if L.is_preamble_only(text):
+            return [], Rule.CONVERSATIONAL, "only a preamble (打错了): the value follows"
         answer = L.strip_preamble(text)
         values = self.values_for(business, awaited, answer, whole=True)
         if not values and answer != text:
@@ -301,17 +303,22 @@ class RuleEngine:
         if business is None or T.SWITCH_BUSINESS not in offered:
             return None
         pending = view.suggestion if view.suggestion in self.catalog else None
-        if pending and pending != business.id:
-            if L.is_accept(text) or L.is_confirm(text):
-                return [_switch(pending)], Rule.SWITCH, f"switch to {pending}: accepted"
-            if L.is_decline(text):
-                return [], Rule.DECLINED, f"switch to {pending}: declined"
+        pending = pending if pending != business.id else None
+        if pending and L.is_switch_yes(text):
+            return [_switch(pending)], Rule.SWITCH, f"switch to {pending}: accepted"
         explicit = L.abandons(text)
-        if not explicit and not self._any_phrase.search(_mask_codes(text.lower())):
-            return None  # no keyword of any business, and nothing dropped: no switch
-        bid, score, span, runner_up = self.match(text)
+        named = explicit or bool(self._any_phrase.search(_mask_codes(text.lower())))
+        bid, score, span, runner_up = self.match(text) if named else (None, 0.0, None, 0.0)
+        if pending and bid == pending and score >= MATCH_THRESHOLD:
+            # "还是先查养老金吧": the answer names the business asked about.
+            return [_switch(pending)], Rule.SWITCH, f"switch to {pending}: named"
+        if pending and L.is_decline(text):
+            return [], Rule.DECLINED, f"switch to {pending}: declined"
         if bid is None or bid == business.id or score - runner_up < MARGIN:
             return None
+        if bid in view.suspended and L.RESUME.search(text):
+            # "继续办理【社保卡挂失】" (the page's button): a kept business, taken up again.
+            return [_switch(bid)], Rule.SWITCH, f"resume {bid}"
         if not (score >= 1.0 or (explicit and score >= MATCH_THRESHOLD)):
             return None
         if L.wants_modify(text) and _mentioned_field(business, text):
@@ -323,7 +330,7 @@ class RuleEngine:
         awaited = view.awaiting if view.awaiting in business.field_keys else None
         if awaited is not None:
             field = business.field(awaited)
-            if field.type != "text" and _whole_message_fits(field, text):
+            if field.type not in ("text", "name") and _whole_message_fits(field, text):
                 return None  # a valid answer that happens to contain a keyword
         if explicit:
             calls = [_cancel(), *self.start(view, self.catalog[bid], text)]
@@ -339,7 +346,8 @@ class RuleEngine:
         if T.EXPLAIN_FIELD not in offered:
             return None
         named = _mentioned_field(business, text)
-        if L.is_refusal(text) and not self._strong_values(business, text):
+        if (L.is_refusal(text) and not self._strong_values(business, text)
+                and not self._answers(business, awaited, text)):
             key = named or awaited
             if key is not None:
                 return [_explain(key, "why")], Rule.REFUSAL, f"why {key} is needed"
@@ -348,6 +356,16 @@ class RuleEngine:
             if key is not None and business.field(key).help:
                 return [_explain(key, "help")], Rule.FIELD_HELP, f"what {key} means"
         return None
+
+    def _answers(self, business: Business, awaited: str | None, text: str) -> bool:
+        """Whether ``text`` also gives the awaited value ("不方便的话寄到公司，文三路100号")."""
+        if awaited is None:
+            return False
+        field = business.field(awaited)
+        if field.type == "text" and not field.pattern:
+            return any(c.isdigit() for c in text)  # an address has a number; a refusal not
+        value = self.values_for(business, awaited, L.strip_preamble(text), whole=True).get(awaited)
+        return value is not None and check(field.type, value, **field.validator_options()).ok
 
     def _strong_values(self, business: Business, text: str) -> bool:
         return any(c.type in _STRONG for c in self._candidates(business, text))
@@ -496,7 +514,7 @@ class RuleEngine:
 # -- confidence ---------------------------------------------------------------------
 
 _SURE_RULES = frozenset({Rule.CANCEL_WORD, Rule.CONFIRM_WORD, Rule.RETRY_WORD,
-                         Rule.ACCEPTED_SUGGESTION, Rule.GREETING, Rule.SMALL_TALK})
+                         Rule.ACCEPTED_SUGGESTION, Rule.SMALL_TALK})
 _UNSURE = 0.5
 
 
@@ -534,7 +552,7 @@ def _confidence(view: SessionView, calls: list[ToolCall], rule: Rule, text: str)
 _WEAK = ("enum", "city", "name", "integer", "number", "year", "text")
 _BARE_NAME_MAX = 5  # without a middle dot, a longer run is a sentence, not a name
 _STRONG = ("idcard", "phone", "bank_card")
-_PERSONAL = ("name", *_STRONG)
+_PERSONAL = frozenset({"name", *MASKED_TYPES})
 _CODES = re.compile(r"[A-Za-z0-9]{6,}")
 _UNTIL_NOW = re.compile(r"(至|到)(今|现在|目前|当前)(?!年)")
 _SEPARATORS = re.compile(r"[\s,，。;；、]+")
@@ -572,7 +590,7 @@ def _after_cues(field: FieldDef, text: str) -> list[_Candidate]:
 
 
 # Words between a cue and its value: "地址的话就寄到江苏…", "地址是：…".
-_CUE_FILLER = re.compile(r"(?:的话|就是|就|是|为|在|寄到|寄往|:|：|,|，|\s)*")
+_CUE_FILLER = re.compile(r"(?:的话|就是|就|是|叫|为|在|寄到|寄往|:|：|,|，|\s)*")
 _HAN_RUN = re.compile(r"[\u4e00-\u9fff·]+")
 
 

@@ -226,6 +226,7 @@ class Turn:
             return A.applied(A.Reason.UNAVAILABLE_BUSINESS, "not available online")
         s = self.s
         self._clear()
+        s.suggestion = None  # whatever the last reply offered, this is what was chosen
         kept = next((f for f in reversed(s.suspended) if f.business_id == business.id), None)
         if kept is not None:
             return self._resume(business, kept)
@@ -274,6 +275,9 @@ class Turn:
             for flow in dropped:
                 log.info("session %s: suspended %s dropped (more than %d put aside)",
                          session_ref(s.session_id), flow.business_id, MAX_SUSPENDED)
+                old = self.ctl.catalog.get(flow.business_id)
+                self.parts.append(replies.render(replies.SUSPENDED_DROPPED, limit=MAX_SUSPENDED,
+                                                 name=old.name if old else flow.business_id))
         self._fire("suspend")
         self._clear()
         return self.match_business(A.MatchBusinessArgs(business_id=target.id))
@@ -356,7 +360,6 @@ class Turn:
             self.parts.append(replies.render(replies.CONTINUE, name=current.name))
             return A.applied(A.Reason.UNAVAILABLE_BUSINESS, "not available online")
         filled = sum(1 for st in self.s.fields.values() if st.status == "collected")
-        filled += sum(1 for st in current.steps if st.id in self.s.step_data)
         self.s.suggestion = target.id
         self.parts.append(replies.render(self.ctl.texts.switch_ask, current=current.name,
                                          filled=filled, target=target.name))
@@ -366,12 +369,11 @@ class Turn:
     def _offer_resume(self) -> None:
         """A business ended and another waits: offer to take it up again."""
         s = self.s
+        while s.suspended and s.suspended[-1].business_id not in self.ctl.catalog:
+            s.suspended.pop()  # its business left the configuration
         if s.state not in ("idle", "done") or not s.suspended:
             return
-        waiting = self.ctl.catalog.get(s.suspended[-1].business_id)
-        if waiting is None:
-            s.suspended.pop()
-            return
+        waiting = self.ctl.catalog[s.suspended[-1].business_id]
         s.suggestion = waiting.id
         self.parts.append(replies.render(self.ctl.texts.switch_resume_offer,
                                          business=waiting.name))
@@ -503,7 +505,8 @@ class Turn:
         self.parts.append(replies.render(text, name=b.name) if b
                           else replies.NOTHING_TO_CANCEL)
         self.asked = True
-        self._offer_resume()
+        if not then_starts:  # dropped for another business: no offer in between
+            self._offer_resume()
         return A.applied()
 
     def _clear(self) -> None:

@@ -24,13 +24,13 @@ _IN_TEXT = re.compile(
     r"(?<![\d+])(?:(?:\+|00)?86[ -]?)?1[3-9]\d(?:[ -]?\d{4}){2}(?!\d)"
 )
 # Spoken digits, one by one: "一三八零零一三八零零三" (幺 is how 1 is read out).
-_CN_DIGIT = str.maketrans("零〇一幺二两三四五六七八九", "0011223456789")
+SPOKEN_DIGITS = str.maketrans("零〇一幺二两三四五六七八九", "0011223456789")
 _CN_IN_TEXT = re.compile(r"(?<![零〇一幺二两三四五六七八九十百千万])[一幺][三四五六七八九]"
                          r"[零〇一幺二两三四五六七八九]{9}(?![零〇一幺二两三四五六七八九十百千万])")
 
 
 def _digits(raw: str) -> str:
-    number = _SEPARATORS.sub("", raw).translate(_CN_DIGIT)
+    number = _SEPARATORS.sub("", raw).translate(SPOKEN_DIGITS)
     if number.startswith(("+86", "0086", "86")):
         number = _COUNTRY.sub("", number, count=1)
     return number

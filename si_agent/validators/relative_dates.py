@@ -57,6 +57,7 @@ _START_WORDS = re.compile(r"^[从自于]")
 _SINCE_WORDS = re.compile(r"(?:开始|以来|至今|起)$")
 _BARE_DAY = re.compile(r"(?:\d{1,2}|[〇零一二三四五六七八九十]{1,3})[号日]")
 _UNSURE_MARKS = frozenset("前后底初末旬中半")
+_LONGEST_SPAN = 366  # days; "春节后" on 1 December is about ten months
 _AGO = re.compile(r"(\d{1,2}|[一二两三四五六七八九十]{1,3}|半)(?:个)?(天|日|周|星期|礼拜|月|年)(?:以前|之前|前)")
 _AGO_DAYS = {"天": 1, "日": 1, "周": 7, "星期": 7, "礼拜": 7}
 
@@ -123,7 +124,8 @@ def find(text: str, today: date) -> list[Reading]:
         try:
             entities = jio.ner.extract_time(text, time_base=base, with_parsing=False)
         except Exception as exc:  # jionlp raises on some odd strings: then there is no date
-            log.debug("jionlp cannot extract times from %r: %s", text, exc)
+            log.debug("jionlp cannot extract times from a %d-character message: %s",
+                      len(text), type(exc).__name__)
             entities = []
         spans = [tuple(e["offset"]) for e in entities]
         spans += [m.span() for m in _BARE_MONTH_PART.finditer(text)]
@@ -162,6 +164,8 @@ def _read(jio: Any, text: str, start: int, end: int, base: dict) -> Reading | No
     if bounds is None:
         return None
     first, last = bounds
+    if (last - first).days > _LONGEST_SPAN:
+        return None  # "00-2019年": a range of years is no date a citizen means
     if raw.endswith(("月底", "月末")):
         first = last
     coarse = not _UNSURE_MARKS.intersection(raw) and _whole_month_or_year(first, last)

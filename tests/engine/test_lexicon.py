@@ -57,7 +57,7 @@ def test_is_decline(text, expected):
 @pytest.mark.parametrize("text,expected", [
     ("办理", True),
     ("好的，办理吧", True),
-    ("先办这个", True),
+    ("先办这个", False),  # ambiguous: "this one" may be the business in progress
     ("不用", False),
     ("不办", False),
     ("我想问一下", False),
@@ -123,7 +123,9 @@ def test_is_question_and_is_how_question(text, question, how):
     ("你是谁", "self_intro"),
     ("谢谢，帮我查养老金", None),
     ("你好，我要办社保卡", None),
-    ("我要投诉你们社保局的工作人员服务态度太差了", None),  # about something: not a bare hand-off
+    # A complaint opens with the request: the hand-off text, not a field value.
+    ("我要投诉你们社保局的工作人员服务态度太差了", "handoff"),
+    ("西湖区人工湖路8号", None),  # an address with 人工 in it
     ("好的", None),
     ("有人吗？", "greeting"),
     ("我要找你们领导", "handoff"),

@@ -130,3 +130,87 @@ def test_staff_texts_override_the_switching_words(make_controller):
     ctl = make_controller(texts=texts)
     ctl.handle("u", f"社保卡丢了，身份证{ID}")
     assert ctl.handle("u", "查养老金").reply.startswith("先办【养老金查询】？【社保卡挂失】已填1项，会保留。")
+
+
+# -- regressions found in review ---------------------------------------------------
+
+
+@pytest.mark.parametrize("keyword,target", [
+    ("查进度", "progress_query"), ("看病", "medical_filing"), ("缴费记录", "insurance_record"),
+    ("零工", "flexible_employment"), ("查退休金", "pension_query"),
+])
+def test_a_bare_keyword_while_a_name_is_awaited_asks_to_switch(controller, keyword, target):
+    controller.handle("u", f"社保卡丢了，身份证{ID}")
+    turn = controller.handle("u", keyword)
+    assert turn.suggestion.business_id == target and "已记录" not in turn.reply
+    assert controller.store.load("u").fields["name"].value is None
+
+
+@pytest.mark.parametrize("reason", ["公司不做了，倒闭了", "单位不交了，公司倒闭"])
+def test_a_company_that_stopped_is_no_cancel(controller, reason):
+    controller.handle("u", "我要领失业金，身份证320102198809150628，陈静，手机13800138005，"
+                           "上个月15号离职")
+    turn = controller.handle("u", reason)
+    assert turn.business is not None and turn.business.id == "unemployment_benefit"
+    assert "已为您取消" not in turn.reply
+
+
+def test_dropping_for_good_with_one_kept_asks_nothing_in_between(controller):
+    controller.handle("u", f"社保卡丢了，身份证{ID}")
+    controller.handle("u", "查进度")
+    controller.handle("u", "好")
+    turn = controller.handle("u", "不办这个了，帮我查养老金")
+    assert turn.business.id == "pension_query" and "还没办完" not in turn.reply
+    assert turn.suggestion is None
+    turn = controller.handle("u", "好")  # no pending offer: not a switch to 挂失
+    assert turn.business.id == "pension_query"
+
+
+@pytest.mark.parametrize("answer", ["确认提交", "提交", "继续"])
+def test_confirm_or_continue_is_no_yes_to_a_switch(controller, answer):
+    controller.handle("u", f"挂失社保卡，{ID}，张伟，13800138001，正式挂失")
+    assert controller.handle("u", "查进度").suggestion is not None
+    turn = controller.handle("u", answer)
+    assert turn.business.id == "card_loss"
+
+
+@pytest.mark.parametrize("answer", ["还是先查养老金吧", "别管挂失了，先查养老金"])
+def test_naming_the_offered_business_is_a_yes(controller, answer):
+    controller.handle("u", f"社保卡丢了，身份证{ID}")
+    controller.handle("u", "查养老金")
+    assert controller.handle("u", answer).business.id == "pension_query"
+
+
+@pytest.mark.parametrize("address", ["不方便的话寄到公司，文三路100号", "隐私路5号",
+                                     "西湖区人工湖路8号", "杭州市客服中心大楼3楼"])
+def test_an_address_with_refusal_or_handoff_words_is_an_address(controller, address):
+    controller.handle("u", "我要办社保卡，王芳，320583199008230462，13800138003，工商银行")
+    turn = controller.handle("u", address)
+    assert turn.state == "confirming", turn.reply
+
+
+def test_the_resume_button_takes_a_kept_business_up_at_once(controller):
+    controller.handle("u", f"社保卡丢了，身份证{ID}")
+    controller.handle("u", "查进度")
+    controller.handle("u", "好")
+    turn = controller.handle("u", "继续办理【社保卡挂失】")
+    assert (turn.business.id, turn.awaiting) == ("card_loss", "name")
+    assert [s.business_id for s in turn.suspended] == ["progress_query"]
+
+
+def test_a_dropped_kept_business_is_said(make_controller):
+    order = ["card_apply", "card_loss", "social_transfer", "medical_filing", "pension_query"]
+    engine = ScriptedEngine(
+        [call("match_business", business_id=order[0])],
+        *[[call("switch_business", business_id=b)] for b in order[1:]],
+    )
+    ctl = make_controller(engine=engine)
+    replies = [ctl.handle("u", "…").reply for _ in order]
+    assert "最多为您保留3项未办完的业务，最早的【社保卡申领】已不再保留。" in replies[-1]
+
+
+@pytest.mark.parametrize("filler", ["打错了", "嗯，这个嘛"])
+def test_a_preamble_alone_is_no_failed_attempt(controller, filler):
+    controller.handle("u", f"社保卡丢了，身份证{ID}")
+    controller.handle("u", filler)
+    assert controller.store.load("u").fields["name"].attempts == 0

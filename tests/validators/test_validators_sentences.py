@@ -78,6 +78,10 @@ def test_extract_properties_on_random_sentences(text):
         for f in found:
             assert 0 <= f.start < f.end <= len(text)
             assert text[f.start:f.end] == f.raw
+            if type_ == "date" and f.value is None:
+                # A span ("去年年底") is found so that its check asks for the exact day.
+                assert check(type_, f.raw, **OPTIONS).error, (type_, f)
+                continue
             assert check(type_, f.raw, **OPTIONS).ok, (type_, f)
         for a, b in zip(found, found[1:], strict=False):
             assert a.end <= b.start, (type_, found)
