@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import uuid
 from collections.abc import Sequence
@@ -134,7 +135,7 @@ def _chat(args: argparse.Namespace, settings: Settings) -> int:
     controller = build_controller(settings, engine=args.engine)
     _prepare_knowledge(controller)
     user = args.user or f"cli-{uuid.uuid4().hex[:8]}"
-    print("社保智能帮办（输入 /quit 退出，/reset 重新开始）")
+    print("社保智能帮办（输入 /quit 退出，/reset 重新开始，/upload 照片路径 上传照片）")
     print(controller.handle(user, "你好").reply)
     while True:
         try:
@@ -148,7 +149,12 @@ def _chat(args: argparse.Namespace, settings: Settings) -> int:
             controller.reset(user)
             print("助手> 已重新开始。")
             continue
-        turn = controller.handle(user, line)
+        if line.strip().startswith("/upload"):
+            turn = _upload(controller, settings, user, line.strip()[len("/upload"):].strip())
+            if turn is None:
+                continue
+        else:
+            turn = controller.handle(user, line)
         print(f"助手> {turn.reply}")
         if not args.quiet:
             print(_status_line(turn))
@@ -156,6 +162,29 @@ def _chat(args: argparse.Namespace, settings: Settings) -> int:
             session = controller.store.load(user)
             if session and session.memory:
                 print(_trace(session.memory[-1]))
+
+
+def _upload(controller, settings: Settings, user: str, path: str):
+    """``/upload PATH``: the photo checked like the API does; None after printing why not."""
+    from si_agent.errors import NoStepAwaited
+    from si_agent.uploads import NO_STEP, UploadRejected, clean_image
+
+    if not path:
+        print("助手> 请在 /upload 后写照片的路径，例如：/upload ~/身份证.jpg")
+        return None
+    try:
+        with open(os.path.expanduser(path), "rb") as f:
+            data = f.read(settings.upload_max_bytes + 1)
+        image = clean_image(data, max_bytes=settings.upload_max_bytes,
+                            max_pixels=settings.upload_max_pixels)
+        return controller.upload(user, image)
+    except OSError:
+        print(f"助手> 找不到或打不开这个文件：{path}")
+    except UploadRejected as err:
+        print("助手> " + err.message)
+    except NoStepAwaited:
+        print("助手> " + NO_STEP)
+    return None
 
 
 def _prepare_knowledge(controller) -> None:

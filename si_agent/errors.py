@@ -109,6 +109,15 @@ class JobInProgress(RuntimeFlowError):
         super().__init__(f"{session_ref}: job {job_id} is still being processed")
 
 
+class NoStepAwaited(RuntimeFlowError):
+    """A photo arrived, but no step (or not the named one) waits for an upload."""
+
+    def __init__(self, session_ref: str, step_id: str | None) -> None:
+        self.session_ref = session_ref
+        self.step_id = step_id
+        super().__init__(f"{session_ref}: no step {step_id or ''} awaits an upload".replace("  ", " "))
+
+
 class StoreUnavailable(RuntimeFlowError):
     """The session store cannot be reached."""
 

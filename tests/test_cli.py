@@ -115,3 +115,14 @@ def test_replay_passes_and_fails(tmp_path):
     out = run("replay", str(good), str(bad), tmp_path=tmp_path)
     assert out.returncode == 1
     assert "FAIL" in out.stdout and "state 'collecting' != 'done'" in out.stdout
+
+
+def test_chat_upload_command_checks_the_photo(tmp_path):
+    not_image = tmp_path / "scan.jpg"
+    not_image.write_bytes(b"%PDF-1.4 not a photo")
+    lines = ["/upload", f"/upload {tmp_path / 'missing.jpg'}", f"/upload {not_image}", "/quit"]
+    out = run("chat", "--user", "cli-upload", tmp_path=tmp_path, stdin="\n".join(lines) + "\n")
+    assert out.returncode == 0, out.stderr
+    assert "请在 /upload 后写照片的路径" in out.stdout
+    assert "找不到或打不开这个文件" in out.stdout
+    assert "只能上传 JPG、PNG 或 WebP 格式的照片。" in out.stdout

@@ -213,12 +213,21 @@ class Settings(BaseSettings):
     rate_limit: str = "60 per minute"
     rate_limit_storage: str = "memory://"
     max_body_bytes: PositiveInt = 64 * 1024
+    # -- photo uploads (POST /api/upload) ------------------------------------
+    upload_max_bytes: PositiveInt = 8 * 2**20
+    upload_max_pixels: PositiveInt = 40_000_000
+    # Days a checked photo is kept after its step, encrypted with upload_key; 0 keeps none.
+    upload_retention_days: NonNegativeInt = 0
+    upload_key: str | None = Field(default=None, repr=False)  # a Fernet key (urlsafe base64)
 
     def __init__(self, **values: Any) -> None:
         try:
             super().__init__(**values)
         except ValidationError as exc:
             raise SettingsError(_describe(exc)) from None
+        if self.upload_retention_days and not self.upload_key:
+            raise SettingsError("SI_UPLOAD_KEY is required when SI_UPLOAD_RETENTION_DAYS > 0 "
+                                "(kept photos are encrypted at rest)")
 
     @classmethod
     def settings_customise_sources(cls, settings_cls, init_settings, env_settings,
@@ -244,6 +253,10 @@ class Settings(BaseSettings):
     def kb_location(self) -> str:
         """Milvus URI: a server (``http://…``) or a Milvus Lite file (default data/kb.db)."""
         return self.kb_uri or str(self.data_dir / "kb.db")
+
+    @property
+    def uploads_dir(self) -> Path:
+        return self.data_dir / "uploads"
 
     @property
     def demo_backend_db(self) -> Path:

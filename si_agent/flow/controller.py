@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -34,20 +34,28 @@ from si_agent import replies
 from si_agent.config.assistant import AssistantTexts
 from si_agent.config.model import Business, Step
 from si_agent.config.settings import DEFAULT_HANDOFF
-from si_agent.engine.base import Decision, IntentEngine, TextSink
-from si_agent.errors import JobInProgress, SessionConflict
+from si_agent.engine.base import SURE, Decision, IntentEngine, Rule, TextSink, ToolCall
+from si_agent.errors import JobInProgress, NoStepAwaited, SessionConflict
 from si_agent.executor import Executors
 from si_agent.executor.base import Executor
 from si_agent.flow import actions as A
 from si_agent.flow.dialogue import Turn
 from si_agent.flow.execution import JobDriver
 from si_agent.flow.machine import DialogueMachine
-from si_agent.flow.steps import StepHandler, registered_step_handlers, unavailable_businesses
+from si_agent.flow.steps import (
+    StepHandler,
+    Upload,
+    registered_step_handlers,
+    unavailable_businesses,
+)
 from si_agent.flow.turn import TurnResult, snapshot
 from si_agent.jobs import JobRunner, JobStore, ThreadRunner, create_job_store
 from si_agent.knowledge import Knowledge, NoKnowledge
 from si_agent.session.base import SessionStore, session_ref
 from si_agent.session.model import Session
+from si_agent.uploads import CleanImage
+
+UPLOAD_TEXT = "[上传照片]"  # what the history says the citizen sent: never the image
 
 log = logging.getLogger(__name__)
 
@@ -144,6 +152,32 @@ class Controller:
                 else replies.render(replies.TOO_LONG, limit=self.max_message_chars)
             )
             return snapshot(session, self.catalog, reply)
+        return self._turn(session_id, text, lambda turn: turn.decide(on_delta))
+
+    def upload(self, session_id: str, image: CleanImage, step_id: str | None = None) -> TurnResult:
+        """Apply a checked photo to the step being awaited; the turn object.
+
+        Raises ``NoStepAwaited`` (the session is unchanged) when no step, or not
+        ``step_id``, waits for an upload. The photo goes to the step handler only:
+        never to a model, never to a log.
+        """
+        upload = Upload(ref=f"upload:{image.digest[:16]}", data=image.data,
+                        media_type=image.media_type)
+
+        def decide(turn: Turn) -> Decision:
+            step = turn.step
+            if step is None or (step_id is not None and step_id != step.id):
+                raise NoStepAwaited(session_ref(session_id), step_id)
+            turn.uploads[upload.ref] = upload
+            return Decision(calls=[ToolCall(name=A.step_tool_name(step),
+                                            arguments={"file": upload.ref})],
+                            rule=Rule.UPLOAD, confidence=SURE, engine="upload",
+                            reason="a photo uploaded for the step")
+
+        return self._turn(session_id, UPLOAD_TEXT, decide, always_decide=True)
+
+    def _turn(self, session_id: str, text: str, decide: Callable[[Turn], Decision], *,
+              always_decide: bool = False) -> TurnResult:
         with self._locks.hold(session_id):
             memo: dict[tuple, Any] = {}  # knowledge answers and step results, across re-runs
             decision: Decision | None = None
@@ -151,8 +185,8 @@ class Controller:
                 session = self.load(session_id)
                 turn = Turn(self, session, text, memo)
                 turn.prepare()
-                if decision is None:
-                    decision = turn.decide(on_delta)
+                if decision is None or always_decide:
+                    decision = decide(turn)
                 result = turn.run(decision)
                 try:  # with a submission, its job record in the same atomic write
                     self.store.save(session, job=turn.job)

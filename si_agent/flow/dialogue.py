@@ -85,6 +85,7 @@ class Turn:
         self.reasked: set[str] = set()  # fields whose error line already says what to enter
         self.job: Job | None = None  # a job this turn queued
         self.pending_suggestion: str | None = None  # the suggestion the last reply made
+        self.uploads: dict[str, Upload] = {}  # photos sent with this turn, by reference
 
     # -- lifecycle --------------------------------------------------------
 
@@ -598,7 +599,8 @@ class Turn:
                 step_data=MappingProxyType(dict(self.s.step_data)),
             )
             try:
-                self.memo[key] = handler.run(step, Upload(ref=args.file), context)
+                upload = self.uploads.get(args.file) or Upload(ref=args.file)
+                self.memo[key] = handler.run(step, upload, context)
             except Exception as exc:  # a broken handler must not break the dialogue
                 log.error("step %s of %s: handler %s crashed (%s)", step.id, b.id, step.handler,
                           type(exc).__name__)

@@ -19,9 +19,10 @@ from jwt.exceptions import PyJWTError
 from si_agent.config.settings import Settings
 from si_agent.errors import JobInProgress, SessionConflict, StoreUnavailable
 from si_agent.flow.controller import Controller
-from si_agent.server import businesses, chat, health, openapi, ui
+from si_agent.server import businesses, chat, health, openapi, ui, upload
 from si_agent.server.auth import init_auth
 from si_agent.server.errors import error_response, register_error_handlers
+from si_agent.uploads import UploadVault
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,8 @@ def create_app(settings: Settings | None = None, *, controller: Controller | Non
         SI_CONTROLLER=controller or build_controller(settings),
         MAX_CONTENT_LENGTH=settings.max_body_bytes,
         JSON_AS_ASCII=False,
+        SI_UPLOAD_VAULT=UploadVault(settings.uploads_dir, settings.upload_retention_days,
+                                    settings.upload_key),
     )
     app.json.ensure_ascii = False
     init_auth(app, settings)
@@ -49,7 +52,8 @@ def create_app(settings: Settings | None = None, *, controller: Controller | Non
     limiter = Limiter(_rate_key, app=app, storage_uri=settings.rate_limit_storage,
                       strategy="moving-window", in_memory_fallback_enabled=True)
     limiter.limit(settings.rate_limit)(chat.bp)
-    for bp in (chat.bp, businesses.bp, health.bp, openapi.bp, ui.bp):
+    limiter.limit(settings.rate_limit)(upload.bp)
+    for bp in (chat.bp, upload.bp, businesses.bp, health.bp, openapi.bp, ui.bp):
         app.register_blueprint(bp)
     if settings.auth_mode == "dev":
         # The demo backend's admin routes expose every application: never in prod.

@@ -10,6 +10,8 @@ import logging
 from flask import Flask, jsonify
 from werkzeug.exceptions import HTTPException
 
+from si_agent import uploads
+
 log = logging.getLogger(__name__)
 
 MESSAGES = {
@@ -39,6 +41,12 @@ CODE_MESSAGES = {
     "debug_disabled": "调试信息仅在开发模式下可用。",
     "store_unavailable": "服务暂时不可用，请稍后再试。",
     "job_in_progress": "您的申请正在办理中，办理结果出来前不能重新开始。",
+    "missing_file": "请选择要上传的照片。",
+    "no_step_awaited": uploads.NO_STEP,
+    "upload_too_large": uploads.TOO_LARGE,
+    "too_many_pixels": uploads.TOO_MANY_PIXELS,
+    "not_an_image": uploads.NOT_AN_IMAGE,
+    "broken_image": uploads.BROKEN_IMAGE,
 }
 
 

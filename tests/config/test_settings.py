@@ -56,6 +56,10 @@ PARSED = [
     ("SI_RATE_LIMIT_STORAGE", "redis://127.0.0.1:6379/1", "rate_limit_storage",
      "redis://127.0.0.1:6379/1"),
     ("SI_MAX_BODY_BYTES", "1024", "max_body_bytes", 1024),
+    ("SI_UPLOAD_MAX_BYTES", "1048576", "upload_max_bytes", 1048576),
+    ("SI_UPLOAD_MAX_PIXELS", "12000000", "upload_max_pixels", 12_000_000),
+    ("SI_UPLOAD_RETENTION_DAYS", "0", "upload_retention_days", 0),
+    ("SI_UPLOAD_KEY", "k" * 44, "upload_key", "k" * 44),
 ]
 
 # variable, text, what the message says after the variable's name
@@ -109,6 +113,13 @@ def test_every_invalid_value_names_its_variable(variable, text, message):
         Settings.from_env({variable: text})
     assert str(err.value).startswith(f"{variable} {message}")
     assert isinstance(err.value, ValueError)
+
+
+def test_kept_photos_need_a_key():
+    with pytest.raises(SettingsError, match="SI_UPLOAD_KEY is required"):
+        Settings.from_env({"SI_UPLOAD_RETENTION_DAYS": "7"})
+    kept = Settings.from_env({"SI_UPLOAD_RETENTION_DAYS": "7", "SI_UPLOAD_KEY": "k" * 44})
+    assert kept.upload_retention_days == 7 and "k" * 44 not in repr(kept)
 
 
 def test_secrets_are_not_shown_in_a_bad_gateway_clients_message():
