@@ -106,6 +106,8 @@ class Step(_Model):
     prompt: str
     handler: str
     error_msg: str | None = None
+    # The camera a phone opens: "environment" for a document, "user" for a selfie.
+    capture: Literal["environment", "user"] = "environment"
     # Field keys this step may fill (e.g. name and id_number read from an ID card).
     produces: tuple[str, ...] = ()
 

@@ -31,6 +31,15 @@ class Suggestion(BaseModel):
     text: str
 
 
+class StepView(BaseModel):
+    """The step waiting for a photo: what to ask and which camera a phone opens."""
+
+    id: str
+    label: str
+    prompt: str
+    capture: str
+
+
 class SuspendedView(BaseModel):
     """A business put aside for another one, resumable with "继续办理"."""
 
@@ -69,6 +78,16 @@ class TurnResult(BaseModel):
     job: JobView | None = None
     notice: str | None = None  # an outcome that arrived since the last turn
     suspended: list[SuspendedView] = Field(default_factory=list)  # newest last
+    step: StepView | None = None  # the step awaiting an upload (POST /api/upload)
+
+
+def _step_view(session: Session, business: Business | None) -> StepView | None:
+    if business is None or session.state != "step_executing":
+        return None
+    step = next((s for s in business.steps if s.id not in session.step_data), None)
+    if step is None:
+        return None
+    return StepView(id=step.id, label=step.label, prompt=step.prompt, capture=step.capture)
 
 
 def display(field_type: str, value: Any) -> str:
@@ -119,6 +138,7 @@ def snapshot(
         usage={"turn": turn_usage or Usage(), "session": session.usage},
         job=job_view(job),
         notice=session.notice,
+        step=_step_view(session, business),
         suspended=[SuspendedView(business_id=f.business_id, name=catalog[f.business_id].name,
                                  filled=f.filled)
                    for f in session.suspended if f.business_id in catalog],

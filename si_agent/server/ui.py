@@ -9,7 +9,7 @@ bp = Blueprint("ui", __name__, static_folder="static", static_url_path="/static"
 # The page runs under a strict policy: no inline script or style, same origin only.
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
-        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; "
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob:; "
         "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
     ),
     "X-Content-Type-Options": "nosniff",

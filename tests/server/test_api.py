@@ -14,7 +14,7 @@ from si_agent.server.auth import InsecureSettings
 
 ID = "330122196303150178"
 TURN_KEYS = {"reply", "state", "business", "fields", "awaiting", "suggestion", "result", "turn",
-             "usage", "job", "notice", "suspended"}
+             "usage", "job", "notice", "suspended", "step"}
 
 
 def chat(client, headers, message, **kw):

@@ -29,6 +29,10 @@
     assistant: "助手说：",
     suggestion: "办理【{name}】",
     suspendedFilled: "已填写{filled}项",
+    uploadTitle: "上传{label}",
+    uploading: "正在上传…",
+    uploaded: "已上传",
+    uploadSent: "[上传照片]",
     resume: "继续办理",
     resumeMessage: "继续办理【{name}】",
     filledCount: "，已填写",
@@ -65,6 +69,9 @@
     chat: document.querySelector(".chat"), badge: $("state-badge"),
     business: $("business-name"), fields: $("fields"), fieldsEmpty: $("fields-empty"),
     suspended: $("suspended"), suspendedList: $("suspended-list"),
+    upload: $("upload"), uploadTitle: $("upload-title"), uploadPrompt: $("upload-prompt"),
+    uploadInput: $("upload-input"), uploadPreview: $("upload-preview"),
+    uploadStatus: $("upload-status"), uploadProgress: $("upload-progress"),
     result: $("result"), resultValue: $("result-value"),
     toast: $("toast"), toastText: $("toast-text"), toastClose: $("toast-close"),
   };
@@ -401,6 +408,8 @@
     els.suspendedList.replaceChildren(...suspended.slice().reverse().map(suspendedItem));
     els.suspended.hidden = suspended.length === 0;
 
+    renderUpload(view.step);
+
     const number = view.result && view.result.application_no;
     els.result.hidden = !number;
     els.resultValue.textContent = number || "";
@@ -450,7 +459,8 @@
     busy = value;
     els.app.dataset.busy = String(value);
     els.messages.setAttribute("aria-busy", String(value));
-    for (const b of [els.send, els.reset, els.suggestion, els.confirm, els.retry, els.modify, els.cancel]) {
+    for (const b of [els.send, els.reset, els.suggestion, els.confirm, els.retry, els.modify, els.cancel,
+                     els.uploadInput]) {
       b.disabled = value;
     }
   }
@@ -528,6 +538,85 @@
     } finally {
       setBusy(false);
       focusInputIfLost();
+    }
+  }
+
+  /** The upload control for the step awaiting a photo, or hidden. */
+  function renderUpload(step) {
+    const shown = Boolean(step && step.id);
+    if (shown && els.upload.dataset.step !== step.id) {
+      els.uploadTitle.textContent = fill(TEXTS.uploadTitle, { label: step.label });
+      els.uploadPrompt.textContent = step.prompt;
+      // On phones: the front camera for a selfie, the back camera for a document.
+      els.uploadInput.setAttribute("capture", step.capture === "user" ? "user" : "environment");
+      els.uploadPreview.hidden = true;
+      els.uploadStatus.textContent = "";
+    }
+    els.upload.dataset.step = shown ? step.id : "";
+    els.upload.hidden = !shown;
+  }
+
+  /** POST the photo as multipart with upload progress; resolves to the turn object. */
+  function postPhoto(file, step, retried = false) {
+    return new Promise((resolve, reject) => {
+      const xhr = new XMLHttpRequest();
+      xhr.open("POST", "/api/upload");
+      const token = currentToken();
+      if (token) xhr.setRequestHeader("Authorization", "Bearer " + token);
+      xhr.setRequestHeader("Accept", "application/json");
+      xhr.upload.onprogress = (e) => {
+        if (e.lengthComputable) els.uploadProgress.value = Math.round((100 * e.loaded) / e.total);
+      };
+      xhr.onerror = () => reject(new NetworkError());
+      xhr.onload = () => {
+        let body = null;
+        try { body = JSON.parse(xhr.responseText); } catch (e) { body = null; }
+        if (xhr.status === 401 && !retried && config.auth_mode === "dev") {
+          accessToken = null;
+          fetchToken().then(() => postPhoto(file, step, true)).then(resolve, reject);
+        } else if (xhr.status >= 200 && xhr.status < 300 && body) {
+          resolve(body);
+        } else if (body && body.error && body.error.message) {
+          reject(new ApiError(xhr.status, body.error.code, body.error.message));
+        } else {
+          reject(new ApiError(xhr.status, "", fill(TEXTS.failedStatus, { status: xhr.status })));
+        }
+      };
+      const form = new FormData();
+      form.append("file", file);
+      form.append("step", step);
+      xhr.send(form);
+    });
+  }
+
+  async function uploadPhoto(file) {
+    if (busy || !file) return;
+    const step = els.upload.dataset.step;
+    if (els.uploadPreview.src) URL.revokeObjectURL(els.uploadPreview.src);
+    els.uploadPreview.src = URL.createObjectURL(file);
+    els.uploadPreview.hidden = false;
+    els.uploadStatus.textContent = TEXTS.uploading;
+    els.uploadProgress.value = 0;
+    els.uploadProgress.hidden = false;
+    hideToast();
+    setBusy(true);
+    try {
+      if (!currentToken() && config.auth_mode === "dev") await fetchToken();
+      const turn = await postPhoto(file, step);
+      els.uploadStatus.textContent = TEXTS.uploaded;
+      addMessage("user", TEXTS.uploadSent);
+      const reply = pendingReply();
+      finishReply(reply, turn.reply || "");
+      render(turn);
+      if (turn.state === "executing") followJob();
+    } catch (err) {
+      // The session did not change: show why, and let the citizen choose another photo.
+      els.uploadStatus.textContent = errorText(err);
+      toast(errorText(err));
+    } finally {
+      els.uploadProgress.hidden = true;
+      els.uploadInput.value = "";
+      setBusy(false);
     }
   }
 
@@ -623,6 +712,7 @@
     });
     els.input.addEventListener("input", updateInput);
     els.suggestion.addEventListener("click", () => send(TEXTS.send.accept));
+    els.uploadInput.addEventListener("change", () => uploadPhoto(els.uploadInput.files[0]));
     els.confirm.addEventListener("click", () => send(TEXTS.send.confirm));
     els.retry.addEventListener("click", () => send(TEXTS.send.retry));
     els.cancel.addEventListener("click", () => send(TEXTS.send.cancel));
