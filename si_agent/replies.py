@@ -76,3 +76,13 @@ def render(template: str, values: Mapping[str, Any] | None = None, /, **extra: A
 class _Lenient(dict):
     def __missing__(self, key: str) -> str:
         return "{" + key + "}"
+
+# Photo step ``face_match`` (si_agent/photo/face.py): re-asks for a photo that
+# cannot be compared. The same text is used whichever photo (selfie or
+# reference) failed; ``FaceResult.image`` says which one it was.
+FACE_NONE = "未检测到人脸，请正对镜头重新拍摄。"
+FACE_MULTIPLE = "检测到多张人脸，请单独拍摄。"
+FACE_TOO_SMALL = "照片中的人脸太小，请靠近镜头，让面部占满画面的大部分后重新拍摄。"
+FACE_BLURRY = "照片中的人脸不够清晰，请保持手机稳定、对焦后重新拍摄。"
+FACE_TOO_DARK = "照片太暗，请到光线充足的地方，正对光源重新拍摄。"
+FACE_UNREADABLE = "无法读取这张照片，请上传JPG、PNG或WebP格式的照片。"
