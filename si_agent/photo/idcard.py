@@ -170,7 +170,7 @@ def _read(image: bytes) -> CardReading:
         bgr = cv2.resize(bgr, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
     glare = _glare(bgr, cv2)
     with _run_lock:
-        result = _ocr()(bgr)
+        result = _ocr()(bgr, use_det=True, use_cls=True, use_rec=True)  # the flags persist
     boxes, angle = _deskewed(result)
     texts = [b.text for b in boxes]
     portrait_marks = sum(any(label in t for t in texts) for label in _PORTRAIT_LABELS)
@@ -183,6 +183,8 @@ def _read(image: bytes) -> CardReading:
         return _failed(ReadProblem.NO_CARD, messages.NO_CARD, glare)
 
     reading = CardReading(glare=glare, **_parse(_lines(boxes)))
+    if reading.sex is None:
+        reading.sex = _second_look_at_sex(bgr, boxes, angle)
     missing = [label for key, label in messages.FIELD_LABELS.items()
                if getattr(reading, key) is None]
     if missing:
@@ -195,7 +197,7 @@ def _read(image: bytes) -> CardReading:
         if glare > GLARE_BLOB:
             return _failed(ReadProblem.GLARE, messages.GLARE, glare)
         return problem.model_copy(update={"glare": glare})
-    portrait = _portrait(bgr, boxes, angle, cv2)
+    portrait = _portrait(bgr, boxes, angle)
     if portrait is None or _saturated_share(portrait) > PORTRAIT_GLARE:
         return _failed(ReadProblem.GLARE, messages.GLARE, glare)
     ok, png = cv2.imencode(".png", portrait)
@@ -312,6 +314,22 @@ def _parse(lines: list[list[_Box]]) -> dict[str, Any]:
     return fields
 
 
+def _second_look_at_sex(bgr: Any, boxes: list[_Box], angle: float) -> str | None:
+    """Recognise the square right of "性别": a lone character is the box detection misses most."""
+    label = next((b for b in boxes if b.text == "性别"), None)
+    if label is None:
+        return None
+    h = label.height
+    square = _crop(bgr, [(label.x1 + 0.2 * h, label.y0 - 0.15 * h),
+                         (label.x1 + 1.8 * h, label.y1 + 0.15 * h)], angle)
+    if square is None:
+        return None
+    with _run_lock:
+        result = _ocr()(square, use_det=False, use_cls=False, use_rec=True)
+    text = "".join(result.txts or ())
+    return text if text in ("男", "女") else None
+
+
 def _text_column(lines: list[list[_Box]]) -> float:
     """Where the portrait begins: text right of it is not part of the address."""
     boxes = [b for line in lines for b in line]
@@ -335,7 +353,7 @@ def _disagreement(reading: CardReading) -> CardReading | None:
     return None
 
 
-def _portrait(bgr: Any, boxes: list[_Box], angle: float, cv2: Any) -> Any:
+def _portrait(bgr: Any, boxes: list[_Box], angle: float) -> Any:
     """The card's photo, cropped by the card's layout anchored on the name and number boxes."""
     name = next((b for b in boxes if b.text.startswith("姓名")), None)
     number = next((b for b in boxes if _find_number([b.text])), None)
@@ -347,7 +365,14 @@ def _portrait(bgr: Any, boxes: list[_Box], angle: float, cv2: Any) -> Any:
         return None
     x0, y0, x1, y1 = _PORTRAIT
     corners = [(name.x0 + (x - _NAME_LEFT) * sx, name.yc + (y - _NAME_Y) * sy)
-               for x, y in ((x0, y0), (x1, y0), (x1, y1), (x0, y1))]
+               for x, y in ((x0, y0), (x1, y1))]
+    return _crop(bgr, corners, angle)
+
+
+def _crop(bgr: Any, corners: list[tuple[float, float]], angle: float) -> Any:
+    """The image under a deskewed rectangle (two opposite corners), or None when off the image."""
+    (ax, ay), (bx, by) = corners
+    corners = [(ax, ay), (bx, ay), (bx, by), (ax, by)]
     cos, sin = math.cos(angle), math.sin(angle)
     points = [(x * cos - y * sin, x * sin + y * cos) for x, y in corners]
     h, w = bgr.shape[:2]
