@@ -30,6 +30,12 @@ if [ ! -x /usr/bin/chromium ]; then
 fi
 export SI_REQUIRE_BROWSER=1
 
+# The ID-card OCR tests render synthetic cards with Debian's Noto CJK fonts.
+if [ ! -e /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc ]; then
+  echo "installing fonts-noto-cjk" >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-noto-cjk >/dev/null
+fi
+
 .venv/bin/ruff check si_agent rag tests scripts
 .venv/bin/si-agent validate businesses
 .venv/bin/python -m pytest "$@"

@@ -1,6 +1,7 @@
 """Checks on photos a citizen sends during a business (the photo steps).
 
-Submodules import their heavy libraries (OpenCV, numpy) on first use, so
-importing this package costs nothing: ``from si_agent.photo.face import
-LocalFaceVerifier`` needs the ``photo`` extra (``pip install 'si_agent[photo]'``).
+``idcard`` reads the portrait side of an ID card (``pip install 'si_agent[ocr]'``);
+``face`` verifies that a selfie shows the card holder (``pip install 'si_agent[photo]'``).
+Submodules import their heavy libraries (OpenCV, onnxruntime, numpy) on first use,
+so importing this package costs nothing.
 """

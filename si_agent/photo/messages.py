@@ -1,0 +1,25 @@
+"""Every Chinese re-ask a photo reader returns, in one place.
+
+Each text tells the citizen what to do next with the photo. Texts with
+``{placeholders}`` are filled with ``str.format``.
+"""
+
+from __future__ import annotations
+
+BACK_SIDE = "这是身份证国徽面，请上传人像面。"
+NO_CARD = "照片中没有识别到身份证，请拍摄身份证人像面，确保四角完整、文字清晰。"
+PARTIAL = "照片中的身份证不完整，没有识别到{missing}，请拍摄完整的身份证人像面，确保四角完整、文字清晰。"
+GLARE = "照片反光，请避开灯光重新拍摄。"
+ID_INVALID = "{diagnosis}请确认上传的是有效的居民身份证，并重新拍摄清晰的人像面。"
+BIRTH_MISMATCH = "身份证上的出生日期与身份证号码不一致，请重新拍摄清晰的身份证人像面。"
+SEX_MISMATCH = "身份证上的性别与身份证号码不一致，请重新拍摄清晰的身份证人像面。"
+
+# What each field is called when it is missing.
+FIELD_LABELS = {
+    "name": "姓名",
+    "sex": "性别",
+    "ethnicity": "民族",
+    "birth": "出生日期",
+    "address": "住址",
+    "id_number": "公民身份号码",
+}
