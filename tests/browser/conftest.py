@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -63,13 +64,12 @@ def server_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
                     session_store="memory", rate_limit="1000 per minute")
 
 
-@pytest.fixture(scope="session")
-def live_server(server_settings: Settings) -> Iterator[str]:
-    """The real app served by werkzeug on a free local port; yields its base URL."""
+@contextmanager
+def serving(app) -> Iterator[str]:
+    """``app`` served by werkzeug on a free local port; yields its base URL."""
     from werkzeug.serving import make_server
 
-    settings = server_settings
-    server = make_server("127.0.0.1", 0, create_app(settings), threaded=True)
+    server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, name="browser-test-server", daemon=True)
     thread.start()
     try:
@@ -77,6 +77,13 @@ def live_server(server_settings: Settings) -> Iterator[str]:
     finally:
         server.shutdown()
         thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def live_server(server_settings: Settings) -> Iterator[str]:
+    """The real app on a live port; yields its base URL."""
+    with serving(create_app(server_settings)) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

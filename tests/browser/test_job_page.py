@@ -20,7 +20,7 @@ from si_agent.flow.controller import Controller
 from si_agent.server import create_app
 from si_agent.session import MemoryStore
 
-from .conftest import ROOT
+from .conftest import ROOT, serving
 
 try:
     from playwright.sync_api import expect
@@ -59,7 +59,6 @@ def portal() -> Iterator[Portal]:
 @pytest.fixture(scope="module")
 def live_server(tmp_path_factory, portal) -> Iterator[str]:
     """The real app with a long-running executor for social_transfer."""
-    from werkzeug.serving import make_server
 
     settings = Settings(business_dir=ROOT / "businesses", knowledge="none",
                         data_dir=tmp_path_factory.mktemp("job-page"), session_store="memory",
@@ -69,15 +68,10 @@ def live_server(tmp_path_factory, portal) -> Iterator[str]:
         kind="page_portal", result_template="已在网上办事大厅提交，受理编号：{application_no}。")})
     executors = Executors(settings, executors={"page_portal": portal})
     controller = Controller(catalog, MemoryStore(), RuleEngine(catalog), executors)
-    server = make_server("127.0.0.1", 0, create_app(settings, controller=controller),
-                         threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_port}"
+        with serving(create_app(settings, controller=controller)) as url:
+            yield url
     finally:
-        server.shutdown()
-        thread.join(timeout=10)
         executors.close()
 
 

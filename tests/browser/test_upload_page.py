@@ -4,7 +4,6 @@ camera, a bad file shows the error and changes nothing, a good one moves the ste
 from __future__ import annotations
 
 import io
-import threading
 from collections.abc import Iterator
 
 import pytest
@@ -14,6 +13,7 @@ from si_agent.app import build_controller
 from si_agent.config.settings import Settings
 from si_agent.flow.steps import StepResult
 from si_agent.server import create_app
+from tests.browser.conftest import serving
 from tests.browser.test_chat_page import say
 
 try:
@@ -43,7 +43,6 @@ class AnyFace:
 @pytest.fixture(scope="module")
 def live_server(tmp_path_factory) -> Iterator[str]:
     """This module's own app: the real one, with stand-in photo handlers."""
-    from werkzeug.serving import make_server
 
     settings = Settings(business_dir=Settings().business_dir, knowledge="none",
                         data_dir=tmp_path_factory.mktemp("upload-page"),
@@ -51,14 +50,8 @@ def live_server(tmp_path_factory) -> Iterator[str]:
     base = build_controller(settings)
     controller = type(base)(base.catalog, base.store, base.engine, base.executor,
                             step_handlers={"id_card_ocr": CardFromPixels(), "face_match": AnyFace()})
-    server = make_server("127.0.0.1", 0, create_app(settings, controller=controller), threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        thread.join(timeout=10)
+    with serving(create_app(settings, controller=controller)) as url:
+        yield url
 
 
 def photo(path, color) -> str:
