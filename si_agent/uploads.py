@@ -135,9 +135,6 @@ class UploadVault:
         path.write_bytes(self._fernet.encrypt(image.data))
         return path
 
-    def read(self, path: Path) -> bytes:
-        return self._fernet.decrypt(path.read_bytes())
-
     def purge(self, now: float | None = None) -> int:
         """Delete kept photos older than the retention; how many were deleted."""
         if not self.enabled or not self.directory.is_dir():

@@ -32,7 +32,7 @@ def upload():
     user = current_user()
     settings: Settings = current_app.config["SI_SETTINGS"]
     request.max_content_length = settings.upload_max_bytes + MULTIPART_OVERHEAD
-    if not request.mimetype == "multipart/form-data":
+    if request.mimetype != "multipart/form-data":
         raise ApiError(415, "not_an_image")
     try:
         part = request.files.get("file")

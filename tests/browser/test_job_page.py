@@ -6,7 +6,6 @@ filled by RPA) that the test releases; everything else is the real app and page.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 
 import pytest
@@ -15,10 +14,11 @@ from si_agent.config.loader import load_businesses
 from si_agent.config.model import Api
 from si_agent.config.settings import Settings
 from si_agent.engine.rules import RuleEngine
-from si_agent.executor import ExecutorOptions, Executors
+from si_agent.executor import Executors
 from si_agent.flow.controller import Controller
 from si_agent.server import create_app
 from si_agent.session import MemoryStore
+from si_agent.testing.portal import SlowPortal
 
 from .conftest import ROOT, serving
 
@@ -31,27 +31,9 @@ pytestmark = pytest.mark.browser
 NUMBER = "SI20261201888888"
 
 
-class Portal:
-    kind = "page_portal"
-
-    class Options(ExecutorOptions):
-        pass
-
-    long_running = True
-    resumable = True
-
-    def __init__(self) -> None:
-        self.release = threading.Event()
-
-    def run(self, business, values, *, idempotency_key, options, progress=None):
-        progress("正在网上办事大厅填写表单…")
-        self.release.wait(30)
-        return {"application_no": NUMBER}
-
-
 @pytest.fixture(scope="module")
-def portal() -> Iterator[Portal]:
-    portal = Portal()
+def portal() -> Iterator[SlowPortal]:
+    portal = SlowPortal("page_portal", NUMBER, "正在网上办事大厅填写表单…")
     yield portal
     portal.release.set()
 

@@ -10,17 +10,17 @@ import logging
 import subprocess
 import sys
 
+# The test extra installs cv2, numpy, matplotlib and scikit-image: missing, they fail.
+import cv2
+import numpy as np
 import pytest
+from matplotlib import cbook
+from skimage import data as skimage_data
 
-cv2 = pytest.importorskip("cv2")
-np = pytest.importorskip("numpy")
-skimage_data = pytest.importorskip("skimage.data")
-cbook = pytest.importorskip("matplotlib.cbook")
-
-from si_agent import replies  # noqa: E402
-from si_agent.errors import UnknownBackendError  # noqa: E402
-from si_agent.photo import face  # noqa: E402
-from si_agent.photo.face import (  # noqa: E402
+from si_agent import replies
+from si_agent.errors import UnknownBackendError
+from si_agent.photo import face
+from si_agent.photo.face import (
     FaceProblem,
     FaceVerifier,
     LocalFaceVerifier,
@@ -145,8 +145,9 @@ def test_unreadable_bytes(verifier, astronaut):
 
 
 def test_exif_orientation_is_applied(verifier, astronaut):
-    pil = pytest.importorskip("PIL.Image")
     import io
+
+    from PIL import Image as pil
 
     # Stored rotated on its side with an EXIF tag saying "rotate 90° to view" (6).
     rotated = cv2.rotate(astronaut, cv2.ROTATE_90_COUNTERCLOCKWISE)

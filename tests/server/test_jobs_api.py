@@ -12,10 +12,11 @@ import pytest
 from si_agent.config.loader import load_businesses
 from si_agent.config.model import Api
 from si_agent.engine.rules import RuleEngine
-from si_agent.executor import ExecutorOptions, Executors
+from si_agent.executor import Executors
 from si_agent.flow.controller import Controller
 from si_agent.server import create_app
 from si_agent.session import MemoryStore
+from si_agent.testing.portal import SlowPortal
 
 from .conftest import ROOT
 
@@ -23,32 +24,9 @@ ID = "330122196303150178"
 NUMBER = "SI20261201999999"
 
 
-class SlowPortal:
-    """A long-running executor (like a web form filled by RPA) that waits to be released."""
-
-    kind = "slow_portal"
-
-    class Options(ExecutorOptions):
-        pass
-
-    long_running = True
-    resumable = True
-
-    def __init__(self) -> None:
-        self.release = threading.Event()
-        self.keys: list[str] = []
-
-    def run(self, business, values, *, idempotency_key, options, progress=None):
-        self.keys.append(idempotency_key)
-        progress("正在填写表单…")
-        if not self.release.wait(20):
-            raise TimeoutError("the test never released the portal")
-        return {"application_no": NUMBER}
-
-
 @pytest.fixture
 def portal():
-    portal = SlowPortal()
+    portal = SlowPortal("slow_portal", NUMBER, "正在填写表单…", timeout=20)
     yield portal
     portal.release.set()
 
