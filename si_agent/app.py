@@ -10,8 +10,11 @@ from si_agent.config.settings import Settings
 from si_agent.engine.registry import create_engine
 from si_agent.executor import Executors
 from si_agent.flow.controller import Controller
+from si_agent.flow.steps import registered_step_handlers
 from si_agent.knowledge import create_knowledge
+from si_agent.photo.steps import builtin_step_handlers
 from si_agent.session import create_store
+from si_agent.session.files import create_step_files, file_key
 
 log = logging.getLogger(__name__)
 
@@ -21,12 +24,15 @@ def build_controller(settings: Settings | None = None, *, engine: str | None = N
     settings = settings or Settings.from_env()
     catalog = load_businesses(settings.business_dir)
     log.info("loaded %d businesses from %s", len(catalog), settings.business_dir)
+    store = create_store(settings)
     return Controller(
         catalog,
-        create_store(settings),
+        store,
         create_engine(engine or settings.engine, catalog, settings),
         Executors(settings),
         knowledge=create_knowledge(settings),
+        step_handlers={**builtin_step_handlers(settings), **registered_step_handlers()},
+        files=create_step_files(store, file_key(settings.upload_key or settings.jwt_secret)),
         max_message_chars=settings.max_message_chars,
         texts=load_assistant_texts(settings.business_dir),
         handoff_text=settings.handoff_text,

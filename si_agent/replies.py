@@ -49,7 +49,7 @@ JOB_UNKNOWN = (
 BUSINESS_UNAVAILABLE = (
     "【{name}】暂时无法在线办理，请携带身份证到社保经办窗口办理，或拨打12333社保服务热线咨询。"
 )
-STEP_MISMATCH = "【{step}】上的{label}与您填写的不一致，请核对后重新输入{label}，或回复“重新上传{step}”。"
+STEP_MISMATCH = "{step}上的{label}与您填写的不一致，请核对后重新输入{label}，或回复“重新上传{step}”。"
 TYPED_MISMATCH = "您填写的{label}与【{step}】上的不一致，请核对后重新输入。"
 STEP_REDO_ASK = "好的，请重新完成【{label}】。"
 EXEC_FIELD_FAILED = "业务系统未通过以下信息：{items}。请重新提供。"
@@ -64,6 +64,9 @@ STEP_UNAVAILABLE = (
 STEP_FAILED = "{label}未通过：{error}"
 STEP_CRASHED = "照片暂时无法处理，请稍后重新上传。"
 STEP_SUMMARY_VALUE = "已完成"
+STEP_NOT_GIVEN = "未上传（可选）"
+STEP_OPTIONAL_HINT = "这一步可以不做，不需要请回复“跳过”。"
+STEP_SKIPPED = "好的，不上传{label}。"
 NOT_UNDERSTOOD = "抱歉，我没有理解您的意思。"
 
 
@@ -86,3 +89,12 @@ FACE_TOO_SMALL = "照片中的人脸太小，请靠近镜头，让面部占满�
 FACE_BLURRY = "照片中的人脸不够清晰，请保持手机稳定、对焦后重新拍摄。"
 FACE_TOO_DARK = "照片太暗，请到光线充足的地方，正对光源重新拍摄。"
 FACE_UNREADABLE = "无法读取这张照片，请上传JPG、PNG或WebP格式的照片。"
+FACE_NOT_SAME = "人脸照片与身份证照片不是同一人，请本人正对镜头重新拍摄。"
+FACE_NO_REFERENCE = "没有找到可以比对的身份证照片，请先重新上传身份证人像面。"
+FACE_BAD_REFERENCE = "身份证照片上的人像无法用于比对，请重新上传清晰的身份证人像面。"
+PHOTO_NEEDED = "请点击“上传照片”按钮上传照片。"
+
+# Photo step ``id_photo`` (si_agent/photo/idphoto.py): a 证件照 for a card.
+ID_PHOTO_NOT_FRONTAL = "请正对镜头、头部摆正后重新拍摄。"
+ID_PHOTO_BACKGROUND = "请在白墙等浅色纯色背景前重新拍摄，背景中不要有其他物品。"
+ID_PHOTO_TOO_CLOSE = "离镜头太近了，请稍微远一些，露出头顶和肩膀后重新拍摄。"

@@ -110,6 +110,9 @@ class Step(_Model):
     capture: Literal["environment", "user"] = "environment"
     # Field keys this step may fill (e.g. name and id_number read from an ID card).
     produces: tuple[str, ...] = ()
+    # An optional step is not asked for: the citizen may upload for it while the
+    # fields are collected or at the confirmation, and the business goes on without it.
+    optional: bool = False
 
 
 class Api(_Model):

@@ -219,6 +219,10 @@ class Settings(BaseSettings):
     # Days a checked photo is kept after its step, encrypted with upload_key; 0 keeps none.
     upload_retention_days: NonNegativeInt = 0
     upload_key: str | None = Field(default=None, repr=False)  # a Fernet key (urlsafe base64)
+    # -- photo steps ------------------------------------------------------------
+    face_verifier: Lowered = "local"  # a name in si_agent.photo.face.VERIFIERS
+    # SFace cosine at or above which two faces are the same person (local verifier).
+    face_threshold: float = Field(default=0.363, ge=-1.0, le=1.0)
 
     def __init__(self, **values: Any) -> None:
         try:

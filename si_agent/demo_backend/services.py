@@ -8,6 +8,8 @@ as ``DemoError`` and become ``{"error": {"message", "fields"}}`` responses.
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import sqlite3
 from collections.abc import Callable
@@ -15,6 +17,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
+
+from PIL import Image
 
 from si_agent.demo_backend import texts
 from si_agent.demo_backend.clock import add_months
@@ -24,6 +28,7 @@ from si_agent.executor.pension import pension_estimate as _pension_estimate
 DEMO_AVERAGE_WAGE = Decimal("7500")  # yuan/month, the base of flexible-employment grades
 FLEXIBLE_RATE = Decimal("0.20")
 CENT = Decimal("0.01")
+CARD_PHOTO_SIZE = (358, 441)  # the social security card's photo, in pixels
 
 
 class DemoError(Exception):
@@ -201,6 +206,8 @@ def social_transfer(ctx: Ctx, body: dict) -> dict:
           required=("name", "id_number", "phone", "bank", "mailing_address"))
 def card_apply(ctx: Ctx, body: dict) -> dict:
     id_number = _check_person(ctx, body)
+    if not _blank(body.get("id_photo")) and not _is_card_photo(body["id_photo"]):
+        raise field_error(422, "id_photo", texts.BAD_CARD_PHOTO)
     return {"application_no": ctx.new_application("card_apply", body, id_number), "eta_days": 20}
 
 
@@ -284,6 +291,18 @@ def phone_change(ctx: Ctx, body: dict) -> dict:
 
 
 # ---- helpers -------------------------------------------------------------------------
+
+
+def _is_card_photo(step: Any) -> bool:
+    """A 358x441 JPEG, base64 under ``photo`` (the id_photo step's submission)."""
+    if not isinstance(step, dict) or not isinstance(step.get("photo"), str):
+        return False
+    try:
+        data = base64.b64decode(step["photo"], validate=True)
+        with Image.open(io.BytesIO(data)) as image:
+            return image.format == "JPEG" and image.size == CARD_PHOTO_SIZE
+    except (ValueError, OSError):
+        return False
 
 
 def _blank(value: Any) -> bool:

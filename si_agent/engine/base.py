@@ -31,6 +31,7 @@ class Rule(str, Enum):
     NONE = "none"                        # nothing recognised
     MODEL = "model"                      # a model chose the calls
     CANCEL_WORD = "cancel_word"
+    SKIP_WORD = "skip_word"
     CONFIRM_WORD = "confirm_word"
     RETRY_WORD = "retry_word"
     ACCEPTED_SUGGESTION = "accepted_suggestion"

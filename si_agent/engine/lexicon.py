@@ -110,6 +110,9 @@ FILLER = re.compile(
     r"^(?:[\s,，。:：]|写错了|填错了|输错了|打错了|错了|有误|不对|应该是|应该为|应为|改成|改为|换成|"
     r"更正为|是|为)+"
 )
+# Going on without an optional step: "跳过", "不上传了", "不用证件照，用身份证上的照片".
+SKIP = re.compile(r"跳过|略过|不(?:用|要|想|必|需要)?(?:上传|传|拍)|^(?:不用|不需要|不要|不必)了?$"
+                  r"|没有(?:证件照|照片)|用身份证(?:上的)?照片|先不(?:上传|传|拍)?了?$")
 FILE_PATH = re.compile(
     r"[^\s，。,;；\"'“”]+\.(?:jpe?g|png|bmp|webp|gif|heic|heif|tiff?|pdf|ofd|docx?)\b", re.IGNORECASE)
 PUNCT = re.compile(r"[\s,，。.!！~～、;；:：\"'“”‘’()（）]+")

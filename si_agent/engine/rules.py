@@ -494,6 +494,8 @@ class RuleEngine:
         switch = self._switch(view, text, offered)
         if switch is not None:
             return switch
+        if T.SKIP_STEP in offered and L.SKIP.search(text) and not L.FILE_PATH.search(text):
+            return [ToolCall(name=T.SKIP_STEP, arguments={})], Rule.SKIP_WORD, "skip the step"
         if L.is_cancel(text):
             return [_cancel()], Rule.CANCEL_WORD, "cancel word"
         path = L.FILE_PATH.search(text)
@@ -513,7 +515,7 @@ class RuleEngine:
 
 # -- confidence ---------------------------------------------------------------------
 
-_SURE_RULES = frozenset({Rule.CANCEL_WORD, Rule.CONFIRM_WORD, Rule.RETRY_WORD,
+_SURE_RULES = frozenset({Rule.CANCEL_WORD, Rule.SKIP_WORD, Rule.CONFIRM_WORD, Rule.RETRY_WORD,
                          Rule.ACCEPTED_SUGGESTION, Rule.SMALL_TALK})
 _UNSURE = 0.5
 

@@ -16,6 +16,7 @@ business in progress can use it (``needs``)::
     modify_info      modify, fix                 -                    business has fields
     redo_step        redo                        -                    business has steps
     upload_<step>    steps_done                  -                    a step is awaited
+    skip_step        steps_done                  -                    an optional step is awaited
     explain_field    -                           collecting,          business has fields
                                                  confirming
     switch_business  suspend                     -                    -
@@ -27,7 +28,7 @@ which gives (``tests/flow/test_actions.py`` checks it against this table)::
 
     idle, done       match_business, cancel_flow, answer_question, small_talk
     collecting       provide_field, modify_info, [redo_step], [explain_field], switch_business, cancel_flow, answer_question, small_talk
-    step_executing   [provide_field], upload_<step>, switch_business, cancel_flow, answer_question, small_talk
+    step_executing   [provide_field], upload_<step>, [skip_step], switch_business, cancel_flow, answer_question, small_talk
     confirming       confirm_submit, modify_info, [redo_step], [explain_field], switch_business, cancel_flow, answer_question, small_talk
     executing        cancel_flow, answer_question, small_talk
     failed           [retry_submit], modify_info, [redo_step], cancel_flow, answer_question, small_talk
@@ -57,6 +58,7 @@ CANCEL_FLOW = "cancel_flow"
 CONFIRM_SUBMIT = "confirm_submit"
 MODIFY_INFO = "modify_info"
 REDO_STEP = "redo_step"
+SKIP_STEP = "skip_step"
 RETRY_SUBMIT = "retry_submit"
 UPLOAD = "upload"
 STEP_PREFIX = "upload_"
@@ -223,6 +225,9 @@ ACTIONS: tuple[Action, ...] = (
     Action(UPLOAD, "Submit the user's upload for the current step.",
            UploadArgs, "upload", triggers=("steps_done",),
            needs=lambda o: o.step is not None),
+    Action(SKIP_STEP, "The user does not want to do the optional step awaited: go on without it.",
+           NoArgs, "skip_step", triggers=("steps_done",),
+           needs=lambda o: o.step is not None and o.step.optional),
     Action(EXPLAIN_FIELD,
            "Explain a field instead of storing a value: why it is needed (the user "
            "hesitates or refuses: never store a refusal) or what its term means; the field "

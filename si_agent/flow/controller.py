@@ -47,11 +47,13 @@ from si_agent.flow.steps import (
     Upload,
     registered_step_handlers,
     unavailable_businesses,
+    without_unavailable_steps,
 )
 from si_agent.flow.turn import TurnResult, snapshot
 from si_agent.jobs import JobRunner, JobStore, ThreadRunner, create_job_store
 from si_agent.knowledge import Knowledge, NoKnowledge
 from si_agent.session.base import SessionStore, session_ref
+from si_agent.session.files import StepFiles, create_step_files
 from si_agent.session.model import Session
 from si_agent.uploads import CleanImage
 
@@ -105,13 +107,13 @@ class Controller:
         *,
         knowledge: Knowledge | None = None,
         step_handlers: Mapping[str, StepHandler] | None = None,
+        files: StepFiles | None = None,
         jobs: JobStore | None = None,
         runner: JobRunner | None = None,
         max_message_chars: int = 2000,
         texts: AssistantTexts | None = None,
         handoff_text: str = DEFAULT_HANDOFF,
     ) -> None:
-        self.catalog = dict(catalog)
         self.store = store
         self.engine = engine
         self.executor = executor
@@ -119,6 +121,8 @@ class Controller:
         self.step_handlers = dict(
             registered_step_handlers() if step_handlers is None else step_handlers
         )
+        self.catalog = without_unavailable_steps(catalog, self.step_handlers)
+        self.files = files if files is not None else create_step_files(store)
         self.jobs = jobs if jobs is not None else create_job_store(store)
         self.runner = runner or ThreadRunner()
         self.driver = JobDriver(self)
@@ -169,9 +173,10 @@ class Controller:
             if step is None or (step_id is not None and step_id != step.id):
                 raise NoStepAwaited(session_ref(session_id), step_id)
             turn.uploads[upload.ref] = upload
-            return Decision(calls=[ToolCall(name=A.step_tool_name(step),
-                                            arguments={"file": upload.ref})],
-                            rule=Rule.UPLOAD, confidence=SURE, engine="upload",
+            calls = [ToolCall(name=A.step_tool_name(step), arguments={"file": upload.ref})]
+            if turn.s.state != "step_executing":  # an optional step, taken up now
+                calls.insert(0, ToolCall(name=A.REDO_STEP, arguments={"step_id": step.id}))
+            return Decision(calls=calls, rule=Rule.UPLOAD, confidence=SURE, engine="upload",
                             reason="a photo uploaded for the step")
 
         return self._turn(session_id, UPLOAD_TEXT, decide, always_decide=True)

@@ -11,6 +11,7 @@ whose results are memoised across re-runs of the same decision.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import logging
@@ -29,7 +30,7 @@ from si_agent.engine.base import Decision, SessionView, TextSink, ToolCall, pend
 from si_agent.flow import actions as A
 from si_agent.flow.machine import FlowModel
 from si_agent.flow.steps import StepContext, StepResult, Upload
-from si_agent.flow.turn import TurnResult, display, snapshot
+from si_agent.flow.turn import TurnResult, awaited_step, display, snapshot
 from si_agent.jobs import Job, JobError
 from si_agent.jobs.model import this_process
 from si_agent.knowledge import Answer, NoKnowledge
@@ -153,11 +154,12 @@ class Turn:
 
     @property
     def step(self) -> Step | None:
-        """The step awaited: the first one not done, while executing steps."""
-        b = self.business
-        if b is None or self.s.state != "step_executing":
-            return None
-        return next((st for st in b.steps if st.id not in self.s.step_data), None)
+        """The step an upload goes to (``awaited_step``)."""
+        return awaited_step(self.s, self.business)
+
+    def _owner(self) -> str:
+        """Whose files these are in the step-file store: this session's flow."""
+        return f"{self.s.session_id}:{self.s.flow_nonce}"
 
     def _offer(self) -> A.Offer:
         business = self.business if self.s.state not in ("idle", "done") else None
@@ -183,7 +185,8 @@ class Turn:
         s = self.s
         model = FlowModel(
             s.state, requires_confirm=bool(b and b.require_confirm),
-            steps_pending=lambda: bool(b and any(st.id not in s.step_data for st in b.steps)),
+            steps_pending=lambda: bool(b and any(st.id not in s.step_data and not st.optional
+                                                 for st in b.steps)),
             fields_pending=lambda: bool(b and self._pending(b)),
         )
         self.ctl.machine.fire(model, trigger)
@@ -246,6 +249,7 @@ class Turn:
         s.business_id = business.id
         s.fields = {f.key: kept.fields.get(f.key, FieldState()) for f in business.fields}
         s.step_data, s.produced = dict(kept.step_data), dict(kept.produced)
+        s.step_files = dict(kept.step_files)
         s.flow_nonce = kept.flow_nonce or uuid.uuid4().hex
         self._fire("begin")
         self.asked = False
@@ -270,7 +274,8 @@ class Turn:
         if current is not None:
             s.suspended.append(SuspendedFlow(
                 business_id=current.id, state=s.state, fields=s.fields, awaiting=s.awaiting,
-                step_data=s.step_data, produced=s.produced, flow_nonce=s.flow_nonce))
+                step_data=s.step_data, produced=s.produced, step_files=s.step_files,
+                flow_nonce=s.flow_nonce))
             dropped = s.suspended[:-MAX_SUSPENDED]
             del s.suspended[:-MAX_SUSPENDED]
             for flow in dropped:
@@ -280,7 +285,7 @@ class Turn:
                 self.parts.append(replies.render(replies.SUSPENDED_DROPPED, limit=MAX_SUSPENDED,
                                                  name=old.name if old else flow.business_id))
         self._fire("suspend")
-        self._clear()
+        self._clear(keep_files=True)  # the suspended flow keeps its photos
         return self.match_business(A.MatchBusinessArgs(business_id=target.id))
 
     def explain_field(self, args: A.ExplainFieldArgs) -> A.Outcome:
@@ -510,8 +515,11 @@ class Turn:
             self._offer_resume()
         return A.applied()
 
-    def _clear(self) -> None:
+    def _clear(self, *, keep_files: bool = False) -> None:
         s = self.s
+        if s.step_files and not keep_files:
+            self.ctl.files.drop(self._owner())
+        s.step_files = {}
         s.business_id = None
         s.fields = {}
         s.awaiting = None
@@ -563,8 +571,27 @@ class Turn:
             return A.rejected(A.Reason.UNKNOWN_STEP, f"unknown step {args.step_id!r}")
         self._fire("redo")
         self._forget_step(step.id)
+        self.s.awaiting = step.id  # an optional step is awaited only when asked for
+        if self._uploads_next(step):
+            return A.applied(detail="upload follows")
         self.parts.append(replies.render(replies.STEP_REDO_ASK, label=step.label))
+        if step.optional:
+            self.parts.append(replies.STEP_OPTIONAL_HINT)
         return A.applied()
+
+    def _uploads_next(self, step: Step) -> bool:
+        """Whether this decision uploads for ``step`` right after (no ask in between)."""
+        calls = self.decision.calls if self.decision else []
+        return any(c.name == A.step_tool_name(step) for c in calls)
+
+    def skip_step(self, args: A.NoArgs) -> A.Outcome:
+        """Go on without the optional step awaited (offered only for one)."""
+        step = self.step
+        assert step is not None and step.optional
+        self.s.awaiting = None
+        self.parts.append(replies.render(replies.STEP_SKIPPED, label=step.label))
+        self._complete()
+        return A.applied(detail=f"skipped {step.id}")
 
     def _forget_step(self, step_id: str) -> None:
         """Undo a step and the steps after it (they may have used its data), and
@@ -575,6 +602,9 @@ class Turn:
         again = set(ids[ids.index(step_id):])
         for st_id in again:
             s.step_data.pop(st_id, None)
+            names = s.step_files.pop(st_id, {})
+            if names:
+                self.ctl.files.drop(self._owner(), tuple(f"{st_id}/{n}" for n in names))
         for key in [k for k, p in s.produced.items() if p.step in again]:
             st = s.fields.get(key)
             if st is not None and st.value == s.produced[key].value:
@@ -597,6 +627,7 @@ class Turn:
                 values=MappingProxyType({k: st.value for k, st in self.s.fields.items()
                                          if st.status == "collected"}),
                 step_data=MappingProxyType(dict(self.s.step_data)),
+                file=self._kept_file,
             )
             try:
                 upload = self.uploads.get(args.file) or Upload(ref=args.file)
@@ -608,6 +639,12 @@ class Turn:
         result: StepResult = self.memo[key]
         s = self.s
         error = result.error or self._bad_produced(b, step, result)
+        if error is not None and result.redo in s.step_data and result.redo != step.id:
+            # What this step needs from an earlier one is gone or unusable: that one again.
+            earlier = next(st for st in b.steps if st.id == result.redo)
+            self._forget_step(earlier.id)
+            self.parts.append(replies.render(replies.STEP_FAILED, label=step.label, error=error))
+            return A.applied(A.Reason.STEP_FAILED, f"step failed: {earlier.id} again")
         if error is not None:
             s.step_attempts += 1
             self.parts.append(replies.render(replies.STEP_FAILED, label=step.label,
@@ -619,11 +656,19 @@ class Turn:
             return A.applied(A.Reason.STEP_FAILED, "step failed")
         s.step_data[step.id] = result.data
         s.step_attempts = 0
+        for name, data in result.files.items():
+            self.ctl.files.put(self._owner(), f"{step.id}/{name}", data)
+        s.step_files[step.id] = {name: name in result.submit for name in result.files}
         self.parts.append(replies.render(replies.STEP_DONE, label=step.label))
         self._take_produced(b, step, result.fields)
         if self.step is None:
             self._complete()
         return A.applied(detail="step done")
+
+    def _kept_file(self, step_id: str, name: str) -> bytes | None:
+        if name not in self.s.step_files.get(step_id, {}):
+            return None
+        return self.ctl.files.get(self._owner(), f"{step_id}/{name}")
 
     def _bad_produced(self, b: Business, step: Step, result: StepResult) -> str | None:
         """Why a value the step read is unusable (it does not validate), or None."""
@@ -670,6 +715,18 @@ class Turn:
         values.update(self.s.step_data)
         return values
 
+    def _attach(self, values: dict[str, Any]) -> None:
+        """Put the files steps kept for the submission into ``values`` (base64, under
+        the step id). The job drops its values when it finishes."""
+        for step_id, names in self.s.step_files.items():
+            for name in (n for n, send in names.items() if send):
+                data = self._kept_file(step_id, name)
+                if data is None:  # expired with the session TTL: sent without it
+                    log.warning("session %s: file %s/%s of a done step is gone",
+                                session_ref(self.s.session_id), step_id, name)
+                    continue
+                values.setdefault(step_id, {})[name] = base64.b64encode(data).decode("ascii")
+
     def _idempotency_key(self, business: Business, values: Mapping[str, Any]) -> str:
         payload = json.dumps([self.s.session_id, business.id, self.s.flow_nonce, values],
                              sort_keys=True, ensure_ascii=False, default=str)
@@ -680,6 +737,7 @@ class Turn:
         b = self.business
         assert b is not None and self.s.state == "executing"
         values = json.loads(json.dumps(self._values(), ensure_ascii=False, default=str))
+        self._attach(values)
         long_running = self.ctl.executor_for(b).long_running
         # Recorded as claimed by this process, which runs it right after the save.
         self.job = Job(
@@ -704,6 +762,9 @@ class Turn:
             return
         if job.status == "succeeded":
             self._fire("succeed")
+            if self.s.step_files:  # the photos were for this submission only
+                self.ctl.files.drop(self._owner())
+                self.s.step_files = {}
             self.s.result = job.result or {}
             self.s.awaiting = None
             self.parts.append(self.outcome_text(job))
@@ -814,11 +875,16 @@ class Turn:
             for f in b.fields if self.s.fields.get(f.key) and self.s.fields[f.key].value is not None
         ]
         lines += [
-            replies.render(replies.SUMMARY_LINE, label=st.label, value=replies.STEP_SUMMARY_VALUE)
-            for st in b.steps if st.id in self.s.step_data
+            replies.render(replies.SUMMARY_LINE, label=st.label,
+                           value=replies.STEP_SUMMARY_VALUE if st.id in self.s.step_data
+                           else replies.STEP_NOT_GIVEN)
+            for st in b.steps if st.id in self.s.step_data or st.optional
         ]
-        return replies.render(b.confirm_text or replies.DEFAULT_CONFIRM,
+        text = replies.render(b.confirm_text or replies.DEFAULT_CONFIRM,
                               summary="\n".join(lines), name=b.name)
+        optional = [st.prompt for st in b.steps
+                    if st.optional and st.id not in self.s.step_data]
+        return join([text, *optional])
 
 
 def _sentence(text: str) -> str:

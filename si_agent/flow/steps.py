@@ -3,10 +3,15 @@
 A business YAML names a handler per step; handlers are found by name in a
 registry (``register_step_handler`` plus the ``si_agent.step_handlers`` entry
 points). A handler reads the upload, may look at what the session already
-holds (``StepContext``: collected values, earlier steps' data), and returns a
-``StepResult``: ``fields`` it read (validated like typed values and checked
-against values the citizen typed), ``data`` kept for the executor and later
-steps, or an ``error`` in Chinese for the citizen.
+holds (``StepContext``: collected values, earlier steps' data and kept files),
+and returns a ``StepResult``: ``fields`` it read (validated like typed values
+and checked against values the citizen typed), JSON ``data`` kept for the
+executor and later steps, binary ``files`` kept for later steps (the ID card's
+portrait for the face step) or sent with the submission (``submit``), or an
+``error`` in Chinese for the citizen, possibly with an earlier step to ``redo``.
+
+Files live in ``si_agent.session.files`` (encrypted outside the process,
+dropped with the flow), never in the session record or a log.
 
 A business whose step handler is not registered on this deployment is marked
 not available online when the controller is built (logged once), so a citizen
@@ -16,7 +21,7 @@ is told so before starting instead of failing mid-dialogue.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any, Protocol
@@ -44,15 +49,21 @@ class StepContext:
     business: Business
     values: Mapping[str, Any]  # collected field values
     step_data: Mapping[str, Mapping[str, Any]]  # earlier steps' data, by step id
+    # An earlier step's kept file: file(step_id, name) -> bytes, or None when gone.
+    file: Callable[[str, str], bytes | None] = lambda step_id, name: None
 
 
 class StepResult(BaseModel):
-    """What a step handler found: ``fields`` it read, JSON ``data`` kept for the
-    executor and later steps (never raw image bytes), or a Chinese ``error``."""
+    """What a step handler found (see the module docstring)."""
 
     fields: dict[str, Any] = Field(default_factory=dict)
-    data: dict[str, JsonValue] = Field(default_factory=dict)
+    data: dict[str, JsonValue] = Field(default_factory=dict)  # never raw image bytes
+    files: dict[str, bytes] = Field(default_factory=dict, repr=False)
+    # Names of ``files`` sent with the submission: base64 in the payload, under
+    # the step id (``{"<step id>": {"<name>": "<base64>"}}``).
+    submit: tuple[str, ...] = ()
     error: str | None = None
+    redo: str | None = None  # with an error: the earlier step to do again first
 
     @property
     def ok(self) -> bool:
@@ -88,9 +99,27 @@ def registered_step_handlers() -> dict[str, StepHandler]:
 def unavailable_businesses(
     catalog: Mapping[str, Business], handlers: Mapping[str, StepHandler]
 ) -> dict[str, list[str]]:
-    """Businesses whose steps name handlers that are not registered: id → missing names."""
+    """Businesses whose required steps name handlers that are not registered: id →
+    missing names. (An optional step without its handler is left out instead:
+    ``without_unavailable_steps``.)"""
     missing = {
-        b.id: sorted({s.handler for s in b.steps if s.handler not in handlers})
+        b.id: sorted({s.handler for s in b.steps
+                      if s.handler not in handlers and not s.optional})
         for b in catalog.values()
     }
     return {bid: names for bid, names in missing.items() if names}
+
+
+def without_unavailable_steps(
+    catalog: Mapping[str, Business], handlers: Mapping[str, StepHandler]
+) -> dict[str, Business]:
+    """The catalog with the optional steps whose handler is not registered left out."""
+    out = {}
+    for bid, b in catalog.items():
+        kept = tuple(s for s in b.steps if not s.optional or s.handler in handlers)
+        if len(kept) < len(b.steps):
+            log.warning("business %s: optional step(s) %s not offered: handler not registered",
+                        bid, ", ".join(s.id for s in b.steps if s not in kept))
+            b = b.model_copy(update={"steps": kept})
+        out[bid] = b
+    return out

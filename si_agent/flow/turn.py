@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from si_agent import replies
-from si_agent.config.model import Business
+from si_agent.config.model import Business, Step
 from si_agent.session.model import Session, Usage
 from si_agent.validators import mask
 
@@ -38,6 +38,7 @@ class StepView(BaseModel):
     label: str
     prompt: str
     capture: str
+    optional: bool = False  # may be skipped: the dialogue goes on without it
 
 
 class SuspendedView(BaseModel):
@@ -81,13 +82,30 @@ class TurnResult(BaseModel):
     step: StepView | None = None  # the step awaiting an upload (POST /api/upload)
 
 
-def _step_view(session: Session, business: Business | None) -> StepView | None:
-    if business is None or session.state != "step_executing":
+def awaited_step(session: Session, business: Business | None) -> Step | None:
+    """The step an upload goes to, or None.
+
+    While executing steps: the first one not done that is required, or that was
+    asked for again (``awaiting``). While collecting or confirming: the first
+    optional step not done, which the citizen may upload for at any time.
+    """
+    if business is None:
         return None
-    step = next((s for s in business.steps if s.id not in session.step_data), None)
+    open_steps = [st for st in business.steps if st.id not in session.step_data]
+    if session.state == "step_executing":
+        return next((st for st in open_steps
+                     if not st.optional or st.id == session.awaiting), None)
+    if session.state in ("collecting", "confirming"):
+        return next((st for st in open_steps if st.optional), None)
+    return None
+
+
+def _step_view(session: Session, business: Business | None) -> StepView | None:
+    step = awaited_step(session, business)
     if step is None:
         return None
-    return StepView(id=step.id, label=step.label, prompt=step.prompt, capture=step.capture)
+    return StepView(id=step.id, label=step.label, prompt=step.prompt, capture=step.capture,
+                    optional=step.optional)
 
 
 def display(field_type: str, value: Any) -> str:

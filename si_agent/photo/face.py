@@ -152,8 +152,8 @@ class FaceVerifier(Protocol):
     def verify(self, selfie: bytes, reference: bytes) -> FaceResult: ...
 
 
-class _Unusable(Exception):
-    """A photo cannot be compared; carries the reason (internal control flow)."""
+class Unusable(Exception):
+    """A photo cannot be used (no face, several, too small...); carries the reason."""
 
     def __init__(self, problem: FaceProblem) -> None:
         super().__init__(problem.value)
@@ -218,7 +218,7 @@ def decode_image(data: bytes | np.ndarray) -> np.ndarray:
     """A BGR uint8 array from encoded bytes (EXIF orientation applied) or an array.
 
     An array is taken as OpenCV lays it out: HxWx3 BGR, HxWx4 BGRA or HxW gray.
-    Raises ``_Unusable(UNREADABLE)`` for anything else.
+    Raises ``Unusable(UNREADABLE)`` for anything else.
     """
     import numpy as np
 
@@ -228,14 +228,14 @@ def decode_image(data: bytes | np.ndarray) -> np.ndarray:
         try:
             with Image.open(io.BytesIO(data)) as img:
                 if img.width * img.height > MAX_PIXELS:
-                    raise _Unusable(FaceProblem.UNREADABLE)
+                    raise Unusable(FaceProblem.UNREADABLE)
                 rgb = np.asarray(ImageOps.exif_transpose(img).convert("RGB"))
         except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError):
-            raise _Unusable(FaceProblem.UNREADABLE) from None
+            raise Unusable(FaceProblem.UNREADABLE) from None
         return np.ascontiguousarray(rgb[:, :, ::-1])
     array = np.asarray(data)
     if array.dtype != np.uint8 or array.size == 0:
-        raise _Unusable(FaceProblem.UNREADABLE)
+        raise Unusable(FaceProblem.UNREADABLE)
     cv2 = _get_models().cv2
     if array.ndim == 2:
         return cv2.cvtColor(array, cv2.COLOR_GRAY2BGR)
@@ -243,11 +243,15 @@ def decode_image(data: bytes | np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(array)
     if array.ndim == 3 and array.shape[2] == 4:
         return cv2.cvtColor(array, cv2.COLOR_BGRA2BGR)
-    raise _Unusable(FaceProblem.UNREADABLE)
+    raise Unusable(FaceProblem.UNREADABLE)
 
 
-def _embed(image: np.ndarray, gate: QualityGate) -> np.ndarray:
-    """The SFace feature of the one usable face in ``image``, or ``_Unusable``."""
+def one_face(image: np.ndarray, gate: QualityGate) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The one usable face of ``image``: (the working image, shrunk to at most
+    ``WORKING_SIDE``; YuNet's row for the face: box x, y, w, h, five landmarks
+    (right eye, left eye, nose tip, mouth corners) and score; the aligned 112x112
+    crop). Raises ``Unusable`` when there is none, several, or it is too small,
+    dark or blurred."""
     models = _get_models()
     cv2 = models.cv2
     height, width = image.shape[:2]
@@ -263,24 +267,31 @@ def _embed(image: np.ndarray, gate: QualityGate) -> np.ndarray:
         # A face too dark to be found is better re-asked as "too dark".
         gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
         dark = float(gray.mean()) < gate.min_brightness
-        raise _Unusable(FaceProblem.TOO_DARK if dark else FaceProblem.NO_FACE)
+        raise Unusable(FaceProblem.TOO_DARK if dark else FaceProblem.NO_FACE)
     # Faces under the size gate (a poster, a tiny passer-by) do not count as
     # "more than one"; if no face reaches it, the photo is re-asked as too small.
     usable = [face for face in faces if min(face[2], face[3]) >= gate.min_face_px]
     if len(usable) > 1:
-        raise _Unusable(FaceProblem.MULTIPLE_FACES)
+        raise Unusable(FaceProblem.MULTIPLE_FACES)
     if not usable:
-        raise _Unusable(FaceProblem.TOO_SMALL)
+        raise Unusable(FaceProblem.TOO_SMALL)
     face = usable[0]
     with models.lock:
         crop = models.recognizer.alignCrop(image, face)
     gray = cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY).astype("float64")
     if float(gray.mean()) < gate.min_brightness:
-        raise _Unusable(FaceProblem.TOO_DARK)
+        raise Unusable(FaceProblem.TOO_DARK)
     variance = float(gray.var())
     sharpness = float(cv2.Laplacian(gray, cv2.CV_64F).var()) / variance if variance else 0.0
     if sharpness < gate.min_sharpness:
-        raise _Unusable(FaceProblem.BLURRY)
+        raise Unusable(FaceProblem.BLURRY)
+    return image, face, crop
+
+
+def _embed(image: np.ndarray, gate: QualityGate) -> np.ndarray:
+    """The SFace feature of the one usable face in ``image``, or ``Unusable``."""
+    _, _, crop = one_face(image, gate)
+    models = _get_models()
     with models.lock:
         return models.recognizer.feature(crop).copy()
 
@@ -301,7 +312,7 @@ def compare(
     for role, data in (("selfie", selfie), ("reference", reference)):
         try:
             features[role] = _embed(decode_image(data), gate)
-        except _Unusable as unusable:
+        except Unusable as unusable:
             log.info("face_match: %s photo unusable (%s)", role, unusable.problem.value)
             return FaceResult(same_person=False, score=0.0, problem=unusable.problem,
                               image=role, error=PROBLEM_TEXTS[unusable.problem])

@@ -44,6 +44,7 @@ class SuspendedFlow(BaseModel):
     awaiting: str | None = None
     step_data: dict[str, Any] = Field(default_factory=dict)
     produced: dict[str, Produced] = Field(default_factory=dict)
+    step_files: dict[str, dict[str, bool]] = Field(default_factory=dict)
     flow_nonce: str | None = None
     at: float = Field(default_factory=time.time)
 
@@ -119,6 +120,9 @@ class Session(BaseModel):
     step_attempts: int = 0
     step_data: dict[str, Any] = Field(default_factory=dict)  # done steps' data, by step id
     produced: dict[str, Produced] = Field(default_factory=dict)  # field values read by steps
+    # Files done steps kept (si_agent.session.files), by step id: name -> sent with
+    # the submission?
+    step_files: dict[str, dict[str, bool]] = Field(default_factory=dict)
     suggestion: str | None = None
     result: dict[str, Any] | None = None
     flow_nonce: str | None = None

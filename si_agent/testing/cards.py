@@ -18,7 +18,7 @@ from datetime import date, timedelta
 from functools import cache
 from pathlib import Path
 
-from PIL import Image, ImageDraw, ImageEnhance, ImageFilter, ImageFont
+from PIL import Image, ImageDraw, ImageEnhance, ImageFilter, ImageFont, ImageOps
 
 from si_agent.validators.idcard import check_char
 
@@ -132,10 +132,14 @@ def _spaced(draw: ImageDraw.ImageDraw, xy: tuple[int, int], text: str, size: int
         x += int(font.getlength(char)) + spacing
 
 
-def _photo(card: Image.Image) -> None:
-    """A grey placeholder portrait: background, head and shoulders."""
+def _photo(card: Image.Image, face: Image.Image | None = None) -> None:
+    """The portrait: ``face`` (a head-and-shoulders photo, scaled and centred to
+    fill the box), or a grey placeholder of a head and shoulders."""
     x0, y0, x1, y1 = PHOTO_BOX
     w, h = x1 - x0, y1 - y0
+    if face is not None:
+        card.paste(ImageOps.fit(face.convert("RGB"), (w, h)), (x0, y0))
+        return
     photo = Image.new("RGB", (w, h), (168, 174, 182))
     draw = ImageDraw.Draw(photo)
     draw.ellipse([w // 2 - 62, 50, w // 2 + 62, 205], fill=(120, 112, 108))
@@ -148,8 +152,8 @@ def wrap(text: str, width: int = 11) -> list[str]:
     return [text[i:i + width] for i in range(0, len(text), width)]
 
 
-def render_portrait_card(card: Card) -> Image.Image:
-    """The portrait side alone, RGBA with rounded corners."""
+def render_portrait_card(card: Card, face: Image.Image | None = None) -> Image.Image:
+    """The portrait side alone, RGBA with rounded corners; ``face`` is the holder's photo."""
     image = _blank_card((236, 240, 236))
     draw = ImageDraw.Draw(image)
     label, value = _font(26), _font(30)
@@ -172,7 +176,7 @@ def render_portrait_card(card: Card) -> Image.Image:
         draw.text((140, 240 + 40 * i), line, font=value, fill=_INK)
     draw.text((50, 440), "公民身份号码", font=label, fill=_LABEL)
     _spaced(draw, (270, 434), card.id_number, 34, 10, _INK)
-    _photo(image)
+    _photo(image, face)
     return image
 
 
@@ -201,8 +205,8 @@ def on_table(card: Image.Image, margin: int = 80,
     return photo
 
 
-def portrait_photo(card: Card) -> Image.Image:
-    return on_table(render_portrait_card(card))
+def portrait_photo(card: Card, face: Image.Image | None = None) -> Image.Image:
+    return on_table(render_portrait_card(card, face))
 
 
 def back_photo(card: Card) -> Image.Image:

@@ -60,6 +60,8 @@ PARSED = [
     ("SI_UPLOAD_MAX_PIXELS", "12000000", "upload_max_pixels", 12_000_000),
     ("SI_UPLOAD_RETENTION_DAYS", "0", "upload_retention_days", 0),
     ("SI_UPLOAD_KEY", "k" * 44, "upload_key", "k" * 44),
+    ("SI_FACE_VERIFIER", "Local", "face_verifier", "local"),
+    ("SI_FACE_THRESHOLD", "0.5", "face_threshold", 0.5),
 ]
 
 # variable, text, what the message says after the variable's name

@@ -39,6 +39,7 @@ def expected_tools(doc: list[str], business, step, retryable: bool) -> set[str]:
         "[redo_step]": business is not None and bool(business.steps),
         "[retry_submit]": retryable,
         "[explain_field]": business is not None and bool(business.fields),
+        "[skip_step]": step is not None and step.optional,
     }
     out = set()
     for tool in doc:

@@ -87,7 +87,7 @@ def test_a_step_value_that_contradicts_a_typed_one_is_a_field_error(ctl):
     assert turn.state == "step_executing"
     assert [f.value for f in turn.fields if f.key == "name"] == ["李四"]
     turn = ctl.handle("u", "/p/zhangwei.jpg")
-    assert "【身份证照片】上的姓名与您填写的不一致" in turn.reply
+    assert "身份证照片上的姓名与您填写的不一致" in turn.reply
     name = next(f for f in turn.fields if f.key == "name")
     assert (name.status, name.value) == ("invalid", None)
     turn = ctl.handle("u", "/p/face.png")
