@@ -7,11 +7,11 @@ phone photo varies (rotation ±5°, Gaussian blur, JPEG quality 50, brightness
 variants, different-person pairs every cross pair. A photo the quality gate
 refuses counts as "not accepted" (it lowers TAR, never raises FAR).
 
-A third row compares scikit-image's LFW subset (25x25 px faces of other people,
+A second row compares scikit-image's LFW subset (25x25 px faces of other people,
 upscaled, gate off because they are tiny) with both originals: more impostors.
 
 Run: python scripts/bench_photo_face.py   (needs pip install -e '.[test]')
-Prints a markdown table: TAR, FAR, refused photos, ms per comparison.
+Prints a markdown table: TAR, FAR, refused pairs, ms per comparison.
 """
 
 from __future__ import annotations
@@ -21,10 +21,12 @@ import time
 
 import cv2
 import numpy as np
-from matplotlib import cbook
 from skimage import data
 
 from si_agent.photo.face import SFACE_COSINE_THRESHOLD, QualityGate, compare
+from si_agent.testing import faces
+
+Pair = tuple[bytes, bytes, bool]  # (selfie, reference, same person?)
 
 
 def encode(image: np.ndarray) -> bytes:
@@ -59,22 +61,27 @@ AUGMENTATIONS = {
 
 
 def people() -> dict[str, np.ndarray]:
-    with cbook.get_sample_data("grace_hopper.jpg") as fh:
-        hopper = cv2.imdecode(np.frombuffer(fh.read(), np.uint8), cv2.IMREAD_COLOR)
-    return {"astronaut": cv2.cvtColor(data.astronaut(), cv2.COLOR_RGB2BGR), "hopper": hopper}
+    """The two people's photos, BGR."""
+    return {name: cv2.cvtColor(np.asarray(photo()), cv2.COLOR_RGB2BGR)
+            for name, photo in (("astronaut", faces.astronaut), ("hopper", faces.hopper))}
+
+
+def variants() -> dict[str, list[bytes]]:
+    """Every augmentation of each person's photo, PNG-encoded, in ``AUGMENTATIONS`` order."""
+    return {name: [encode(aug(image)) for aug in AUGMENTATIONS.values()]
+            for name, image in people().items()}
 
 
 def lfw_faces() -> list[bytes]:
-    faces = data.lfw_subset()[:100]  # the first 100 are faces, the rest are not
     out = []
-    for face in faces:
+    for face in data.lfw_subset()[:100]:  # the first 100 are faces, the rest are not
         gray = cv2.resize((face * 255).astype(np.uint8), (112, 112), interpolation=cv2.INTER_CUBIC)
         gray = cv2.copyMakeBorder(gray, 56, 56, 56, 56, cv2.BORDER_REPLICATE)
         out.append(encode(cv2.cvtColor(gray, cv2.COLOR_GRAY2BGR)))
     return out
 
 
-def run(pairs: list[tuple[bytes, bytes, bool]], gate: QualityGate | None = None) -> dict:
+def run(pairs: list[Pair], gate: QualityGate | None = None) -> dict:
     accepted_same = accepted_diff = refused = same = diff = 0
     timings, impostor_scores, genuine_scores = [], [], []
     for a, b, is_same in pairs:
@@ -101,32 +108,40 @@ def run(pairs: list[tuple[bytes, bytes, bool]], gate: QualityGate | None = None)
     }
 
 
-def main() -> None:
-    compare(encode(people()["astronaut"]), encode(people()["astronaut"]))  # load the models
-    variants = {
-        name: [encode(aug(image)) for aug in AUGMENTATIONS.values()]
-        for name, image in people().items()
-    }
-    pairs: list[tuple[bytes, bytes, bool]] = []
-    for photos in variants.values():
-        pairs += [(photos[i], photos[j], True)
-                  for i in range(len(photos)) for j in range(i + 1, len(photos))]
-    a, b = variants.values()
-    pairs += [(x, y, False) for x in a for y in b]
-    lfw = lfw_faces()
-    lfw_pairs = [(face, photos[0], False) for face in lfw for photos in variants.values()]
+HEADER = ("| pairs | same / diff | refused pairs | TAR | FAR | min genuine | max impostor "
+          "| ms per comparison (median) |\n|---|---|---|---|---|---|---|---|")
 
-    rows = [("astronaut + hopper, augmented", run(pairs)),
+
+def row(label: str, r: dict) -> str:
+    """One row under ``HEADER``."""
+    return (f"| {label} | {r['same']} / {r['diff']} | {r['refused']} | {r['tar']:.3f} "
+            f"| {r['far']:.3f} | {r['min_genuine']:.3f} | {r['max_impostor']:.3f} "
+            f"| {r['ms']:.1f} |")
+
+
+def measure() -> list[tuple[str, dict]]:
+    """(label, ``run`` result) for the augmented pairs and the LFW impostors."""
+    photos = variants()
+    compare(photos["astronaut"][0], photos["astronaut"][0])  # load the models
+    pairs: list[Pair] = []
+    for person in photos.values():
+        pairs += [(person[i], person[j], True)
+                  for i in range(len(person)) for j in range(i + 1, len(person))]
+    a, b = photos.values()
+    pairs += [(x, y, False) for x in a for y in b]
+    lfw_pairs = [(face, person[0], False) for face in lfw_faces() for person in photos.values()]
+    return [("astronaut + hopper, augmented", run(pairs)),
             ("LFW subset vs both (gate off)", run(lfw_pairs, QualityGate(0, 0.0, 0.0)))]
-    print(f"Threshold: SFace cosine >= {SFACE_COSINE_THRESHOLD}; augmentations: "
-          + ", ".join(AUGMENTATIONS) + "\n")
-    print("| pairs | same / diff | refused photos | TAR | FAR | min genuine | max impostor "
-          "| ms per comparison (median) |")
-    print("|---|---|---|---|---|---|---|---|")
-    for label, r in rows:
-        print(f"| {label} | {r['same']} / {r['diff']} | {r['refused']} | {r['tar']:.3f} "
-              f"| {r['far']:.3f} | {r['min_genuine']:.3f} | {r['max_impostor']:.3f} "
-              f"| {r['ms']:.1f} |")
+
+
+def table(rows: list[tuple[str, dict]]) -> str:
+    return "\n".join([f"Threshold: SFace cosine >= {SFACE_COSINE_THRESHOLD}; augmentations: "
+                      + ", ".join(AUGMENTATIONS), "", HEADER]
+                     + [row(label, r) for label, r in rows])
+
+
+def main() -> None:
+    print(table(measure()))
 
 
 if __name__ == "__main__":

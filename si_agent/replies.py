@@ -92,7 +92,7 @@ FACE_UNREADABLE = "无法读取这张照片，请上传JPG、PNG或WebP格式的
 FACE_NOT_SAME = "人脸照片与身份证照片不是同一人，请本人正对镜头重新拍摄。"
 FACE_NO_REFERENCE = "没有找到可以比对的身份证照片，请先重新上传身份证人像面。"
 FACE_BAD_REFERENCE = "身份证照片上的人像无法用于比对，请重新上传清晰的身份证人像面。"
-PHOTO_NEEDED = "请点击“上传照片”按钮上传照片。"
+PHOTO_NEEDED = "请使用“上传照片”功能发送照片，在对话中输入文件名无法上传。"
 
 # Photo step ``id_photo`` (si_agent/photo/idphoto.py): a 证件照 for a card.
 ID_PHOTO_NOT_FRONTAL = "请正对镜头、头部摆正后重新拍摄。"

@@ -147,8 +147,8 @@ class SQLiteStepFiles(_Sealed):
                   (owner, name, self.seal(data), now))
 
     def get(self, owner: str, name: str) -> bytes | None:
-        rows = self._run("SELECT data FROM step_files WHERE owner = ? AND name = ?",
-                         (owner, name))
+        rows = self._run("SELECT data FROM step_files WHERE owner = ? AND name = ?"
+                         " AND created_at > ?", (owner, name, time.time() - self.ttl))
         return self.open(rows[0][0] if rows else None, self.ttl)
 
     def drop(self, owner: str, names: tuple[str, ...] | None = None) -> None:

@@ -13,6 +13,7 @@ from si_agent.app import build_controller
 from si_agent.config.settings import Settings
 from si_agent.flow.steps import StepResult
 from si_agent.server import create_app
+from si_agent.testing import FakeIdPhoto
 from tests.browser.conftest import serving
 from tests.browser.test_chat_page import say
 
@@ -49,7 +50,8 @@ def live_server(tmp_path_factory) -> Iterator[str]:
                         session_store="memory", rate_limit="1000 per minute")
     base = build_controller(settings)
     controller = type(base)(base.catalog, base.store, base.engine, base.executor,
-                            step_handlers={"id_card_ocr": CardFromPixels(), "face_match": AnyFace()})
+                            step_handlers={"id_card_ocr": CardFromPixels(), "face_match": AnyFace(),
+                                           "id_photo": FakeIdPhoto()})
     with serving(create_app(settings, controller=controller)) as url:
         yield url
 
@@ -102,3 +104,20 @@ def test_photo_steps_on_the_page(open_page, tmp_path, artifacts):
     expect(page.get_by_test_id("state-badge")).to_have_text("信息收集中")
     expect(page.get_by_test_id("message-user").last.get_by_test_id("message-text")).to_have_text(
         "[上传照片]")
+
+
+def test_an_optional_photo_next_to_the_fields(open_page, tmp_path):
+    page = open_page()
+    control = page.get_by_test_id("upload")
+    say(page, "我要申请社保卡")
+    # Offered while the fields are collected, without taking the text input away.
+    expect(control).to_be_visible()
+    expect(page.get_by_test_id("upload-title")).to_have_text("上传证件照（可选）")
+    expect(page.get_by_test_id("upload-input")).to_have_attribute("capture", "user")
+    expect(page.get_by_test_id("message-input")).to_be_enabled()
+    say(page, "张伟")
+    expect(page.get_by_test_id("field-name")).to_have_attribute("data-status", "collected")
+    upload(page, photo(tmp_path / "me.jpg", (236, 236, 232)))
+    expect(page.get_by_test_id("message-assistant").last).to_contain_text("证件照已完成")
+    expect(control).to_be_hidden()
+    expect(page.get_by_test_id("state-badge")).to_have_text("信息收集中")

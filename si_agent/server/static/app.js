@@ -30,6 +30,7 @@
     suggestion: "办理【{name}】",
     suspendedFilled: "已填写{filled}项",
     uploadTitle: "上传{label}",
+    uploadTitleOptional: "上传{label}（可选）",
     uploading: "正在上传…",
     uploaded: "已上传",
     uploadSent: "[上传照片]",
@@ -545,7 +546,8 @@
   function renderUpload(step) {
     const shown = Boolean(step && step.id);
     if (shown && els.upload.dataset.step !== step.id) {
-      els.uploadTitle.textContent = fill(TEXTS.uploadTitle, { label: step.label });
+      const title = step.optional ? TEXTS.uploadTitleOptional : TEXTS.uploadTitle;
+      els.uploadTitle.textContent = fill(title, { label: step.label });
       els.uploadPrompt.textContent = step.prompt;
       // On phones: the front camera for a selfie, the back camera for a document.
       els.uploadInput.setAttribute("capture", step.capture === "user" ? "user" : "environment");
