@@ -18,6 +18,7 @@ from si_agent.config.settings import Settings
 from si_agent.engine.rules import RuleEngine
 from si_agent.executor import Executors
 from si_agent.flow.controller import Controller
+from si_agent.photo.steps import builtin_step_handlers
 from si_agent.replay import load_dialogues, replay
 from si_agent.session import MemoryStore
 
@@ -29,9 +30,6 @@ KNOWN_GAPS = {
     # tests/dialogues/general__cancel_after_done.yaml (older, kept green) says the
     # finished business stays shown in done; this one expects idle.
     "cancel__after_done.yaml": (True, "contradicts general__cancel_after_done.yaml"),
-    # 养老金资格认证 needs the photo step handlers (OCR, face match) of the photo issue;
-    # without them the business is offered as not available online.
-    "cancel__step_executing_certification.yaml": (True, "no photo step handlers yet"),
     # medical_filing.start_date reads spans by their first day (date_span: start,
     # documented in the YAML): 下个月初 is the 1st, not a question.
     "date__medical_early_next_month.yaml": (True, "date_span: start for this field"),
@@ -49,7 +47,9 @@ def settings(tmp_path_factory) -> Settings:
 @pytest.fixture(scope="module")
 def controller(settings) -> Controller:
     catalog = load_businesses(settings.business_dir)
-    return Controller(catalog, MemoryStore(), RuleEngine(catalog), Executors(settings))
+    # The product's own photo step handlers (they only see photos, never typed text).
+    return Controller(catalog, MemoryStore(), RuleEngine(catalog), Executors(settings),
+                      step_handlers=builtin_step_handlers(settings))
 
 
 def _marks(source: str) -> list:
