@@ -11,6 +11,7 @@ from si_agent.engine.registry import create_engine
 from si_agent.executor import Executors
 from si_agent.flow.controller import Controller
 from si_agent.flow.steps import registered_step_handlers
+from si_agent.jobs.celery import CeleryRunner
 from si_agent.knowledge import create_knowledge
 from si_agent.photo.steps import builtin_step_handlers
 from si_agent.session import create_store
@@ -33,6 +34,7 @@ def build_controller(settings: Settings | None = None, *, engine: str | None = N
         knowledge=create_knowledge(settings),
         step_handlers={**builtin_step_handlers(settings), **registered_step_handlers()},
         files=create_step_files(store, file_key(settings.upload_key or settings.jwt_secret)),
+        runner=CeleryRunner(settings) if settings.job_backend == "celery" else None,
         max_message_chars=settings.max_message_chars,
         texts=load_assistant_texts(settings.business_dir),
         handoff_text=settings.handoff_text,

@@ -83,6 +83,9 @@ def _parser() -> argparse.ArgumentParser:
     from rag.cli import register as register_kb
 
     register_kb(sub)
+    from si_agent.cli_jobs import register as register_jobs
+
+    register_jobs(sub)
     return p
 
 

@@ -21,6 +21,7 @@ what a citizen sees is rendered from reply templates, never from these.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 
 class SiAgentError(Exception):
@@ -127,7 +128,9 @@ class ExecutorError(RuntimeFlowError):
 
     ``field_errors`` maps field keys to the backend's message for that field, so
     the dialogue can ask again for just those; ``retryable`` says whether the same
-    data may simply be submitted again.
+    data may simply be submitted again. ``resume`` is JSON the executor wants back
+    on the flow's next submission (e.g. the web form's draft to continue), given
+    to executors that take a ``JobContext``.
     """
 
     def __init__(
@@ -137,9 +140,11 @@ class ExecutorError(RuntimeFlowError):
         field_errors: dict[str, str] | None = None,
         retryable: bool = True,
         status: int | None = None,
+        resume: dict[str, Any] | None = None,
     ) -> None:
         self.message = message
         self.field_errors = dict(field_errors or {})
         self.retryable = retryable
         self.status = status
+        self.resume = resume
         super().__init__(message)

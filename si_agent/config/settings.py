@@ -21,7 +21,7 @@ import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, BeforeValidator, Field, ValidationError
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
@@ -219,6 +219,15 @@ class Settings(BaseSettings):
     # Days a checked photo is kept after its step, encrypted with upload_key; 0 keeps none.
     upload_retention_days: NonNegativeInt = 0
     upload_key: str | None = Field(default=None, repr=False)  # a Fernet key (urlsafe base64)
+    # -- jobs: where long-running submissions run ----------------------------------
+    job_backend: Literal["thread", "celery"] = "thread"
+    celery_broker: str | None = None  # default: redis_url
+    # Seconds before Redis hands an unacknowledged job to another worker: above the
+    # longest job (si_agent/jobs/celery.py).
+    job_visibility_timeout: PositiveInt = 3600
+    # -- rpa executor (api.kind: rpa) ---------------------------------------------
+    rpa_chromium: str = "/usr/bin/chromium"
+    rpa_retention_days: NonNegativeInt = 7  # job traces (screenshots hold personal data)
     # -- photo steps ------------------------------------------------------------
     face_verifier: Lowered = "local"  # a name in si_agent.photo.face.VERIFIERS
     # SFace cosine at or above which two faces are the same person (local verifier).

@@ -35,7 +35,7 @@ from si_agent.config.model import Api, Business
 from si_agent.config.settings import Settings
 from si_agent.config.yamlio import format_path
 from si_agent.errors import ConfigError, ConfigErrors, UnknownBackendError
-from si_agent.executor.base import Executor, ExecutorOptions, Progress
+from si_agent.executor.base import Executor, ExecutorOptions, JobContext, Progress
 from si_agent.executor.builtin import HANDLERS, BuiltinExecutor, BuiltinOptions
 from si_agent.executor.demo_host import DEMO_ORIGIN
 from si_agent.executor.http import HttpExecutor, HttpOptions
@@ -55,6 +55,7 @@ __all__ = [
     "BuiltinOptions",
     "Executor",
     "ExecutorOptions",
+    "JobContext",
     "Executors",
     "HttpExecutor",
     "HttpOptions",
@@ -135,12 +136,16 @@ class Executors:
         *,
         idempotency_key: str,
         progress: Progress | None = None,
+        job: JobContext | None = None,
     ) -> dict:
-        """Execute ``business`` with ``values``; raises ``ExecutorError`` on failure."""
+        """Execute ``business`` with ``values``; raises ``ExecutorError`` on failure.
+
+        ``job`` reaches only executors whose class says ``takes_job = True``."""
         executor = self.get(business)
+        extra = {"job": job or JobContext(id="")} if getattr(executor, "takes_job", False) else {}
         result = executor.run(
             business, values, idempotency_key=idempotency_key,
-            options=self.options(business), progress=progress,
+            options=self.options(business), progress=progress, **extra,
         )
         if not isinstance(result, dict):
             raise TypeError(f"executor kind {business.api.kind!r} returned "

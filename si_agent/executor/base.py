@@ -25,6 +25,7 @@ that classmethod, else ``cls()``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict
@@ -32,6 +33,17 @@ from pydantic import BaseModel, ConfigDict
 from si_agent.config.model import Business
 
 Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class JobContext:
+    """The job an executor runs for, given to kinds with ``takes_job = True``:
+    its ``id`` (e.g. to name a trace directory) and ``resume``, the JSON the
+    flow's last failed submission left (``ExecutorError.resume``), e.g. the draft
+    of a web form to continue instead of starting a second application."""
+
+    id: str
+    resume: Mapping[str, Any] = field(default_factory=dict)
 
 
 class ExecutorOptions(BaseModel):

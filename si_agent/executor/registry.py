@@ -39,13 +39,15 @@ from si_agent.errors import DefinitionError, UnknownBackendError
 from si_agent.executor.base import Executor
 from si_agent.executor.builtin import BuiltinExecutor
 from si_agent.executor.http import HttpExecutor
+from si_agent.executor.rpa import RpaExecutor
 
 logger = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "si_agent.executors"
 KIND_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
 
-BUILTIN_KINDS: dict[str, type] = {"http": HttpExecutor, "builtin": BuiltinExecutor}
+BUILTIN_KINDS: dict[str, type] = {"http": HttpExecutor, "builtin": BuiltinExecutor,
+                                   "rpa": RpaExecutor}
 
 _lock = threading.RLock()
 _registered: dict[str, type] = {}

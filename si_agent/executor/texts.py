@@ -17,3 +17,14 @@ AVG_WAGE_INVALID = "当地上年度职工月平均工资应为大于0的金额�
 CONTRIBUTION_INDEX_INVALID = "平均缴费指数应在0.6到3.0之间。"
 ACCOUNT_BALANCE_INVALID = "个人账户储存额应为不小于0的金额（元）。"
 UNDER_15_YEARS = "提示：累计缴费不满15年的，一般不能按月领取基本养老金，可延长缴费或补缴至满15年。"
+
+# rpa: filling a government web form
+RPA_OPENING = "正在打开办理页面…"
+RPA_FILLING = "正在填写 {done}/{total} 项…"
+RPA_SUBMITTING = "正在提交…"
+RPA_FIELDS_FAILED = "办理网站提示部分信息填写失败。"
+RPA_PORTAL_DOWN = "办理网站暂时无法访问，请稍后回复“重试”。"
+RPA_FORM_CHANGED = "办理网站的表单已变化，暂时无法自动填写，请稍后再试或到窗口办理。"
+RPA_REFUSED = "办理网站未能受理：{reason}"
+RPA_LOGIN_FAILED = "无法登录办理网站，请联系工作人员。"
+RPA_NO_RESULT = "已提交，但未能读取到受理编号，请稍后通过“办理进度查询”核实，不要重复提交。"

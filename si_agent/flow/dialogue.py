@@ -249,7 +249,7 @@ class Turn:
         s.business_id = business.id
         s.fields = {f.key: kept.fields.get(f.key, FieldState()) for f in business.fields}
         s.step_data, s.produced = dict(kept.step_data), dict(kept.produced)
-        s.step_files = dict(kept.step_files)
+        s.step_files, s.resume = dict(kept.step_files), kept.resume
         s.flow_nonce = kept.flow_nonce or uuid.uuid4().hex
         self._fire("begin")
         self.asked = False
@@ -275,7 +275,7 @@ class Turn:
             s.suspended.append(SuspendedFlow(
                 business_id=current.id, state=s.state, fields=s.fields, awaiting=s.awaiting,
                 step_data=s.step_data, produced=s.produced, step_files=s.step_files,
-                flow_nonce=s.flow_nonce))
+                resume=s.resume, flow_nonce=s.flow_nonce))
             dropped = s.suspended[:-MAX_SUSPENDED]
             del s.suspended[:-MAX_SUSPENDED]
             for flow in dropped:
@@ -530,6 +530,7 @@ class Turn:
         s.flow_nonce = None
         s.retryable = True
         s.job_id = None
+        s.resume = None
 
     def confirm_submit(self, args: A.NoArgs) -> A.Outcome:
         self._fire("confirm")
@@ -743,6 +744,7 @@ class Turn:
         self.job = Job(
             id=uuid.uuid4().hex, session_id=self.s.session_id, business_id=b.id,
             idempotency_key=self._idempotency_key(b, values), values=values,
+            resume=self.s.resume,
             status="running", attempts=1, owner=this_process(),
             lease_until=time.time() + self.ctl.driver.lease,
             long_running=long_running,
@@ -785,6 +787,8 @@ class Turn:
 
     def _failed(self, b: Business, error: JobError) -> None:
         s = self.s
+        if error.resume is not None:
+            s.resume = error.resume
         field_errors = {k: v for k, v in error.field_errors.items() if k in b.field_keys}
         step_errors = {k: v for k, v in error.field_errors.items()
                        if k in {st.id for st in b.steps}}

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 from si_agent import replies
 from si_agent.config.model import Business
 from si_agent.errors import ExecutorError, JobConflict, SessionConflict
+from si_agent.executor.base import JobContext
 from si_agent.flow.dialogue import Turn, join
 from si_agent.flow.turn import TurnResult, job_view, snapshot
 from si_agent.jobs import Job, JobError
@@ -145,10 +146,11 @@ class JobDriver:
             try:
                 result = self.ctl.executor.run(
                     business, job.values, idempotency_key=job.idempotency_key,
-                    progress=lambda text: self._renew(job.id, progress=text))
+                    progress=lambda text: self._renew(job.id, progress=text),
+                    job=JobContext(id=job.id, resume=job.resume or {}))
             except ExecutorError as exc:
                 error = JobError(message=exc.message, field_errors=exc.field_errors,
-                                 retryable=exc.retryable, status=exc.status)
+                                 retryable=exc.retryable, status=exc.status, resume=exc.resume)
                 return self._outcome(job, error=error)
             except Exception as exc:  # a broken executor must not break the dialogue
                 # Only the type: third-party messages may quote the values sent.
@@ -178,6 +180,33 @@ class JobDriver:
             return
         job = self.execute(job, business)
         self.apply_outcome(job.session_id, job, same_turn=False)
+
+    def run_handed_over(self, job_id: str, handed_by: str) -> bool:
+        """A job queue worker's entry: take the job ``handed_by`` (the process that
+        queued it) passed on, or one whose process died, and run it. False when
+        another live process holds it (the queue should try again after a lease)."""
+        ctl = self.ctl
+        job = ctl.jobs.load(job_id)
+        business = ctl.catalog.get(job.business_id) if job else None
+        if job is None or business is None or job.finished:
+            return True
+        if job.owner == handed_by and not job.stale():
+            taken = job.model_copy(update={"owner": this_process(),
+                                           "lease_until": time.time() + self.lease})
+            try:
+                ctl.jobs.save(taken)
+            except JobConflict:
+                return False
+        elif job.stale():
+            taken = self.claim(job, business)
+            if taken is None:
+                return False
+        else:
+            return job.owner == this_process()  # a redelivery of a job running here
+        if not taken.finished:
+            taken = self.execute(taken, business)
+        self.apply_outcome(taken.session_id, taken, same_turn=False)
+        return True
 
     def finish(self, job: Job, *, result: dict | None = None,
                error: JobError | None = None) -> Job:

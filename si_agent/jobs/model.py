@@ -75,6 +75,7 @@ class JobError(BaseModel):
     retryable: bool = False  # only an executor that says so may be retried
     status: int | None = None
     unknown: bool = False  # the process died mid-run: whether it was submitted is unknown
+    resume: dict[str, Any] | None = None  # the executor's state for the flow's next submission
 
 
 class Job(BaseModel):
@@ -83,6 +84,8 @@ class Job(BaseModel):
     business_id: str
     idempotency_key: str
     values: dict[str, Any] = Field(default_factory=dict)
+    # What the flow's last failed submission left for this one (ExecutorError.resume).
+    resume: dict[str, Any] | None = None
     status: JobStatus = "queued"
     attempts: int = 0
     result: dict[str, Any] | None = None

@@ -45,6 +45,7 @@ class SuspendedFlow(BaseModel):
     step_data: dict[str, Any] = Field(default_factory=dict)
     produced: dict[str, Produced] = Field(default_factory=dict)
     step_files: dict[str, dict[str, bool]] = Field(default_factory=dict)
+    resume: dict[str, Any] | None = None
     flow_nonce: str | None = None
     at: float = Field(default_factory=time.time)
 
@@ -127,6 +128,8 @@ class Session(BaseModel):
     result: dict[str, Any] | None = None
     flow_nonce: str | None = None
     job_id: str | None = None  # the submission in progress or last made
+    # What the executor left for the flow's next submission (e.g. a web form draft).
+    resume: dict[str, Any] | None = None
     retryable: bool = True  # whether the last failure may be submitted again
     notice: str | None = None  # an outcome that arrived between turns, not yet shown
     # Businesses put aside (newest last, at most MAX_SUSPENDED); they expire with the session.

@@ -61,6 +61,11 @@ PARSED = [
     ("SI_UPLOAD_RETENTION_DAYS", "0", "upload_retention_days", 0),
     ("SI_UPLOAD_KEY", "k" * 44, "upload_key", "k" * 44),
     ("SI_FACE_VERIFIER", "Local", "face_verifier", "local"),
+    ("SI_RPA_CHROMIUM", "/opt/chromium", "rpa_chromium", "/opt/chromium"),
+    ("SI_JOB_BACKEND", "celery", "job_backend", "celery"),
+    ("SI_CELERY_BROKER", "redis://h:6379/2", "celery_broker", "redis://h:6379/2"),
+    ("SI_JOB_VISIBILITY_TIMEOUT", "7200", "job_visibility_timeout", 7200),
+    ("SI_RPA_RETENTION_DAYS", "3", "rpa_retention_days", 3),
     ("SI_FACE_THRESHOLD", "0.5", "face_threshold", 0.5),
 ]
 

@@ -33,6 +33,7 @@ from si_agent.executor import (
     register_executor,
     registry,
 )
+from si_agent.executor.rpa import RpaExecutor
 
 PLUGIN = "si_echo_plugin_for_tests"
 REPO_BUSINESSES = Path(__file__).resolve().parents[2] / "businesses"
@@ -133,23 +134,26 @@ def errors_of(directory: Path) -> list[str]:
 
 
 def test_builtins_are_listed_and_declare_how_they_run(fresh_registry):
-    assert executor_kinds() == ["builtin", "http"]
+    assert executor_kinds() == ["builtin", "http", "rpa"]
     assert registry.executor_class("http") is HttpExecutor
     assert registry.executor_class("builtin") is BuiltinExecutor
+    assert registry.executor_class("rpa") is RpaExecutor
     assert (HttpExecutor.long_running, HttpExecutor.resumable) == (False, True)
     assert (BuiltinExecutor.long_running, BuiltinExecutor.resumable) == (False, True)
+    assert (RpaExecutor.long_running, RpaExecutor.resumable) == (True, True)
 
 
 def test_unknown_kind_lists_the_valid_names(fresh_registry):
     with pytest.raises(UnknownBackendError) as err:
         registry.executor_class("ftp")
     assert (err.value.kind, err.value.name, err.value.valid) == ("api kind", "ftp",
-                                                                ["builtin", "http"])
-    assert str(err.value) == "unknown api kind 'ftp'; valid names: builtin, http"
+                                                                ["builtin", "http", "rpa"])
+    assert str(err.value) == "unknown api kind 'ftp'; valid names: builtin, http, rpa"
 
 
 def test_entry_point_kinds_are_listed_without_being_imported(plugin):
-    assert executor_kinds() == ["broken_test", "builtin", "echo_test", "http", "misfit_test"]
+    assert executor_kinds() == ["broken_test", "builtin", "echo_test", "http", "misfit_test",
+                                "rpa"]
     assert PLUGIN not in sys.modules
     cls = registry.executor_class("echo_test")
     assert (cls.__module__, cls.__name__) == (PLUGIN, "EchoExecutor")

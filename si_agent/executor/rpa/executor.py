@@ -1,0 +1,429 @@
+"""``api.kind: rpa``: fill a government web form with Playwright and read back what failed.
+
+    api:
+      kind: rpa
+      options:
+        url: ${SI_PORTAL_URL:-http://127.0.0.1:8100}/forms/social_transfer
+        login: {url: ..., user_env: SI_PORTAL_USER, password_env: SI_PORTAL_PASSWORD}
+        fields: {from_city: 转出地}      # field key -> form label; the rest by label and synonyms
+        fixed: {证件类型: 居民身份证, 我已阅读并同意承诺书: true}  # controls the business always sets
+        submit: 提交申请
+        success: "受理编号[:：]\\s*(?P<application_no>SI\\d{14})"
+
+A job opens the form (logging in with credentials from the environment when
+the portal asks), and on every page of it perceives the controls
+(``form.perceive``), fills those matched to the business's fields and the
+``fixed`` ones, and presses 下一步 or the submit button. Then it reads the
+result: the success pattern gives the result dict; controls announced invalid
+become per-field statuses (填写成功 / 填写失败 + the form's reason / 未填写) and an
+``ExecutorError`` whose ``field_errors`` send the dialogue back to collect just
+those fields. The error's ``resume`` holds the form's draft URL, so the flow's
+next submission continues the same draft instead of starting a second
+application; a draft already submitted shows its number, which is taken as the
+result (no second submission).
+
+Each job keeps a trace under ``$SI_DATA_DIR/rpa/<job id>/`` (readable by the
+service user only): the action log with personal values masked, the per-field
+table and a screenshot per page. Traces older than ``SI_RPA_RETENTION_DAYS`` are
+deleted when a job starts. The browser is Debian's Chromium (``SI_RPA_CHROMIUM``),
+one per worker thread, with a fresh context per job.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shutil
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from si_agent.config.envsubst import expand_env, syntax_errors
+from si_agent.config.model import Business
+from si_agent.errors import ExecutorError
+from si_agent.executor import texts
+from si_agent.executor.base import ExecutorOptions, JobContext, Progress
+from si_agent.executor.rpa.form import Control, choose, match, normalize, perceive
+from si_agent.validators import mask
+
+log = logging.getLogger(__name__)
+
+FILLED, FAILED, UNFILLED = "填写成功", "填写失败", "未填写"
+BROWSER_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking")
+
+
+def _url(url: str) -> str:
+    problems = syntax_errors(url)
+    if problems:
+        raise ValueError(problems[0])
+    if not url.startswith(("http://", "https://", "${")):
+        raise ValueError(f"url {url!r} must start with http://, https:// or ${{VAR}}")
+    return url
+
+
+class LoginOptions(BaseModel):
+    """The portal's login page, and the environment variables holding the credentials."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    url: str
+    user_env: str
+    password_env: str
+
+    @field_validator("url")
+    @classmethod
+    def _check_url(cls, url: str) -> str:
+        return _url(url)
+
+
+class RpaOptions(ExecutorOptions):
+    url: str
+    login: LoginOptions | None = None
+    fields: dict[str, str] = {}
+    fixed: dict[str, str | bool] = {}
+    submit: str = "提交申请"
+    next: str = "下一步"
+    success: str = r"受理编号[:：]\s*(?P<application_no>SI\d{14})"
+    action_timeout: float = 10.0
+    job_timeout: float = 300.0
+    max_pages: int = 6
+
+    @field_validator("url")
+    @classmethod
+    def _check_url(cls, url: str) -> str:
+        return _url(url)
+
+    @field_validator("success")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        re.compile(value)
+        return value
+
+
+class FieldStatus(BaseModel):
+    """One control's outcome, in the terms a citizen and staff read."""
+
+    label: str
+    key: str | None  # the business field it took, if any
+    status: str  # FILLED, FAILED or UNFILLED
+    reason: str = ""
+    value: str = ""  # masked
+
+
+class _Browsers(threading.local):
+    playwright: Any = None
+    browser: Any = None
+
+
+class RpaExecutor:
+    kind: ClassVar[str] = "rpa"
+    Options: ClassVar[type[BaseModel]] = RpaOptions
+    long_running: ClassVar[bool] = True
+    resumable: ClassVar[bool] = True  # a draft already submitted is read, not submitted again
+    takes_job: ClassVar[bool] = True
+
+    def __init__(self, trace_dir: Path, *, chromium: str = "/usr/bin/chromium",
+                 retention_days: int = 7, headed: bool = False) -> None:
+        self.trace_dir = trace_dir
+        self.chromium = chromium
+        self.retention_days = retention_days
+        self.headed = headed
+        self._browsers = _Browsers()
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> RpaExecutor:
+        return cls(settings.data_dir / "rpa", chromium=str(settings.rpa_chromium),
+                   retention_days=settings.rpa_retention_days)
+
+    def run(self, business: Business, values: Mapping[str, Any], *, idempotency_key: str,
+            options: RpaOptions, progress: Progress | None = None,
+            job: JobContext | None = None) -> dict:
+        job = job or JobContext(id=idempotency_key[:16])
+        self._purge_traces()
+        # The draft this data was last sent to: after a crash or a "重试" the same key
+        # opens it again (a submitted draft shows its number, nothing is sent twice).
+        drafts = self.trace_dir / "drafts"
+        drafts.mkdir(parents=True, exist_ok=True, mode=0o700)
+        known = drafts / f"{idempotency_key}.json"
+        if not job.resume and known.is_file():
+            job = JobContext(id=job.id, resume=json.loads(known.read_text("utf-8")))
+        trace = Trace(self.trace_dir / (job.id or idempotency_key[:16]), known)
+        context = self._browser().new_context(locale="zh-CN")
+        try:
+            page = context.new_page()
+            page.set_default_timeout(options.action_timeout * 1000)
+            return _Job(business, values, options, page, trace, progress, job).run()
+        except ExecutorError:
+            raise
+        except Exception as exc:  # Playwright's timeouts and errors: the portal is not answering
+            trace.note(f"browser error: {type(exc).__name__}")
+            log.warning("rpa job %s for %s: %s", job.id, business.id, type(exc).__name__)
+            raise ExecutorError(texts.RPA_PORTAL_DOWN, retryable=True,
+                                resume=trace.resume or dict(job.resume) or None) from None
+        finally:
+            trace.save()
+            context.close()
+
+    def _browser(self) -> Any:
+        b = self._browsers
+        if b.browser is None or not b.browser.is_connected():
+            from playwright.sync_api import sync_playwright
+
+            if b.playwright is None:
+                b.playwright = sync_playwright().start()
+            args = [a for a in BROWSER_ARGS if not (self.headed and a == "--headless")]
+            b.browser = b.playwright.chromium.launch(
+                executable_path=self.chromium, headless=not self.headed, args=args)
+        return b.browser
+
+    def close(self) -> None:
+        """Close this thread's browser (other threads' close when the process ends)."""
+        b = self._browsers
+        if b.browser is not None:
+            b.browser.close()
+            b.browser = None
+        if b.playwright is not None:
+            b.playwright.stop()
+            b.playwright = None
+
+    def _purge_traces(self) -> None:
+        if not self.trace_dir.is_dir():
+            return
+        cutoff = time.time() - self.retention_days * 86400
+        for path in [*self.trace_dir.iterdir(), *self.trace_dir.glob("drafts/*.json")]:
+            if path.name == "drafts" or path.stat().st_mtime >= cutoff:
+                continue
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+
+
+class Trace:
+    """A job's action log, per-field table and screenshots, readable by the owner only."""
+
+    def __init__(self, directory: Path, draft_file: Path) -> None:
+        self.directory = directory
+        self.draft_file = draft_file
+        self.actions: list[str] = []
+        self.fields: list[FieldStatus] = []
+        self.resume: dict[str, Any] = {}
+        self._shots = 0
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(directory, 0o700)
+
+    def draft(self, url: str) -> None:
+        """The form's draft for this job: kept for the next submission of the flow."""
+        self.resume = {"draft": url}
+        self.draft_file.write_text(json.dumps(self.resume), "utf-8")
+
+    def note(self, action: str) -> None:
+        self.actions.append(f"{time.strftime('%H:%M:%S')} {action}")
+
+    def shot(self, page: Any, what: str) -> None:
+        self._shots += 1
+        page.screenshot(path=str(self.directory / f"{self._shots:02d}-{what}.png"), full_page=True)
+
+    def save(self) -> None:
+        (self.directory / "actions.log").write_text("\n".join(self.actions) + "\n", "utf-8")
+        (self.directory / "fields.json").write_text(
+            json.dumps([f.model_dump() for f in self.fields], ensure_ascii=False, indent=1),
+            "utf-8")
+
+
+class _Job:
+    """One run of one form."""
+
+    def __init__(self, business: Business, values: Mapping[str, Any], options: RpaOptions,
+                 page: Any, trace: Trace, progress: Progress | None, job: JobContext) -> None:
+        self.business, self.values, self.options = business, values, options
+        self.page, self.trace, self.job = page, trace, job
+        self.progress = progress or (lambda text: None)
+        self.deadline = time.monotonic() + options.job_timeout
+        self.taken: dict[str, Control] = {}  # business key -> control, over all pages
+
+    def run(self) -> dict:
+        self.progress(texts.RPA_OPENING)
+        self._open(self.job.resume.get("draft") or expand_env(self.options.url))
+        self.trace.draft(self.page.url)
+        for _ in range(self.options.max_pages):
+            done = self._result()
+            if done is not None:
+                return done
+            controls = perceive(self.page)
+            matched = match(self.business, controls, self.options.fields)
+            fixed = {normalize(k): v for k, v in self.options.fixed.items()}
+            if not matched and not any(c.name in fixed for c in controls):
+                self.trace.note("no control matches the business: the form changed")
+                self.trace.shot(self.page, "unmatched")
+                raise ExecutorError(texts.RPA_FORM_CHANGED, retryable=False,
+                                    resume=self.trace.resume)
+            self._fill(controls, matched, fixed)
+            pressed = self._press()
+            if pressed == "login":
+                continue  # logged in again: the draft page is filled anew
+            after = perceive(self.page)
+            if any(c.error is not None for c in after):
+                self._refused(after)
+        raise ExecutorError(texts.RPA_FORM_CHANGED, retryable=False, resume=self.trace.resume)
+
+    # -- navigation ----------------------------------------------------------------
+
+    def _open(self, url: str) -> None:
+        self._check_time()
+        response = self.page.goto(url)
+        self.trace.note(f"open {_path(url)}")
+        self._check_status(response)
+        if self._on_login_page():
+            self._login()
+            response = self.page.goto(url)
+            self._check_status(response)
+
+    def _on_login_page(self) -> bool:
+        login = self.options.login
+        if login is not None and self.page.url.startswith(expand_env(login.url)):
+            return True
+        return self.page.locator('input[type="password"]').count() > 0
+
+    def _login(self) -> None:
+        login = self.options.login
+        user = os.environ.get(login.user_env) if login else None
+        password = os.environ.get(login.password_env) if login else None
+        if not user or not password:
+            self.trace.note("login asked, but no credentials are configured")
+            raise ExecutorError(texts.RPA_LOGIN_FAILED, retryable=False)
+        form = self.page.locator("form", has=self.page.locator('input[type="password"]'))
+        form.locator('input:not([type="password"]):not([type="hidden"])').first.fill(user)
+        form.locator('input[type="password"]').fill(password)
+        with self.page.expect_navigation():
+            form.locator('button, input[type="submit"]').first.click()
+        self.trace.note("logged in")
+        if self._on_login_page():
+            raise ExecutorError(texts.RPA_LOGIN_FAILED, retryable=False)
+
+    def _press(self) -> str:
+        """Press 下一步 if the page has it, else submit; "login" if the portal logged us out."""
+        self._check_time()
+        button = self.page.get_by_role("button", name=self.options.next)
+        step = "next"
+        if button.count() == 0:
+            button = self.page.get_by_role("button", name=self.options.submit)
+            step = "submit"
+            self.progress(texts.RPA_SUBMITTING)
+        if button.count() == 0:
+            self.trace.note("no next or submit button")
+            raise ExecutorError(texts.RPA_FORM_CHANGED, retryable=False, resume=self.trace.resume)
+        self.trace.shot(self.page, f"before-{step}")
+        with self.page.expect_navigation() as navigation:
+            button.first.click()
+        self.trace.note(f"press {step}")
+        self._check_status(navigation.value)
+        if self._on_login_page():  # the session expired mid-job
+            self.trace.note("logged out by the portal")
+            self._login()
+            self._open(self.trace.resume["draft"])
+            return "login"
+        return step
+
+    def _check_status(self, response: Any) -> None:
+        if response is not None and response.status >= 500:
+            self.trace.note(f"portal answered {response.status}")
+            raise ExecutorError(texts.RPA_PORTAL_DOWN, retryable=True, status=response.status,
+                                resume=self.trace.resume or dict(self.job.resume) or None)
+
+    def _check_time(self) -> None:
+        if time.monotonic() > self.deadline:
+            raise ExecutorError(texts.RPA_PORTAL_DOWN, retryable=True,
+                                resume=self.trace.resume or None)
+
+    # -- filling and reading -----------------------------------------------------------
+
+    def _fill(self, controls: list[Control], matched: dict[str, Control],
+              fixed: Mapping[str, str | bool]) -> None:
+        total = len(matched)
+        for done, (key, control) in enumerate(matched.items(), start=1):
+            self.progress(texts.RPA_FILLING.format(done=done, total=total))
+            field = self.business.field(key)
+            value = self.values.get(key)
+            if value is None:
+                continue
+            self._set(control, str(value), field)
+            self.taken[key] = control
+            self.trace.note(f"fill {control.name} = {mask(field.type, value)}")
+        for control in controls:
+            if control.name in fixed:
+                self._set(control, fixed[control.name], None)
+                self.trace.note(f"fill {control.name} (fixed)")
+
+    def _set(self, control: Control, value: str | bool, field: Any) -> None:
+        target = self.page.locator(control.selector())
+        if control.kind == "checkbox":
+            target.set_checked(value is True or str(value).lower() in ("true", "1", "是"))
+            return
+        if control.kind in ("select", "radio"):
+            choice = choose(field, control, str(value))
+            if choice is None:
+                self.trace.note(f"no option of {control.name} fits")
+                return
+            if control.kind == "select":
+                target.select_option(choice.value)
+            else:
+                self.page.locator(f'{control.selector()}[value="{choice.value}"]').check()
+            return
+        target.fill(str(value))
+
+    def _result(self) -> dict | None:
+        """The result dict if the page shows the success pattern, else None."""
+        found = re.search(self.options.success, self.page.inner_text("body"))
+        if found is None:
+            return None
+        self.trace.note("success page")
+        self.trace.shot(self.page, "success")
+        self.trace.fields = [FieldStatus(label=c.name, key=k, status=FILLED,
+                                         value=mask(self.business.field(k).type,
+                                                    self.values.get(k, "")))
+                             for k, c in self.taken.items()]
+        result = {k: v for k, v in found.groupdict().items() if v is not None}
+        result["field_status"] = [f.model_dump(exclude={"value"}) for f in self.trace.fields]
+        return result
+
+    def _refused(self, controls: list[Control]) -> None:
+        """The form announced invalid controls: a per-field table, then the error."""
+        self.trace.shot(self.page, "refused")
+        key_of = {c.key: k for k, c in self.taken.items()}
+        table = []
+        for c in controls:
+            key = key_of.get(c.key)
+            if c.error is not None:
+                status, reason = FAILED, c.error or texts.RPA_FIELDS_FAILED
+            elif key is not None or c.value:
+                status, reason = FILLED, ""
+            elif c.required:
+                status, reason = UNFILLED, ""
+            else:
+                continue
+            table.append(FieldStatus(label=c.name, key=key, status=status,
+                                     reason=reason))
+        self.trace.fields = table
+        field_errors = {f.key: f.reason for f in table if f.status == FAILED and f.key}
+        others = [f for f in table if f.status != FILLED and not f.key]
+        self.trace.note("refused: " + ", ".join(f"{f.label} {f.status}" for f in table
+                                                 if f.status != FILLED))
+        if others:  # nothing the citizen can correct (a control the business does not fill)
+            reason = "；".join(f"{f.label}{('：' + f.reason) if f.reason else f.status}"
+                              for f in others)
+            raise ExecutorError(texts.RPA_REFUSED.format(reason=reason), retryable=False,
+                                field_errors=field_errors, resume=self.trace.resume)
+        raise ExecutorError(texts.RPA_FIELDS_FAILED, field_errors=field_errors,
+                            retryable=False, resume=self.trace.resume)
+
+
+def _path(url: str) -> str:
+    """A URL for the log without its query (which may carry personal data)."""
+    return url.split("?", 1)[0]
