@@ -67,6 +67,11 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--key", default=None, help="TLS private key (PEM) for HTTPS")
     serve.set_defaults(func=_serve)
 
+    portal = sub.add_parser("portal", help="serve the demo government portal (web forms only)")
+    portal.add_argument("--host", default="127.0.0.1")
+    portal.add_argument("--port", type=int, default=8100)
+    portal.set_defaults(func=_portal)
+
     val = sub.add_parser("validate", help="check business YAML files")
     val.add_argument("directory", nargs="?", default=None)
     val.set_defaults(func=_validate)
@@ -102,6 +107,15 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
           file=sys.stderr)
     app.run(host=args.host, port=args.port, threaded=True, use_reloader=False,
             ssl_context=(args.cert, args.key) if args.cert else None)
+    return 0
+
+
+def _portal(args: argparse.Namespace, settings: Settings) -> int:
+    from si_agent.demo_portal import create_portal_app
+
+    app = create_portal_app(settings.demo_portal_db)
+    print(f"demo portal on http://{args.host}:{args.port}/ (Ctrl-C to stop)", file=sys.stderr)
+    app.run(host=args.host, port=args.port, threaded=True, use_reloader=False)
     return 0
 
 

@@ -275,6 +275,10 @@ class Settings(BaseSettings):
     def demo_backend_db(self) -> Path:
         return self.data_dir / "demo_backend.db"
 
+    @property
+    def demo_portal_db(self) -> Path:
+        return self.data_dir / "demo_portal.db"
+
 
 class _EnvironSource(EnvSettingsSource):
     """pydantic-settings' environment source over a given mapping of ``SI_*`` variables.

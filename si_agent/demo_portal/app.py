@@ -1,0 +1,228 @@
+"""A demo government portal: web forms only, no API, for the RPA executor to fill.
+
+Routes:
+
+    GET      /                                   the list of businesses
+    GET|POST /login, POST /logout                sign in (SI_PORTAL_USER / SI_PORTAL_PASSWORD,
+                                                 default demo / demo123) and out
+    GET      /forms/<business_id>[?v=2]          start a draft; redirects to the draft's URL
+    GET|POST /forms/<business_id>/drafts/<id>    show / post the draft's current page; once
+                                                 submitted, the success page with its 受理编号
+    GET      /_admin/applications                JSON, newest first (for tests)
+    POST     /_admin/reset                       forget drafts, applications, faults
+    POST     /_admin/expire_sessions             log everybody out
+    POST     /_admin/fail_next                   {"count": n, "status": 500, "delay": s,
+                                                 "after": false}: fault the next n form POSTs
+
+Every ``/forms`` URL needs a login (otherwise a redirect to ``/login?next=…``).
+A form POST that passes its checks redirects (303) back to the draft's URL; one
+that fails re-renders the page with the values kept and each error tied to its
+control. A draft is submitted at most once: posting it again shows the same
+受理编号. Faults: ``status`` answers that status with an error page (before the
+POST takes effect, or after it when ``after`` is true); ``delay`` waits first.
+The ``/_admin`` routes have no login: the portal is a local test double.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import os
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, Response, abort, redirect, render_template, request, session, url_for
+from werkzeug.exceptions import HTTPException
+
+from si_agent.demo_portal import texts
+from si_agent.demo_portal.checks import check_fields
+from si_agent.demo_portal.forms import BUSINESSES, VERSIONS, Form, find_form
+from si_agent.demo_portal.store import Draft, PortalStore
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_USER = "demo"
+DEFAULT_PASSWORD = "demo123"
+
+
+def create_portal_app(db_path: str | Path, *, version: int = 1, user: str | None = None,
+                      password: str | None = None, secret: str | None = None) -> Flask:
+    """The portal over the SQLite file ``db_path``.
+
+    ``version`` is the form version a new draft gets when the URL asks for none
+    (businesses without that version keep version 1). Credentials and the
+    session secret default to SI_PORTAL_USER, SI_PORTAL_PASSWORD and
+    SI_PORTAL_SECRET (a random secret per process when unset).
+    """
+    if version not in VERSIONS:
+        raise ValueError(f"version must be one of {VERSIONS}, got {version!r}")
+    app = Flask(__name__)
+    app.secret_key = secret or os.environ.get("SI_PORTAL_SECRET") or secrets.token_hex(32)
+    app.config["SESSION_COOKIE_NAME"] = "si_portal_session"
+    store = PortalStore(db_path)
+    login_user = user or os.environ.get("SI_PORTAL_USER") or DEFAULT_USER
+    login_password = password or os.environ.get("SI_PORTAL_PASSWORD") or DEFAULT_PASSWORD
+    app.jinja_env.trim_blocks = app.jinja_env.lstrip_blocks = True
+    app.jinja_env.globals.update(texts=texts, businesses=BUSINESSES)
+
+    def logged_in() -> bool:
+        return bool(session.get("user")) and session.get("epoch") == store.login_epoch()
+
+    def to_login() -> Response:
+        target = request.full_path.rstrip("?")
+        return redirect(url_for("login", next=target))
+
+    @app.get("/")
+    def index() -> str:
+        return render_template("index.html", logged_in=logged_in())
+
+    @app.route("/login", methods=["GET", "POST"])
+    def login() -> Any:
+        target = _safe_next(request.values.get("next"))
+        failed = False
+        if request.method == "POST":
+            name = request.form.get("username", "")
+            given = request.form.get("password", "")
+            if (hmac.compare_digest(name.encode(), login_user.encode())
+                    and hmac.compare_digest(given.encode(), login_password.encode())):
+                session.clear()
+                session.update(user=name, epoch=store.login_epoch())
+                return redirect(target, code=303)
+            failed = True
+        return render_template("login.html", next=target, failed=failed,
+                               username=request.form.get("username", ""),
+                               asked=request.method == "GET" and "next" in request.args)
+
+    @app.post("/logout")
+    def logout() -> Response:
+        session.clear()
+        return redirect(url_for("index"), code=303)
+
+    @app.get("/forms/<business_id>")
+    def start(business_id: str) -> Response:
+        if not logged_in():
+            return to_login()
+        asked = request.args.get("v")
+        if asked is None:
+            chosen = version if find_form(business_id, version) else 1
+        else:
+            chosen = int(asked) if asked.isdigit() else 0
+        if find_form(business_id, chosen) is None:
+            abort(404)
+        draft_id = store.create_draft(business_id, chosen)
+        return redirect(url_for("draft_page", business_id=business_id, draft_id=draft_id))
+
+    @app.route("/forms/<business_id>/drafts/<draft_id>", methods=["GET", "POST"])
+    def draft_page(business_id: str, draft_id: str) -> Any:
+        if not logged_in():
+            return to_login()
+        draft = store.draft(draft_id)
+        if draft is None or draft.business_id != business_id:
+            abort(404)
+        form = find_form(draft.business_id, draft.version)
+        if request.method == "GET":
+            if draft.application_no:
+                return _success(form, draft.application_no)
+            return _render_page(form, draft.page, draft.raw, {})
+        fault = store.take_fault()
+        if fault and fault.delay:
+            time.sleep(fault.delay)
+        if fault and fault.status and not fault.after:
+            return _server_error(fault.status)
+        response = _post(store, form, draft)
+        if fault and fault.status:
+            return _server_error(fault.status)
+        return response
+
+    @app.get("/_admin/applications")
+    def admin_applications() -> Any:
+        return app.json.response(store.applications())
+
+    @app.post("/_admin/reset")
+    def admin_reset() -> Any:
+        store.reset()
+        return {"ok": True}
+
+    @app.post("/_admin/expire_sessions")
+    def admin_expire_sessions() -> Any:
+        store.expire_logins()
+        return {"ok": True}
+
+    @app.post("/_admin/fail_next")
+    def admin_fail_next() -> Any:
+        body = request.get_json(silent=True) or {}
+        try:
+            count = int(body.get("count", 1))
+            status = None if body.get("status") is None else int(body["status"])
+            delay = float(body.get("delay", 0))
+        except (TypeError, ValueError):
+            return {"error": "count, status and delay must be numbers"}, 400
+        if count < 0 or delay < 0 or (status is not None and not 400 <= status <= 599):
+            return {"error": "count >= 0, delay >= 0, status 400-599"}, 400
+        if status is None and not delay and count:
+            return {"error": "give a status, a delay or both"}, 400
+        store.set_faults(count, status=status, delay=delay, after=bool(body.get("after")))
+        return {"ok": True}
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException) -> Any:
+        if exc.code == 404:
+            return render_template("error.html", title=texts.NOT_FOUND, code=404), 404
+        return exc
+
+    @app.errorhandler(Exception)
+    def crash(exc: Exception) -> Any:
+        logger.exception("demo portal failed on %s %s", request.method, request.path)
+        return _server_error(500)
+
+    app.json.ensure_ascii = False
+    return app
+
+
+def _post(store: PortalStore, form: Form, draft: Draft) -> Any:
+    """Apply a POST to the draft's current page: go back, go on, submit or show errors."""
+    if draft.application_no:
+        return _success(form, draft.application_no)
+    page = form.pages[draft.page]
+    raw = {**draft.raw, **{f.id: request.form.get(f.id, "") for f in page.fields}}
+    here = url_for("draft_page", business_id=draft.business_id, draft_id=draft.draft_id)
+    if request.form.get("action") == "back" and draft.page > 0:
+        store.save_draft(draft.draft_id, page=draft.page - 1, raw=raw)
+        return redirect(here, code=303)
+    last = draft.page == len(form.pages) - 1
+    # The last page checks every page: earlier pages were checked but may be stale.
+    values, errors = check_fields(form, form.fields if last else page.fields, raw)
+    if errors:
+        shown = next(i for i, p in enumerate(form.pages) if any(f.id in errors for f in p.fields))
+        store.save_draft(draft.draft_id, page=shown, raw=raw)
+        return _render_page(form, shown, raw, errors)
+    if not last:
+        store.save_draft(draft.draft_id, page=draft.page + 1, raw=raw)
+        return redirect(here, code=303)
+    store.save_draft(draft.draft_id, page=draft.page, raw=raw)
+    store.submit(draft, values)
+    return redirect(here, code=303)
+
+
+def _render_page(form: Form, index: int, raw: dict[str, str], errors: dict[str, str]) -> str:
+    page = form.pages[index]
+    shown = {f.id: errors[f.id] for f in page.fields if f.id in errors}
+    return render_template("form.html", form=form, page=page, index=index, raw=raw,
+                           errors=shown, labels={f.id: f.label for f in page.fields})
+
+
+def _success(form: Form, application_no: str) -> str:
+    return render_template("success.html", form=form, application_no=application_no)
+
+
+def _server_error(status: int) -> tuple[str, int]:
+    return render_template("error.html", title=texts.SERVER_ERROR, code=status), status
+
+
+def _safe_next(target: str | None) -> str:
+    """A local path to return to after login; anything else goes home."""
+    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
+        return target
+    return "/"

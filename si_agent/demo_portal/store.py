@@ -1,0 +1,191 @@
+"""SQLite storage of the demo portal: drafts, applications, injected faults, login epoch.
+
+Every call opens its own connection, so the threaded dev server and several
+processes can share one file; writes that must be atomic (submitting a draft,
+taking a fault) hold SQLite's write lock (``BEGIN IMMEDIATE``) while they run.
+The login epoch is a number a session must carry to stay valid: bumping it
+logs everybody out.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from si_agent.demo_backend import clock
+from si_agent.demo_backend.db import transaction
+
+BUSY_TIMEOUT_SECONDS = 10.0
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS drafts (
+    draft_id       TEXT PRIMARY KEY,
+    business_id    TEXT NOT NULL,
+    version        INTEGER NOT NULL,
+    page           INTEGER NOT NULL DEFAULT 0,   -- index of the page shown
+    raw            TEXT NOT NULL DEFAULT '{}',   -- posted values by control id (JSON)
+    application_no TEXT,                         -- set once submitted
+    created_at     TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS applications (
+    seq            INTEGER PRIMARY KEY AUTOINCREMENT,
+    application_no TEXT NOT NULL UNIQUE,
+    business_id    TEXT NOT NULL,
+    draft_id       TEXT NOT NULL UNIQUE,
+    vals           TEXT NOT NULL,                -- stored values by business key (JSON)
+    created_at     TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS serials (
+    day  TEXT PRIMARY KEY,                       -- YYYYMMDD
+    last INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS faults (
+    id        INTEGER PRIMARY KEY CHECK (id = 1),
+    remaining INTEGER NOT NULL,
+    status    INTEGER,                           -- NULL: only slow down
+    delay     REAL NOT NULL,
+    after     INTEGER NOT NULL                   -- 1: fail after the POST took effect
+);
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+"""
+
+
+@dataclass(frozen=True)
+class Draft:
+    draft_id: str
+    business_id: str
+    version: int
+    page: int
+    raw: dict[str, str]
+    application_no: str | None
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One injected fault for one form POST: wait ``delay`` s, then answer ``status``."""
+
+    status: int | None
+    delay: float
+    after: bool
+
+
+class PortalStore:
+    """The portal's data in one SQLite file (created on first use)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._connect() as conn:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.executescript(SCHEMA)
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
+        conn.row_factory = sqlite3.Row
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+    # -- drafts ---------------------------------------------------------------------
+
+    def create_draft(self, business_id: str, version: int) -> str:
+        draft_id = secrets.token_hex(8)
+        with self._connect() as conn:
+            conn.execute("INSERT INTO drafts (draft_id, business_id, version, created_at)"
+                         " VALUES (?, ?, ?, ?)",
+                         (draft_id, business_id, version, clock.now().isoformat()))
+        return draft_id
+
+    def draft(self, draft_id: str) -> Draft | None:
+        with self._connect() as conn:
+            row = conn.execute("SELECT * FROM drafts WHERE draft_id = ?", (draft_id,)).fetchone()
+        if row is None:
+            return None
+        return Draft(row["draft_id"], row["business_id"], row["version"], row["page"],
+                     json.loads(row["raw"]), row["application_no"])
+
+    def save_draft(self, draft_id: str, *, page: int, raw: dict[str, str]) -> None:
+        with self._connect() as conn:
+            conn.execute("UPDATE drafts SET page = ?, raw = ? WHERE draft_id = ?"
+                         " AND application_no IS NULL",
+                         (page, json.dumps(raw, ensure_ascii=False), draft_id))
+
+    def submit(self, draft: Draft, values: dict[str, Any]) -> str:
+        """Turn the draft into an application once; return its number (the old one if any)."""
+        with self._connect() as conn, transaction(conn):
+            row = conn.execute("SELECT application_no FROM drafts WHERE draft_id = ?",
+                               (draft.draft_id,)).fetchone()
+            if row["application_no"]:
+                return row["application_no"]
+            number = self._next_number(conn)
+            conn.execute("INSERT INTO applications (application_no, business_id, draft_id, vals,"
+                         " created_at) VALUES (?, ?, ?, ?, ?)",
+                         (number, draft.business_id, draft.draft_id,
+                          json.dumps(values, ensure_ascii=False), clock.now().isoformat()))
+            conn.execute("UPDATE drafts SET application_no = ? WHERE draft_id = ?",
+                         (number, draft.draft_id))
+        return number
+
+    @staticmethod
+    def _next_number(conn: sqlite3.Connection) -> str:
+        day = clock.today().strftime("%Y%m%d")
+        last = conn.execute("INSERT INTO serials (day, last) VALUES (?, 1) ON CONFLICT (day)"
+                            " DO UPDATE SET last = last + 1 RETURNING last", (day,)).fetchall()
+        return f"SI{day}{last[0]['last']:06d}"
+
+    def applications(self) -> list[dict[str, Any]]:
+        """Every application, newest first."""
+        with self._connect() as conn:
+            rows = conn.execute("SELECT * FROM applications ORDER BY seq DESC").fetchall()
+        return [{"application_no": r["application_no"], "business_id": r["business_id"],
+                 "draft_id": r["draft_id"], "values": json.loads(r["vals"])} for r in rows]
+
+    def reset(self) -> None:
+        """Forget every draft, application, serial and pending fault."""
+        with self._connect() as conn, transaction(conn):
+            for table in ("drafts", "applications", "serials", "faults"):
+                conn.execute(f"DELETE FROM {table}")
+
+    # -- faults -----------------------------------------------------------------------
+
+    def set_faults(self, count: int, *, status: int | None, delay: float, after: bool) -> None:
+        with self._connect() as conn:
+            conn.execute("INSERT INTO faults (id, remaining, status, delay, after)"
+                         " VALUES (1, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET"
+                         " remaining = excluded.remaining, status = excluded.status,"
+                         " delay = excluded.delay, after = excluded.after",
+                         (count, status, delay, int(after)))
+
+    def take_fault(self) -> Fault | None:
+        """Consume one pending fault, or None when none is pending."""
+        with self._connect() as conn:
+            # fetchall: the statement must run to completion to release its lock.
+            rows = conn.execute("UPDATE faults SET remaining = remaining - 1"
+                                " WHERE id = 1 AND remaining > 0"
+                                " RETURNING status, delay, after").fetchall()
+        if not rows:
+            return None
+        return Fault(rows[0]["status"], rows[0]["delay"], bool(rows[0]["after"]))
+
+    # -- logins -----------------------------------------------------------------------
+
+    def login_epoch(self) -> int:
+        with self._connect() as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'login_epoch'").fetchone()
+        return int(row["value"]) if row else 0
+
+    def expire_logins(self) -> None:
+        with self._connect() as conn:
+            conn.execute("INSERT INTO meta (key, value) VALUES ('login_epoch', '1')"
+                         " ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1")
