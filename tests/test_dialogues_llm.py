@@ -17,8 +17,10 @@ import pytest
 from si_agent.cli import demo_backend_hook
 from si_agent.config.loader import load_businesses
 from si_agent.config.settings import Settings
+from si_agent.engine.prompts import STATE_NAMES
 from si_agent.engine.registry import create_engine
 from si_agent.executor import Executors
+from si_agent.flow import actions as A
 from si_agent.flow.controller import Controller
 from si_agent.replay import load_dialogues, replay
 from si_agent.session import MemoryStore
@@ -97,11 +99,15 @@ def test_recorded_requests_offer_each_state_its_tools_and_no_personal_data(fake,
             continue
         offered = {t["function"]["name"] for t in body.get("tools", [])}
         if state.group(1) in TOOLSETS:
-            # A business with steps (e.g. card_apply's optional photo) may also redo one.
+            # A business with steps (card_apply's optional photo, never uploaded in these
+            # transcripts) adds what the action table derives for it.
             business = re.search(r"当前业务：.*（([a-z_]+)）", system)
-            has_steps = business is not None and bool(catalog[business.group(1)].steps)
-            expected = TOOLSETS[state.group(1)] | (
-                {"redo_step"} if has_steps and "match_business" not in offered else set())
+            expected = TOOLSETS[state.group(1)]
+            if business is not None and catalog[business.group(1)].steps:
+                b = catalog[business.group(1)]
+                name = next(k for k, v in STATE_NAMES.items() if v == state.group(1))
+                optional = next((st for st in b.steps if st.optional), None)
+                expected = A.tool_names(A.toolset(name, b, optional, catalog))
             assert offered == expected, state.group(1)
             assert body["tool_choice"] == "auto"
             checked += 1

@@ -255,6 +255,9 @@ def expected_tools(system: str, catalog) -> tuple[str, list[dict]]:
     step = None
     if name == "step_executing" and business is not None:
         step = next(s for s in business.steps if s.id == awaited)
+    elif name in ("collecting", "confirming") and business is not None:
+        # An optional step is offered alongside (none is uploaded or declined here).
+        step = next((s for s in business.steps if s.optional), None)
     tools = toolset(name, business, step, catalog, retryable=awaited == "retry")
     return name, json.loads(json.dumps(tools, ensure_ascii=False))
 

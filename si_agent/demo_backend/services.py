@@ -24,11 +24,11 @@ from si_agent.demo_backend import texts
 from si_agent.demo_backend.clock import add_months
 from si_agent.errors import ExecutorError
 from si_agent.executor.pension import pension_estimate as _pension_estimate
+from si_agent.photo.idphoto import SIZE as ID_PHOTO_SIZE
 
 DEMO_AVERAGE_WAGE = Decimal("7500")  # yuan/month, the base of flexible-employment grades
 FLEXIBLE_RATE = Decimal("0.20")
 CENT = Decimal("0.01")
-CARD_PHOTO_SIZE = (358, 441)  # the social security card's photo, in pixels
 
 
 class DemoError(Exception):
@@ -300,8 +300,8 @@ def _is_card_photo(step: Any) -> bool:
     try:
         data = base64.b64decode(step["photo"], validate=True)
         with Image.open(io.BytesIO(data)) as image:
-            return image.format == "JPEG" and image.size == CARD_PHOTO_SIZE
-    except (ValueError, OSError):
+            return image.format == "JPEG" and image.size == ID_PHOTO_SIZE
+    except (ValueError, OSError, Image.DecompressionBombError):
         return False
 
 

@@ -112,7 +112,9 @@ FILLER = re.compile(
 )
 # Going on without an optional step: "跳过", "不上传了", "不用证件照，用身份证上的照片".
 SKIP = re.compile(r"跳过|略过|不(?:用|要|想|必|需要)?(?:上传|传|拍)|^(?:不用|不需要|不要|不必)了?$"
-                  r"|没有(?:证件照|照片)|用身份证(?:上的)?照片|先不(?:上传|传|拍)?了?$")
+                  r"|不(?:用|要|想|必|需要)[^，,。]{0,4}照|没有(?:证件照|照片)|用身份证(?:上的)?照片"
+                  r"|先不(?:上传|传|拍)?了?$")
+_NEGATION = re.compile(r"不(?:用|要|需要|想|必|上传|传)|没有|无需|免")
 FILE_PATH = re.compile(
     r"[^\s，。,;；\"'“”]+\.(?:jpe?g|png|bmp|webp|gif|heic|heif|tiff?|pdf|ofd|docx?)\b", re.IGNORECASE)
 PUNCT = re.compile(r"[\s,，。.!！~～、;；:：\"'“”‘’()（）]+")
@@ -188,6 +190,19 @@ def is_retry(text: str) -> bool:
 
 
 _NEGATED_RETRY = re.compile(rf"(?:不|别|不要|不用|无需)(?:{'|'.join(RETRY)})")
+
+
+def declines_step(text: str, label: str) -> bool:
+    """Going on without an optional step offered alongside: "跳过", "不用证件照",
+    "证件照不上传了", "确认，不用照片" (a clause that negates the step or a photo)."""
+    if re.search(r"跳过|略过|不(?:用|要|想|必|需要)?(?:上传|传)了?$", text):
+        return True
+    return any(_NEGATION.search(c) and (label in c or "照" in c) for c in clauses(text))
+
+
+def clauses(text: str) -> list[str]:
+    """The message's clauses, split at punctuation."""
+    return [c for c in _CLAUSES.split(text) if c]
 
 
 def wants_modify(text: str) -> bool:

@@ -252,6 +252,9 @@ class RuleEngine:
         switch = self._switch(view, text, offered)
         if switch is not None:
             return switch
+        skip = _skip(view, text, offered)
+        if skip is not None:
+            return skip
         if L.is_cancel(text):
             return [_cancel()], Rule.CANCEL_WORD, "cancel word"
         awaited = view.awaiting if view.awaiting in business.field_keys else _first(view)
@@ -438,6 +441,9 @@ class RuleEngine:
         switch = self._switch(view, text, offered)
         if switch is not None:
             return switch
+        skip = _skip(view, text, offered)
+        if skip is not None:
+            return skip
         if L.is_cancel(text):
             return [_cancel()], Rule.CANCEL_WORD, "cancel word"
         talk = self._talk_in_flow(business, None, text, offered)
@@ -495,7 +501,10 @@ class RuleEngine:
         if switch is not None:
             return switch
         if T.SKIP_STEP in offered and L.SKIP.search(text) and not L.FILE_PATH.search(text):
-            return [ToolCall(name=T.SKIP_STEP, arguments={})], Rule.SKIP_WORD, "skip the step"
+            calls = [ToolCall(name=T.SKIP_STEP)]
+            if any(L.is_confirm(c) for c in L.clauses(text)):  # confirming comes next
+                calls.append(ToolCall(name=T.CONFIRM_SUBMIT))
+            return calls, Rule.SKIP_WORD, "skip the step"
         if L.is_cancel(text):
             return [_cancel()], Rule.CANCEL_WORD, "cancel word"
         path = L.FILE_PATH.search(text)
@@ -511,6 +520,18 @@ class RuleEngine:
         if L.is_question(text) or len(text) > 6:
             return [_answer(text, None)], Rule.QUESTION, "question during a step"
         return [], Rule.NONE, "waiting for the step's upload"
+
+
+def _skip(view: SessionView, text: str, offered: frozenset[str]) -> _Ruled | None:
+    """Declining the optional step offered while collecting or confirming ("跳过",
+    "不用证件照"), and submitting in the same breath ("确认，不用照片")."""
+    step = view.step
+    if T.SKIP_STEP not in offered or step is None or not L.declines_step(text, step.label):
+        return None
+    calls = [ToolCall(name=T.SKIP_STEP)]
+    if T.CONFIRM_SUBMIT in offered and any(L.is_confirm(c) for c in L.clauses(text)):
+        calls.append(ToolCall(name=T.CONFIRM_SUBMIT))  # "确认，不用照片"
+    return calls, Rule.SKIP_WORD, f"go on without {step.id}"
 
 
 # -- confidence ---------------------------------------------------------------------
@@ -832,13 +853,14 @@ def _within_toolset(calls: list[ToolCall], offered: frozenset[str]) -> list[Tool
     """The calls the toolset allows. Values given with the request that starts a
     business ("从杭州转到苏州") follow ``match_business``: they belong to the
     business it starts, where the controller checks them again; so does a
-    ``match_business`` after ``cancel_flow`` ("不办这个了，帮我查养老金")."""
+    ``match_business`` after ``cancel_flow`` ("不办这个了，帮我查养老金"), and a
+    ``confirm_submit`` after ``skip_step`` ("确认，不用照片")."""
     kept: list[ToolCall] = []
     for c in calls:
-        after_match = any(k.name == T.MATCH_BUSINESS for k in kept)
-        after_cancel = any(k.name == T.CANCEL_FLOW for k in kept)
-        if (c.name in offered or (after_match and c.name == T.PROVIDE_FIELD)
-                or (after_cancel and c.name == T.MATCH_BUSINESS)):
+        after = {k.name for k in kept}
+        if (c.name in offered or (T.MATCH_BUSINESS in after and c.name == T.PROVIDE_FIELD)
+                or (T.CANCEL_FLOW in after and c.name == T.MATCH_BUSINESS)
+                or (T.SKIP_STEP in after and c.name == T.CONFIRM_SUBMIT)):
             kept.append(c)
     return kept
 

@@ -16,7 +16,8 @@ business in progress can use it (``needs``)::
     modify_info      modify, fix                 -                    business has fields
     redo_step        redo                        -                    business has steps
     upload_<step>    steps_done                  -                    a step is awaited
-    skip_step        steps_done                  -                    an optional step is awaited
+    skip_step        steps_done                  collecting,          an optional step is
+                                                 confirming           offered
     explain_field    -                           collecting,          business has fields
                                                  confirming
     switch_business  suspend                     -                    -
@@ -27,9 +28,9 @@ business in progress can use it (``needs``)::
 which gives (``tests/flow/test_actions.py`` checks it against this table)::
 
     idle, done       match_business, cancel_flow, answer_question, small_talk
-    collecting       provide_field, modify_info, [redo_step], [explain_field], switch_business, cancel_flow, answer_question, small_talk
+    collecting       provide_field, modify_info, [redo_step], [skip_step], [explain_field], switch_business, cancel_flow, answer_question, small_talk
     step_executing   [provide_field], upload_<step>, [skip_step], switch_business, cancel_flow, answer_question, small_talk
-    confirming       confirm_submit, modify_info, [redo_step], [explain_field], switch_business, cancel_flow, answer_question, small_talk
+    confirming       confirm_submit, modify_info, [redo_step], [skip_step], [explain_field], switch_business, cancel_flow, answer_question, small_talk
     executing        cancel_flow, answer_question, small_talk
     failed           [retry_submit], modify_info, [redo_step], cancel_flow, answer_question, small_talk
 
@@ -225,8 +226,9 @@ ACTIONS: tuple[Action, ...] = (
     Action(UPLOAD, "Submit the user's upload for the current step.",
            UploadArgs, "upload", triggers=("steps_done",),
            needs=lambda o: o.step is not None),
-    Action(SKIP_STEP, "The user does not want to do the optional step awaited: go on without it.",
-           NoArgs, "skip_step", triggers=("steps_done",),
+    Action(SKIP_STEP, "The user does not want to do the optional step offered (e.g. no photo "
+           "of their own): go on without it.",
+           NoArgs, "skip_step", triggers=("steps_done",), also_in=("collecting", "confirming"),
            needs=lambda o: o.step is not None and o.step.optional),
     Action(EXPLAIN_FIELD,
            "Explain a field instead of storing a value: why it is needed (the user "

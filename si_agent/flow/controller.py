@@ -199,6 +199,7 @@ class Controller:
                     log.info("session %s changed concurrently; applying the decision again",
                              session_ref(session_id))
                     continue
+                turn.apply_file_ops()
                 break
             else:
                 raise SessionConflict(session_ref(session_id), expected=-1, found=None)
@@ -242,6 +243,10 @@ class Controller:
             job = self.jobs.load(session.job_id)
             if job is not None and not job.finished:
                 raise JobInProgress(session_ref(session_id), job.id)
+        if session is not None:  # the photos of its flows go with it
+            for nonce in {session.flow_nonce, *(f.flow_nonce for f in session.suspended)}:
+                if nonce:
+                    self.files.drop(f"{session_id}:{nonce}")
         self.store.delete(session_id)
         return snapshot(Session(session_id=session_id), self.catalog)
 

@@ -11,7 +11,6 @@ whose results are memoised across re-runs of the same decision.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import logging
@@ -29,7 +28,7 @@ from si_agent.config.model import Business, Check, FieldDef, Step
 from si_agent.engine.base import Decision, SessionView, TextSink, ToolCall, pending_fields
 from si_agent.flow import actions as A
 from si_agent.flow.machine import FlowModel
-from si_agent.flow.steps import StepContext, StepResult, Upload
+from si_agent.flow.steps import FILE_REF, StepContext, StepResult, Upload
 from si_agent.flow.turn import TurnResult, awaited_step, display, snapshot
 from si_agent.jobs import Job, JobError
 from si_agent.jobs.model import this_process
@@ -87,6 +86,9 @@ class Turn:
         self.job: Job | None = None  # a job this turn queued
         self.pending_suggestion: str | None = None  # the suggestion the last reply made
         self.uploads: dict[str, Upload] = {}  # photos sent with this turn, by reference
+        # Step-file writes and deletes, done once the session is saved (apply_file_ops):
+        # a re-run after a concurrent save must not leave files of a discarded attempt.
+        self.file_ops: list[tuple[str, str, Any]] = []
 
     # -- lifecycle --------------------------------------------------------
 
@@ -129,6 +131,8 @@ class Turn:
         self.prompt_next()
         reply = join([*self.notices, *self.answers, *self.parts])
         s.turn += 1
+        if s.step_files:  # the photos live as long as the session
+            self.file_ops.append(("touch", self._owner(), None))
         s.usage = s.usage + decision.usage
         s.remember("user", self.text)
         s.remember("assistant", reply)
@@ -157,9 +161,29 @@ class Turn:
         """The step an upload goes to (``awaited_step``)."""
         return awaited_step(self.s, self.business)
 
-    def _owner(self) -> str:
-        """Whose files these are in the step-file store: this session's flow."""
-        return f"{self.s.session_id}:{self.s.flow_nonce}"
+    def _owner(self, nonce: str | None = None) -> str:
+        """Whose files these are in the step-file store: a flow of this session."""
+        return f"{self.s.session_id}:{nonce or self.s.flow_nonce}"
+
+    def _drop_files(self, owner: str, names: tuple[str, ...] | None = None) -> None:
+        self.file_ops.append(("drop", owner, names))
+
+    def _forget_flow(self, flow: SuspendedFlow) -> None:
+        """A suspended flow is given up: its photos go too."""
+        if flow.step_files:
+            self._drop_files(self._owner(flow.flow_nonce))
+
+    def apply_file_ops(self) -> None:
+        """Carry out the step-file changes of this turn (after its session was saved)."""
+        files = self.ctl.files
+        for op, owner, arg in self.file_ops:
+            if op == "put":
+                files.put(owner, *arg)
+            elif op == "drop":
+                files.drop(owner, arg)
+            else:
+                files.touch(owner)
+        self.file_ops = []
 
     def _offer(self) -> A.Offer:
         business = self.business if self.s.state not in ("idle", "done") else None
@@ -249,7 +273,7 @@ class Turn:
         s.business_id = business.id
         s.fields = {f.key: kept.fields.get(f.key, FieldState()) for f in business.fields}
         s.step_data, s.produced = dict(kept.step_data), dict(kept.produced)
-        s.step_files, s.resume = dict(kept.step_files), kept.resume
+        s.step_files, s.skipped, s.resume = dict(kept.step_files), list(kept.skipped), kept.resume
         s.flow_nonce = kept.flow_nonce or uuid.uuid4().hex
         self._fire("begin")
         self.asked = False
@@ -275,10 +299,11 @@ class Turn:
             s.suspended.append(SuspendedFlow(
                 business_id=current.id, state=s.state, fields=s.fields, awaiting=s.awaiting,
                 step_data=s.step_data, produced=s.produced, step_files=s.step_files,
-                resume=s.resume, flow_nonce=s.flow_nonce))
+                skipped=s.skipped, resume=s.resume, flow_nonce=s.flow_nonce))
             dropped = s.suspended[:-MAX_SUSPENDED]
             del s.suspended[:-MAX_SUSPENDED]
             for flow in dropped:
+                self._forget_flow(flow)
                 log.info("session %s: suspended %s dropped (more than %d put aside)",
                          session_ref(s.session_id), flow.business_id, MAX_SUSPENDED)
                 old = self.ctl.catalog.get(flow.business_id)
@@ -376,7 +401,7 @@ class Turn:
         """A business ended and another waits: offer to take it up again."""
         s = self.s
         while s.suspended and s.suspended[-1].business_id not in self.ctl.catalog:
-            s.suspended.pop()  # its business left the configuration
+            self._forget_flow(s.suspended.pop())  # its business left the configuration
         if s.state not in ("idle", "done") or not s.suspended:
             return
         waiting = self.ctl.catalog[s.suspended[-1].business_id]
@@ -491,6 +516,7 @@ class Turn:
             waiting = [f for f in s.suspended if f.business_id == self.pending_suggestion]
             if waiting:  # "不用了" to the offer to take a suspended business up again
                 s.suspended.remove(waiting[-1])
+                self._forget_flow(waiting[-1])
                 name = self.ctl.catalog[waiting[-1].business_id].name
                 self.parts.append(replies.render(replies.CANCELLED, name=name))
                 self.asked = True
@@ -518,8 +544,8 @@ class Turn:
     def _clear(self, *, keep_files: bool = False) -> None:
         s = self.s
         if s.step_files and not keep_files:
-            self.ctl.files.drop(self._owner())
-        s.step_files = {}
+            self._drop_files(self._owner())
+        s.step_files, s.skipped = {}, []
         s.business_id = None
         s.fields = {}
         s.awaiting = None
@@ -570,12 +596,14 @@ class Turn:
         step = next((st for st in b.steps if st.id == args.step_id), None)
         if step is None:
             return A.rejected(A.Reason.UNKNOWN_STEP, f"unknown step {args.step_id!r}")
+        done = step.id in self.s.step_data
         self._fire("redo")
         self._forget_step(step.id)
         self.s.awaiting = step.id  # an optional step is awaited only when asked for
         if self._uploads_next(step):
             return A.applied(detail="upload follows")
-        self.parts.append(replies.render(replies.STEP_REDO_ASK, label=step.label))
+        self.parts.append(replies.render(replies.STEP_REDO_ASK if done else replies.STEP_ASK,
+                                         label=step.label))
         if step.optional:
             self.parts.append(replies.STEP_OPTIONAL_HINT)
         return A.applied()
@@ -586,12 +614,16 @@ class Turn:
         return any(c.name == A.step_tool_name(step) for c in calls)
 
     def skip_step(self, args: A.NoArgs) -> A.Outcome:
-        """Go on without the optional step awaited (offered only for one)."""
+        """Go on without the optional step offered (offered only for one)."""
         step = self.step
         assert step is not None and step.optional
-        self.s.awaiting = None
+        s = self.s
+        s.skipped.append(step.id)
         self.parts.append(replies.render(replies.STEP_SKIPPED, label=step.label))
-        self._complete()
+        if s.state == "step_executing":
+            s.awaiting = None
+            if self.step is None:
+                self._complete()
         return A.applied(detail=f"skipped {step.id}")
 
     def _forget_step(self, step_id: str) -> None:
@@ -600,12 +632,14 @@ class Turn:
         s, b = self.s, self.business
         assert b is not None
         ids = [st.id for st in b.steps]
-        again = set(ids[ids.index(step_id):])
+        optional = b.steps[ids.index(step_id)].optional
+        again = {step_id} if optional else set(ids[ids.index(step_id):])
+        s.skipped = [x for x in s.skipped if x not in again]
         for st_id in again:
             s.step_data.pop(st_id, None)
             names = s.step_files.pop(st_id, {})
             if names:
-                self.ctl.files.drop(self._owner(), tuple(f"{st_id}/{n}" for n in names))
+                self._drop_files(self._owner(), tuple(f"{st_id}/{n}" for n in names))
         for key in [k for k, p in s.produced.items() if p.step in again]:
             st = s.fields.get(key)
             if st is not None and st.value == s.produced[key].value:
@@ -650,6 +684,12 @@ class Turn:
             s.step_attempts += 1
             self.parts.append(replies.render(replies.STEP_FAILED, label=step.label,
                                              error=error or step.error_msg or ""))
+            if step.optional:
+                self.parts.append(replies.STEP_OPTIONAL_HINT)
+                if self.state_before in ("collecting", "confirming"):
+                    s.awaiting = None  # taken up in passing: the dialogue goes on
+                    self._complete()
+                return A.applied(A.Reason.STEP_FAILED, "optional step failed")
             if s.step_attempts >= b.max_attempts:
                 self.parts.append(replies.render(replies.ESCALATE, label=step.label,
                                                  attempts=s.step_attempts))
@@ -658,7 +698,7 @@ class Turn:
         s.step_data[step.id] = result.data
         s.step_attempts = 0
         for name, data in result.files.items():
-            self.ctl.files.put(self._owner(), f"{step.id}/{name}", data)
+            self.file_ops.append(("put", self._owner(), (f"{step.id}/{name}", data)))
         s.step_files[step.id] = {name: name in result.submit for name in result.files}
         self.parts.append(replies.render(replies.STEP_DONE, label=step.label))
         self._take_produced(b, step, result.fields)
@@ -717,16 +757,13 @@ class Turn:
         return values
 
     def _attach(self, values: dict[str, Any]) -> None:
-        """Put the files steps kept for the submission into ``values`` (base64, under
-        the step id). The job drops its values when it finishes."""
+        """Refer to the files steps kept for the submission in ``values`` (under the
+        step id); the job driver puts them in, base64, right before the executor
+        runs, so the job record never holds them."""
         for step_id, names in self.s.step_files.items():
             for name in (n for n, send in names.items() if send):
-                data = self._kept_file(step_id, name)
-                if data is None:  # expired with the session TTL: sent without it
-                    log.warning("session %s: file %s/%s of a done step is gone",
-                                session_ref(self.s.session_id), step_id, name)
-                    continue
-                values.setdefault(step_id, {})[name] = base64.b64encode(data).decode("ascii")
+                values.setdefault(step_id, {})[name] = {
+                    FILE_REF: f"{step_id}/{name}", "owner": self._owner()}
 
     def _idempotency_key(self, business: Business, values: Mapping[str, Any]) -> str:
         payload = json.dumps([self.s.session_id, business.id, self.s.flow_nonce, values],
@@ -765,7 +802,7 @@ class Turn:
         if job.status == "succeeded":
             self._fire("succeed")
             if self.s.step_files:  # the photos were for this submission only
-                self.ctl.files.drop(self._owner())
+                self._drop_files(self._owner())
                 self.s.step_files = {}
             self.s.result = job.result or {}
             self.s.awaiting = None
@@ -797,9 +834,12 @@ class Turn:
             step_id, message = next(iter(step_errors.items()))
             self._fire("redo")
             self._forget_step(step_id)
-            label = next(st.label for st in b.steps if st.id == step_id)
-            self.parts.append(replies.render(replies.EXEC_STEP_FAILED, label=label,
+            s.awaiting = step_id
+            step = next(st for st in b.steps if st.id == step_id)
+            self.parts.append(replies.render(replies.EXEC_STEP_FAILED, label=step.label,
                                              message=_sentence(message)))
+            if step.optional:
+                self.parts.append(replies.STEP_OPTIONAL_HINT)
             return
         if field_errors:
             self._fire("fix")
@@ -879,15 +919,16 @@ class Turn:
             for f in b.fields if self.s.fields.get(f.key) and self.s.fields[f.key].value is not None
         ]
         lines += [
-            replies.render(replies.SUMMARY_LINE, label=st.label,
-                           value=replies.STEP_SUMMARY_VALUE if st.id in self.s.step_data
-                           else replies.STEP_NOT_GIVEN)
+            replies.render(replies.SUMMARY_LINE, label=st.label, value=(
+                replies.STEP_SUMMARY_VALUE if st.id in self.s.step_data
+                else replies.STEP_DECLINED if st.id in self.s.skipped
+                else replies.STEP_NOT_GIVEN))
             for st in b.steps if st.id in self.s.step_data or st.optional
         ]
         text = replies.render(b.confirm_text or replies.DEFAULT_CONFIRM,
                               summary="\n".join(lines), name=b.name)
-        optional = [st.prompt for st in b.steps
-                    if st.optional and st.id not in self.s.step_data]
+        optional = [st.prompt for st in b.steps if st.optional
+                    and st.id not in self.s.step_data and st.id not in self.s.skipped]
         return join([text, *optional])
 
 

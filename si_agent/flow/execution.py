@@ -23,18 +23,20 @@ compare-and-set on the job record.
 
 from __future__ import annotations
 
+import base64
 import logging
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from si_agent import replies
 from si_agent.config.model import Business
 from si_agent.errors import ExecutorError, JobConflict, SessionConflict
 from si_agent.executor.base import JobContext
 from si_agent.flow.dialogue import Turn, join
+from si_agent.flow.steps import FILE_REF
 from si_agent.flow.turn import TurnResult, job_view, snapshot
 from si_agent.jobs import Job, JobError
 from si_agent.jobs.model import this_process
@@ -142,10 +144,17 @@ class JobDriver:
         """Run the claimed job's executor once; the finished job, not yet written
         (``apply_outcome`` writes it together with the session it changes)."""
         executor = self.ctl.executor_for(business)
+        values, gone = self._with_files(job.values)
+        if gone:  # kept longer than the session: that step again
+            log.warning("job %s of %s: kept file(s) of %s gone", job.id, business.id,
+                        ", ".join(gone))
+            return self._outcome(job, error=JobError(
+                message=replies.STEP_FILE_GONE, retryable=False,
+                field_errors={step_id: replies.STEP_FILE_GONE for step_id in gone}))
         with self._heartbeat(job):
             try:
                 result = self.ctl.executor.run(
-                    business, job.values, idempotency_key=job.idempotency_key,
+                    business, values, idempotency_key=job.idempotency_key,
                     progress=lambda text: self._renew(job.id, progress=text),
                     job=JobContext(id=job.id, resume=job.resume or {}))
             except ExecutorError as exc:
@@ -159,6 +168,22 @@ class JobDriver:
                 return self._outcome(job, error=JobError(
                     message=replies.EXECUTOR_CRASHED, retryable=executor.resumable))
         return self._outcome(job, result=result)
+
+    def _with_files(self, values: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        """``values`` with each kept-file reference replaced by the file (base64), and
+        the steps whose files are gone."""
+        out, gone = dict(values), []
+        for step_id, data in values.items():
+            if not isinstance(data, dict):
+                continue
+            for name, ref in data.items():
+                if isinstance(ref, dict) and FILE_REF in ref:
+                    content = self.ctl.files.get(ref["owner"], ref[FILE_REF])
+                    if content is None:
+                        gone.append(step_id)
+                        continue
+                    out[step_id] = {**out[step_id], name: base64.b64encode(content).decode()}
+        return out, gone
 
     def _outcome(self, job: Job, *, result: dict | None = None,
                  error: JobError | None = None) -> Job:
@@ -339,6 +364,7 @@ class JobDriver:
                     job = job.model_copy(update={"version": fresh.version})
                 session = None
                 continue
+            turn.apply_file_ops()
             return session, turn.parts if same_turn else []
         raise SessionConflict(session_ref(session_id), expected=-1, found=None)
 

@@ -32,6 +32,8 @@ from si_agent.config.model import Business, Step
 
 log = logging.getLogger(__name__)
 ENTRY_POINT_GROUP = "si_agent.step_handlers"
+# In a job's values, {FILE_REF: "<step>/<name>", "owner": ...} stands for a kept file.
+FILE_REF = "$file"
 
 
 class Upload(BaseModel):

@@ -91,7 +91,8 @@ def awaited_step(session: Session, business: Business | None) -> Step | None:
     """
     if business is None:
         return None
-    open_steps = [st for st in business.steps if st.id not in session.step_data]
+    open_steps = [st for st in business.steps
+                  if st.id not in session.step_data and st.id not in session.skipped]
     if session.state == "step_executing":
         return next((st for st in open_steps
                      if not st.optional or st.id == session.awaiting), None)

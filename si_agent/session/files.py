@@ -3,12 +3,12 @@
 The ID-card step keeps the card's portrait so the face step can compare the
 selfie with it; the ID-photo step keeps the cropped photo that goes to the
 backend. These are biometric data, so they are held no longer than the session
-(the store's TTL), dropped when the business ends, never logged, and encrypted
-(Fernet) whenever they leave this process:
+(the store's TTL, renewed by every turn of the flow), dropped when the business
+ends, never logged, and encrypted (Fernet) whenever they leave this process:
 
 - ``memory`` sessions: a dict in this process (nothing leaves it);
 - ``sqlite`` sessions: a ``step_files`` table in the sessions' file;
-- ``redis`` sessions: one key per file, with the session TTL.
+- ``redis`` sessions: one hash per flow, expiring with the session.
 
 So a second worker answering the face upload finds the portrait the first one
 read. The key comes from ``SI_UPLOAD_KEY`` when set, else it is derived from
@@ -19,18 +19,24 @@ both. Files are addressed by an ``owner`` (session and flow) and a name.
 from __future__ import annotations
 
 import base64
+import logging
 import os
 import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from cryptography.fernet import Fernet, InvalidToken
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from si_agent.errors import StoreUnavailable, UnknownBackendError
+
+if TYPE_CHECKING:
+    from redis import Redis
+
+log = logging.getLogger(__name__)
 
 _LABEL = b"si_agent step files v1"
 
@@ -55,6 +61,10 @@ class StepFiles(Protocol):
         """Forget ``names`` of ``owner`` (all of them when ``None``)."""
         ...
 
+    def touch(self, owner: str) -> None:
+        """Start ``owner``'s files' TTL again (the flow is still going on)."""
+        ...
+
 
 class MemoryStepFiles:
     """Files in this process (with ``MemoryStore`` sessions)."""
@@ -64,18 +74,30 @@ class MemoryStepFiles:
         self._files: dict[str, dict[str, tuple[bytes, float]]] = {}
         self._lock = threading.Lock()
 
+    def _purge(self, now: float) -> None:
+        for gone in [o for o, files in self._files.items()
+                     if all(exp <= now for _, exp in files.values())]:
+            del self._files[gone]
+
     def put(self, owner: str, name: str, data: bytes) -> None:
         now = time.monotonic()
         with self._lock:
-            for gone in [o for o, files in self._files.items()
-                         if all(exp <= now for _, exp in files.values())]:
-                del self._files[gone]
+            self._purge(now)
             self._files.setdefault(owner, {})[name] = (data, now + self.ttl)
 
     def get(self, owner: str, name: str) -> bytes | None:
+        now = time.monotonic()
         with self._lock:
+            self._purge(now)
             data, expires = self._files.get(owner, {}).get(name, (None, 0.0))
-        return data if data is not None and expires > time.monotonic() else None
+        return data if expires > now else None
+
+    def touch(self, owner: str) -> None:
+        expires = time.monotonic() + self.ttl
+        with self._lock:
+            files = self._files.get(owner, {})
+            for name, (data, _) in files.items():
+                files[name] = (data, expires)
 
     def drop(self, owner: str, names: tuple[str, ...] | None = None) -> None:
         with self._lock:
@@ -95,12 +117,12 @@ class _Sealed:
     def seal(self, data: bytes) -> bytes:
         return self._fernet.encrypt(data)
 
-    def open(self, token: bytes | None, ttl: float) -> bytes | None:
+    def open(self, token: bytes | None) -> bytes | None:
         if token is None:
             return None
         try:
-            return self._fernet.decrypt(token, ttl=int(ttl))
-        except InvalidToken:  # another key, tampered, or older than the TTL
+            return self._fernet.decrypt(token)
+        except InvalidToken:  # another key, or tampered with
             return None
 
 
@@ -147,9 +169,13 @@ class SQLiteStepFiles(_Sealed):
                   (owner, name, self.seal(data), now))
 
     def get(self, owner: str, name: str) -> bytes | None:
-        rows = self._run("SELECT data FROM step_files WHERE owner = ? AND name = ?"
-                         " AND created_at > ?", (owner, name, time.time() - self.ttl))
-        return self.open(rows[0][0] if rows else None, self.ttl)
+        self._run("DELETE FROM step_files WHERE created_at < ?", (time.time() - self.ttl,))
+        rows = self._run("SELECT data FROM step_files WHERE owner = ? AND name = ?",
+                         (owner, name))
+        return self.open(rows[0][0] if rows else None)
+
+    def touch(self, owner: str) -> None:
+        self._run("UPDATE step_files SET created_at = ? WHERE owner = ?", (time.time(), owner))
 
     def drop(self, owner: str, names: tuple[str, ...] | None = None) -> None:
         if names is None:
@@ -161,7 +187,7 @@ class SQLiteStepFiles(_Sealed):
 class RedisStepFiles(_Sealed):
     """Files as Redis keys next to the sessions, encrypted, expiring with the session TTL."""
 
-    def __init__(self, client, prefix: str, ttl: float, key: bytes) -> None:
+    def __init__(self, client: Redis, prefix: str, ttl: float, key: bytes) -> None:
         super().__init__(key)
         self.client = client
         self.prefix = prefix
@@ -178,7 +204,10 @@ class RedisStepFiles(_Sealed):
             pipe.execute()
 
     def get(self, owner: str, name: str) -> bytes | None:
-        return self.open(self.client.hget(self._key(owner), name), self.ttl)
+        return self.open(self.client.hget(self._key(owner), name))
+
+    def touch(self, owner: str) -> None:
+        self.client.expire(self._key(owner), max(1, int(self.ttl)))
 
     def drop(self, owner: str, names: tuple[str, ...] | None = None) -> None:
         if names is None:
@@ -190,14 +219,18 @@ class RedisStepFiles(_Sealed):
 def create_step_files(session_store: object, key: bytes | None = None) -> StepFiles:
     """The step-file store sharing ``session_store``'s backend (by its ``name``).
 
-    Without ``key`` (tests, embedded use), files that leave the process are
-    encrypted with a random key of this process: safe, but not shared by workers.
+    Without ``key``, files that leave the process are encrypted with a random key
+    of this process: safe, but other processes cannot read them (logged).
     """
     name = getattr(session_store, "name", None)
     ttl = float(getattr(session_store, "ttl", 1800))
     if name == "memory":
         return MemoryStepFiles(ttl)
-    key = key or Fernet.generate_key()
+    if key is None:
+        log.warning("step files in the %s session store are encrypted with a key of this "
+                    "process only: other workers cannot read them (si_agent.app.build_controller "
+                    "derives a shared one from SI_UPLOAD_KEY or SI_JWT_SECRET)", name)
+        key = Fernet.generate_key()
     if name == "sqlite":
         return SQLiteStepFiles(session_store.path, ttl, key)  # type: ignore[attr-defined]
     if name == "redis":

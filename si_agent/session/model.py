@@ -45,6 +45,7 @@ class SuspendedFlow(BaseModel):
     step_data: dict[str, Any] = Field(default_factory=dict)
     produced: dict[str, Produced] = Field(default_factory=dict)
     step_files: dict[str, dict[str, bool]] = Field(default_factory=dict)
+    skipped: list[str] = Field(default_factory=list)
     resume: dict[str, Any] | None = None
     flow_nonce: str | None = None
     at: float = Field(default_factory=time.time)
@@ -124,6 +125,7 @@ class Session(BaseModel):
     # Files done steps kept (si_agent.session.files), by step id: name -> sent with
     # the submission?
     step_files: dict[str, dict[str, bool]] = Field(default_factory=dict)
+    skipped: list[str] = Field(default_factory=list)  # optional steps the citizen declined
     suggestion: str | None = None
     result: dict[str, Any] | None = None
     flow_nonce: str | None = None

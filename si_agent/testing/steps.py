@@ -17,6 +17,7 @@ from PIL import Image
 
 from si_agent.config.model import Step
 from si_agent.flow.steps import StepContext, StepResult, Upload
+from si_agent.photo.idphoto import SIZE
 
 DEMO_CARDS: dict[str, dict[str, str]] = {
     "zhangwei.jpg": {"name": "张伟", "id_number": "330122196303150178"},
@@ -66,8 +67,8 @@ class FakeIdPhoto:
         if "dark" in upload.ref:
             return StepResult(error=BAD_BACKGROUND)
         out = io.BytesIO()
-        Image.new("RGB", (358, 441), (236, 236, 232)).save(out, "JPEG")
-        return StepResult(data={"width": 358, "height": 441, "format": "jpeg"},
+        Image.new("RGB", SIZE, (236, 236, 232)).save(out, "JPEG")
+        return StepResult(data={"width": SIZE[0], "height": SIZE[1], "format": "jpeg"},
                           files={"photo": out.getvalue()}, submit=("photo",))
 
 

@@ -41,7 +41,7 @@ NOT_NAMES = frozenset(
     "朋友 家人 父亲 母亲 爸爸 妈妈 儿子 女儿 老公 老婆 丈夫 妻子 "
     "自由职业 自由职业者 自由 职业 打工 打工的 上班 上班族 无业 待业 务工 务工人员 农民工 "
     "个体 个体工商户 老乡 本人的 好吧 是的 对的 不是 不对 没事 再见 "
-    "名字 姓名 全名 真名 随便 应该 更正 重新 修改 继续 取消 人工 投诉 客服 机器人".split()
+    "名字 姓名 全名 真名 随便 应该 更正 重新 修改 继续 取消 人工 投诉 客服 机器人 跳过 略过".split()
 )
 # Parts no name contains: sentence particles, refusals, fillers, verbs of the dialogue.
 _NOT_IN_NAME = re.compile(

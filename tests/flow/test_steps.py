@@ -93,7 +93,7 @@ def test_a_step_value_that_contradicts_a_typed_one_is_a_field_error(ctl):
     turn = ctl.handle("u", "/p/face.png")
     assert (turn.state, turn.awaiting) == ("collecting", "name")
     turn = ctl.handle("u", "李四")
-    assert "您填写的姓名与【身份证照片】上的不一致" in turn.reply
+    assert "您填写的姓名与身份证照片上的不一致" in turn.reply
     assert turn.awaiting == "name"
     turn = ctl.handle("u", "张伟")
     assert (turn.state, turn.awaiting) == ("collecting", "phone")
@@ -154,3 +154,30 @@ def test_a_step_handler_that_crashes_is_a_step_failure_not_a_500(make_controller
     assert (turn.state, turn.awaiting) == ("step_executing", "id_card_photo")
     assert "身份证照片未通过：照片暂时无法处理" in turn.reply
     assert ctl.store.load("u").version == before + 1  # the turn was saved normally
+
+
+def test_skipping_an_optional_step_never_skips_a_required_one(catalog, settings):
+    from si_agent.config.model import Business
+    from si_agent.engine.rules import RuleEngine
+    from si_agent.executor import Executors
+    from si_agent.flow.controller import Controller
+    from si_agent.session import MemoryStore
+    from si_agent.testing import FakeIdPhoto
+
+    cert = catalog["pension_certification"].model_dump()
+    photo = {"id": "id_photo", "label": "证件照", "prompt": "可选：上传证件照，不需要请回复“跳过”。",
+             "handler": "id_photo", "optional": True}
+    business = Business.model_validate({**cert, "steps": [photo, *cert["steps"]]})
+    handlers = {**fake_step_handlers(), "id_photo": FakeIdPhoto()}
+    ctl = Controller({"pension_certification": business}, MemoryStore(),
+                     RuleEngine({"pension_certification": business}), Executors(settings),
+                     step_handlers=handlers)
+    for text in ("资格认证", "/p/zhangwei.jpg", "/p/face.png", "13812345678"):
+        turn = ctl.handle("u", text)
+    assert turn.state == "confirming"
+    turn = ctl.handle("u", "修改证件照")  # redoing the optional step forgets only itself
+    assert (turn.state, turn.awaiting) == ("step_executing", "id_photo")
+    turn = ctl.handle("u", "跳过")
+    assert turn.state == "confirming", turn.reply
+    session = ctl.store.load("u")
+    assert set(session.step_data) == {"id_card_photo", "face_photo"}

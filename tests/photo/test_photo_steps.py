@@ -179,13 +179,14 @@ def test_a_bad_card_photo_is_asked_again_or_skipped(ctl, settings):
     for text in CARD_APPLY:
         ctl.handle("u", text)
     turn = ctl.upload("u", image(faces.jpeg(faces.hopper())))  # a dark background
-    assert (turn.state, turn.awaiting) == ("step_executing", "id_photo")
-    assert replies.ID_PHOTO_BACKGROUND in turn.reply
+    # Taken up in passing: the confirmation stands, the photo may be sent again.
+    assert (turn.state, turn.awaiting, turn.step.id) == ("confirming", "confirm", "id_photo")
+    assert replies.ID_PHOTO_BACKGROUND in turn.reply and "跳过" in turn.reply
     turn = ctl.upload("u", image(faces.jpeg(faces.two_people())))
-    assert replies.FACE_MULTIPLE in turn.reply
+    assert replies.FACE_MULTIPLE in turn.reply and turn.state == "confirming"
     turn = ctl.handle("u", "不上传了")
     assert (turn.state, turn.awaiting) == ("confirming", "confirm"), turn.reply
-    assert "· 证件照：未上传（可选）" in turn.reply
+    assert "· 证件照：不上传" in turn.reply and turn.step is None
     assert "id_photo" not in submitted(settings, ctl.handle("u", "确认"))
 
 
@@ -199,10 +200,11 @@ def test_changing_the_card_photo_while_confirming(ctl, settings):
     assert (turn.state, turn.step.id) == ("step_executing", "id_photo")
     assert "跳过" in turn.reply
     turn = ctl.handle("u", "跳过")
-    assert turn.state == "confirming" and "· 证件照：未上传（可选）" in turn.reply
+    assert turn.state == "confirming" and "· 证件照：不上传" in turn.reply
     session = ctl.store.load("u")
     assert session.step_files == {}  # the old photo was dropped with the step
-    assert ctl.handle("u", "确认").state == "done"
+    assert ctl.files.get(f"u:{session.flow_nonce}", "id_photo/photo") is None
+    assert "id_photo" not in submitted(settings, ctl.handle("u", "确认"))
 
 
 def test_a_tilted_head_is_asked_again():
@@ -239,3 +241,81 @@ def test_the_certification_over_http_with_real_photos(settings, card_photo, self
     turn = client.post("/api/chat", headers=headers, json={"message": "确认"}).get_json()
     assert turn["state"] == "done", turn["reply"]
     assert turn["reply"].startswith("养老金资格认证已提交")
+
+
+def test_declining_the_photo_in_words_while_collecting_or_confirming(ctl, settings):
+    ctl.handle("u", CARD_APPLY[0])
+    turn = ctl.handle("u", "跳过")  # not a name
+    assert (turn.state, turn.awaiting) == ("collecting", "name")
+    assert {f.key: f.value for f in turn.fields}["name"] is None
+    assert "不上传证件照" in turn.reply and turn.step is None
+    for text in CARD_APPLY[1:]:
+        turn = ctl.handle("u", text)
+    assert "· 证件照：不上传" in turn.reply
+    assert "上传一张本人近期正面免冠照片" not in turn.reply  # no longer offered
+    turn = ctl.handle("u", "修改证件照")  # changed their mind
+    assert (turn.state, turn.step.id) == ("step_executing", "id_photo")
+    assert "请上传【证件照】" in turn.reply  # never done: not "again"
+    turn = ctl.handle("u", "确认，不用照片")
+    assert turn.state == "done", turn.reply
+
+
+def test_a_photo_kept_longer_than_the_session_is_asked_again(ctl, settings):
+    from si_agent.testing import faces
+
+    for text in CARD_APPLY:
+        ctl.handle("u", text)
+    assert ctl.upload("u", image(faces.jpeg(faces.astronaut()))).state == "confirming"
+    session = ctl.store.load("u")
+    ctl.files.drop(f"u:{session.flow_nonce}")  # expired
+    turn = ctl.handle("u", "确认")
+    assert (turn.state, turn.step.id) == ("step_executing", "id_photo"), turn.reply
+    assert replies.STEP_FILE_GONE in turn.reply and "跳过" in turn.reply
+    turn = ctl.handle("u", "跳过")
+    assert turn.state == "confirming"
+    assert "id_photo" not in submitted(settings, ctl.handle("u", "确认"))
+
+
+def test_the_job_record_never_holds_the_photo(ctl, settings):
+    from si_agent.testing import faces
+
+    for text in CARD_APPLY:
+        ctl.handle("u", text)
+    ctl.upload("u", image(faces.jpeg(faces.astronaut())))
+    turn = ctl.handle("u", "确认")
+    assert turn.state == "done"
+    job = ctl.jobs.load(ctl.store.load("u").job_id)
+    assert job.values == {}  # dropped when the job finished
+    with sqlite3.connect(settings.sessions_db) as db:
+        stored = " ".join(str(row) for row in db.execute("SELECT * FROM jobs"))
+        sessions = " ".join(str(row) for row in db.execute("SELECT data FROM sessions"))
+    photo = submitted(settings, turn)["id_photo"]["photo"]
+    assert photo[:40] not in stored and photo[:40] not in sessions
+
+
+def test_photos_stay_out_of_logs_records_and_replies(ctl, settings, card_photo, selfie, caplog):
+    import base64 as b64
+    import logging
+
+    caplog.set_level(logging.DEBUG)
+    certification_read(ctl, card_photo)
+    turn = ctl.upload("u", image(selfie))
+    ctl.handle("u", "13800138001")
+    done = ctl.handle("u", "确认")
+    assert done.state == "done"
+    session = ctl.store.load("u")
+    blobs = [card_photo, selfie]
+    texts = [caplog.text, session.model_dump_json(), turn.model_dump_json(),
+             done.model_dump_json()]
+    for blob in blobs:
+        for encoded in (b64.b64encode(blob[100:160]).decode(), blob[100:160].hex()):
+            assert not any(encoded in t for t in texts)
+    assert "330122196303150178" not in caplog.text
+
+
+def test_resetting_drops_the_photos(ctl, card_photo):
+    certification_read(ctl, card_photo)
+    owner = f"u:{ctl.store.load('u').flow_nonce}"
+    assert ctl.files.get(owner, "id_card_photo/portrait") is not None
+    ctl.reset("u")
+    assert ctl.files.get(owner, "id_card_photo/portrait") is None
