@@ -18,6 +18,7 @@ class FieldView(BaseModel):
     label: str
     value: str | None
     status: str
+    error: str | None = None  # why an invalid or failed field is asked again
 
 
 class BusinessRef(BaseModel):
@@ -125,10 +126,9 @@ def field_views(session: Session, business: Business | None) -> list[FieldView]:
     for f in business.fields:
         st = session.fields.get(f.key)
         value = None if st is None or st.value is None else display(f.type, st.value)
-        views.append(
-            FieldView(key=f.key, label=f.label, value=value,
-                      status=st.status if st else "pending")
-        )
+        status = st.status if st else "pending"
+        views.append(FieldView(key=f.key, label=f.label, value=value, status=status,
+                               error=st.error if st and status in ("invalid", "failed") else None))
     return views
 
 

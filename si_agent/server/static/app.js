@@ -73,7 +73,7 @@
     upload: $("upload"), uploadTitle: $("upload-title"), uploadPrompt: $("upload-prompt"),
     uploadInput: $("upload-input"), uploadPreview: $("upload-preview"),
     uploadStatus: $("upload-status"), uploadProgress: $("upload-progress"),
-    result: $("result"), resultValue: $("result-value"),
+    result: $("result"), resultValue: $("result-value"), resultFields: $("result-fields"),
     toast: $("toast"), toastText: $("toast-text"), toastClose: $("toast-close"),
   };
 
@@ -362,7 +362,30 @@
       value.textContent = field.value;
       li.append(value);
     }
+    if (field.error) {  // why it is asked again, e.g. the web form's own reason
+      const error = document.createElement("div");
+      error.className = "field-error";
+      error.dataset.testid = "field-error";
+      error.textContent = field.error;
+      li.append(error);
+    }
     return li;
+  }
+
+  /** The web form's per-field outcome (填写成功 / 填写失败 / 未填写), when a form was filled. */
+  function renderFormStatus(rows) {
+    const list = Array.isArray(rows) ? rows : [];
+    els.resultFields.hidden = list.length === 0;
+    els.resultFields.tBodies[0].replaceChildren(...list.map((row) => {
+      const tr = document.createElement("tr");
+      tr.dataset.status = row.status;
+      const label = document.createElement("td");
+      label.textContent = row.label;
+      const status = document.createElement("td");
+      status.textContent = row.reason ? `${row.status}：${row.reason}` : row.status;
+      tr.append(label, status);
+      return tr;
+    }));
   }
 
   function suspendedItem(flow) {
@@ -414,6 +437,7 @@
     const number = view.result && view.result.application_no;
     els.result.hidden = !number;
     els.resultValue.textContent = number || "";
+    renderFormStatus(view.result && view.result.field_status);
 
     const suggestion = view.suggestion;
     els.suggestion.hidden = !suggestion;
