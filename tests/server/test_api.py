@@ -35,7 +35,8 @@ def test_token_and_a_whole_business(client, login):
     assert [t["turn"] for t in turns] == [1, 2, 3, 4, 5]
     fields = {f["key"]: f for f in turns[2]["fields"]}
     assert fields["id_number"] == {"key": "id_number", "label": "身份证号",
-                                   "value": "3301**********0178", "status": "collected"}
+                                   "value": "3301**********0178", "status": "collected",
+                                   "error": None}
     assert fields["name"]["status"] == "pending" and fields["name"]["value"] is None
     assert re.fullmatch(r"SI\d{14}", turns[-1]["result"]["application_no"])
     assert turns[-1]["result"]["application_no"] in turns[-1]["reply"]
