@@ -134,7 +134,21 @@ def _validate(args: argparse.Namespace, settings: Settings) -> int:
         return 1
     texts = ASSISTANT_FILE if (directory / ASSISTANT_FILE).is_file() else "built-in defaults"
     print(f"ok: {len(catalog)} businesses in {directory}; assistant texts: {texts}")
+    for business in (b for b in catalog.values() if b.discover):
+        print(_discovery_report(business, settings))
     return 0
+
+
+def _discovery_report(business, settings: Settings) -> str:
+    """What ``fields: discover`` inferred for ``business`` so far (from the cache)."""
+    from si_agent.executor.rpa.discover import load_cached
+
+    cached = load_cached(settings.data_dir / "rpa", business.id)
+    if cached is None:
+        return (f"{business.id}: fields: discover; not read from the form yet (on first use, "
+                f"or now: si-agent rpa discover URL --business {business.id})")
+    fields = ", ".join(f"{f['key']} ({f['label']}, {f['type']})" for f in cached.fields)
+    return f"{business.id}: fields discovered from {cached.url}: {fields}"
 
 
 def _graph(args: argparse.Namespace, settings: Settings) -> int:

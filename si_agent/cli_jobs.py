@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from tempfile import TemporaryDirectory
 
 from si_agent.config.settings import Settings
 
@@ -26,6 +27,50 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--headed", action="store_true", help="show the browser window")
     run.add_argument("--trace", default=None, help="directory for the trace (default $SI_DATA_DIR/rpa)")
     run.set_defaults(func=_rpa_run)
+    find = rpa_sub.add_parser("discover", help="print the fields a web form asks for, as YAML")
+    find.add_argument("url", help="the form's address")
+    find.add_argument("--business", default=None,
+                      help="take login, fixed controls and overrides from this rpa business")
+    find.add_argument("--fixed", default='{"证件类型": "居民身份证", "我已阅读并同意承诺书": true}',
+                      help="controls the business always sets, as JSON (label -> value)")
+    find.set_defaults(func=_rpa_discover)
+
+
+def _rpa_discover(args: argparse.Namespace, settings: Settings) -> int:
+    from si_agent.config.loader import load_businesses
+    from si_agent.config.model import Business
+    from si_agent.errors import ExecutorError
+    from si_agent.executor import Executors
+    from si_agent.executor.rpa import RpaExecutor, RpaOptions
+    from si_agent.executor.rpa.discover import as_yaml
+
+    if args.business:
+        business = load_businesses(settings.business_dir).get(args.business)
+        if business is None or business.api.kind != "rpa":
+            print(f"error: {args.business!r} is not an rpa business", file=sys.stderr)
+            return 2
+        options = Executors(settings).options(business).model_copy(update={"url": args.url})
+    else:
+        options = RpaOptions(url=args.url, fixed=json.loads(args.fixed), login={
+            "url": args.url, "user_env": "SI_PORTAL_USER", "password_env": "SI_PORTAL_PASSWORD"})
+        business = Business.model_validate({
+            "id": "discovered", "name": "discovered", "type": "handle", "description": "-",
+            "keywords": ["-"], "fields": "discover", "require_confirm": True,
+            "api": {"kind": "rpa", "url": args.url, "result_template": "-"}})
+    with TemporaryDirectory() as scratch:
+        # For a business, the result is its cache: the assistant uses these fields.
+        root = settings.data_dir / "rpa" if args.business else Path(scratch)
+        executor = RpaExecutor(root, chromium=settings.rpa_chromium)
+        try:
+            found = executor.discover(business, options)
+        except ExecutorError as exc:
+            print(f"error: {exc.message}", file=sys.stderr)
+            return 1
+        finally:
+            executor.close()
+    print(f"# {len(found.fields)} required fields of {args.url} (form hash {found.hash})")
+    sys.stdout.write(as_yaml(found.fields))
+    return 0
 
 
 def _worker(args: argparse.Namespace, settings: Settings) -> int:

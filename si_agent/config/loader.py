@@ -231,7 +231,9 @@ def _meaning_errors(b: Business, stem: str, raw: Mapping) -> Iterator[tuple[tupl
     """What the schema cannot say; yields (path, message). ``raw`` is the YAML data."""
     if b.id != stem:
         yield ("id",), f"business id {b.id!r} must equal the file name {stem!r}"
-    if not b.fields and not b.steps:
+    if b.discover and b.api.kind != "rpa":
+        yield ("fields",), "fields: discover needs api.kind: rpa (the fields are read from its form)"
+    if not b.fields and not b.steps and not b.discover:
         yield (), "a business needs at least one entry in fields or steps"
     yield from _duplicates("fields", "key", [f.key for f in b.fields], "field key")
     yield from _duplicates("steps", "id", [s.id for s in b.steps], "step id")

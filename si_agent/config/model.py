@@ -164,6 +164,10 @@ class Business(_Model):
     description: str
     keywords: tuple[str, ...]
     fields: tuple[FieldDef, ...] = ()
+    # ``fields: discover``: the fields are read from the web form (api.kind rpa) on
+    # first use; ``field_overrides`` pins what staff decided, by the form's label.
+    discover: bool = False
+    field_overrides: dict[str, dict[str, Any]] = {}
     checks: tuple[Check, ...] = ()
     steps: tuple[Step, ...] = ()
     api: Api
@@ -175,6 +179,13 @@ class Business(_Model):
     # small call per pending field, in parallel.
     extraction: Literal["turn", "per_field"] | None = None
     source: str = Field(default="", exclude=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _discovered_fields(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and data.get("fields") == "discover":
+            return {**data, "fields": (), "discover": True}
+        return data
 
     def field(self, key: str) -> FieldDef:
         for f in self.fields:

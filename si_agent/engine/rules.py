@@ -389,7 +389,7 @@ class RuleEngine:
             last = list(before)[-1] if before else awaited
             after = self.values_for(business, last, text[fix.end():], whole=True)
             return {**before, **after}
-        candidates = self._candidates(business, text)
+        candidates = self._candidates(business, text, awaited)
         values = _assign(business, candidates, text, awaited)
         if whole and awaited in business.field_keys and set(values) <= {awaited}:
             # The whole answer to the question asked beats a piece of it.
@@ -399,7 +399,8 @@ class RuleEngine:
                 return {awaited: answer}
         return values
 
-    def _candidates(self, business: Business, text: str) -> list[_Candidate]:
+    def _candidates(self, business: Business, text: str,
+                    awaited: str | None = None) -> list[_Candidate]:
         found: list[_Candidate] = []
         done_types: set[str] = set()
         for f in business.fields:
@@ -423,7 +424,9 @@ class RuleEngine:
         priority = {"idcard": 0, "bank_card": 1, "phone": 2, "text": 3, "date": 4, "enum": 5,
                     "city": 6, "name": 7, "year": 8, "number": 9}
         kept: list[_Candidate] = []
-        for c in sorted(found, key=lambda c: (priority.get(c.type, 10), -(c.end - c.start))):
+        # Two enum fields with the same options ("原参保地", "新参保地"): the one asked wins.
+        for c in sorted(found, key=lambda c: (priority.get(c.type, 10), -(c.end - c.start),
+                                              c.field != awaited)):
             if not any(c.start < k.end and k.start < c.end for k in kept):
                 kept.append(c)
         kept.sort(key=lambda c: c.start)

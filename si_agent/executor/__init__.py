@@ -129,6 +129,20 @@ class Executors:
         self._options[business.id] = (business.api, options)
         return options
 
+    def prepare(self, business: Business) -> Business:
+        """``business`` ready to collect: with ``fields: discover``, the fields its
+        executor reads from the form (cached). Raises ``ExecutorError`` when the form
+        cannot be read, ``ConfigErrors`` when the kind cannot discover."""
+        if not business.discover:
+            return business
+        executor = self.get(business)
+        discovered = getattr(executor, "discovered", None)
+        if discovered is None:
+            source = business.source or f"business {business.id}"
+            raise ConfigErrors([ConfigError(source, None, "fields", f"api.kind {business.api.kind!r} "
+                                            "cannot discover fields")])
+        return discovered(business, self.options(business))
+
     def run(
         self,
         business: Business,

@@ -207,6 +207,13 @@ class Controller:
                 return self.driver.drive(session, result, turn.job)
             return result
 
+    def discovered(self, business: Business) -> Business:
+        """``business`` (``fields: discover``) with its form's fields, which this
+        controller's catalog keeps from now on. Raises ``ExecutorError``."""
+        ready = self.executor.prepare(business)
+        self.catalog[business.id] = ready
+        return ready
+
     def toolset(self, state: str, business: Business | None, step: Step | None,
                 retryable: bool = True) -> list[dict]:
         """The tools ``state`` offers (built once per state, business, step and retryability)."""

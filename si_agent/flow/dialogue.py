@@ -26,6 +26,7 @@ from transitions import MachineError
 from si_agent import replies
 from si_agent.config.model import Business, Check, FieldDef, Step
 from si_agent.engine.base import Decision, SessionView, TextSink, ToolCall, pending_fields
+from si_agent.errors import ExecutorError
 from si_agent.flow import actions as A
 from si_agent.flow.machine import FlowModel
 from si_agent.flow.steps import FILE_REF, StepContext, StepResult, Upload
@@ -154,7 +155,10 @@ class Turn:
     @property
     def business(self) -> Business | None:
         bid = self.s.business_id
-        return self.ctl.catalog.get(bid) if bid else None
+        b = self.ctl.catalog.get(bid) if bid else None
+        if b is not None and b.discover and not b.fields:
+            b = self._discovered(b) or b  # after a restart: its fields, from the cache
+        return b
 
     @property
     def step(self) -> Step | None:
@@ -252,6 +256,11 @@ class Turn:
             self.parts.append(replies.render(replies.BUSINESS_UNAVAILABLE, name=business.name))
             self.asked = True
             return A.applied(A.Reason.UNAVAILABLE_BUSINESS, "not available online")
+        if business.discover:
+            business = self._discovered(business)
+            if business is None:
+                self.asked = True
+                return A.applied(A.Reason.UNAVAILABLE_BUSINESS, "its form cannot be read now")
         s = self.s
         self._clear()
         s.suggestion = None  # whatever the last reply offered, this is what was chosen
@@ -265,6 +274,21 @@ class Turn:
         self.parts.append(replies.render(replies.START, name=business.name))
         self.asked = False  # after "不办这个了" the new business asks its first question
         return A.applied()
+
+    def _discovered(self, business: Business) -> Business | None:
+        """The business with the fields its web form asks for (read once per turn)."""
+        key = ("discover", business.id)
+        if key not in self.memo:
+            try:
+                self.memo[key] = self.ctl.discovered(business)
+            except ExecutorError as exc:
+                log.warning("business %s: its form's fields cannot be read (%s)", business.id,
+                            exc.message)
+                self.memo[key] = None
+        ready = self.memo[key]
+        if ready is None:
+            self.parts.append(replies.render(replies.FORM_UNREADABLE, name=business.name))
+        return ready
 
     def _resume(self, business: Business, kept: SuspendedFlow) -> A.Outcome:
         """Take up a suspended business exactly where it was left."""

@@ -39,6 +39,7 @@ import shutil
 import threading
 import time
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -49,6 +50,7 @@ from si_agent.config.model import Business
 from si_agent.errors import ExecutorError
 from si_agent.executor import texts
 from si_agent.executor.base import ExecutorOptions, JobContext, Progress
+from si_agent.executor.rpa import discover
 from si_agent.executor.rpa.form import Control, choose, match, normalize, perceive
 from si_agent.validators import mask
 
@@ -117,8 +119,17 @@ class FieldStatus(BaseModel):
 
 
 class _Browsers(threading.local):
+    """One Playwright driver and browser per thread (Playwright's sync API is bound to
+    the thread that started it), shared by every executor of the process."""
+
     playwright: Any = None
     browser: Any = None
+
+
+_browsers = _Browsers()
+# Discovery runs within a turn, on whatever thread serves it: it gets a thread (and a
+# browser) of its own instead of one per request thread.
+_discovery = ThreadPoolExecutor(max_workers=1, thread_name_prefix="si-rpa-discover")
 
 
 class RpaExecutor:
@@ -134,12 +145,42 @@ class RpaExecutor:
         self.chromium = chromium
         self.retention_days = retention_days
         self.headed = headed
-        self._browsers = _Browsers()
 
     @classmethod
     def from_settings(cls, settings: Any) -> RpaExecutor:
         return cls(settings.data_dir / "rpa", chromium=str(settings.rpa_chromium),
                    retention_days=settings.rpa_retention_days)
+
+    def discovered(self, business: Business, options: RpaOptions) -> Business:
+        """``business`` (``fields: discover``) with the fields its form asks for: from
+        the cache, or read from the form now (``si_agent.executor.rpa.discover``)."""
+        cached = discover.load_cached(self.trace_dir, business.id)
+        url = expand_env(options.url)
+        if cached is None or cached.url != url:
+            cached = _discovery.submit(self.discover, business, options).result()
+        return cached.business(business)
+
+    def discover(self, business: Business, options: RpaOptions) -> discover.DiscoveredForm:
+        """Open the form, read its first page's required controls, cache the fields
+        (in the calling thread's browser)."""
+        trace = Trace(self.trace_dir / f"discover-{business.id}",
+                      self.trace_dir / "drafts" / f"discover-{business.id}.json")
+        context = self._browser().new_context(locale="zh-CN")
+        try:
+            page = context.new_page()
+            page.set_default_timeout(options.action_timeout * 1000)
+            job = _Job(business, {}, options, page, trace, None, JobContext(id="discover"))
+            job._open(expand_env(options.url))
+            found = job.discover_page()
+        except ExecutorError:
+            raise
+        except Exception as exc:  # the portal is not answering
+            trace.note(f"browser error: {type(exc).__name__}")
+            raise ExecutorError(texts.RPA_PORTAL_DOWN, retryable=True) from None
+        finally:
+            trace.save()
+            context.close()
+        return found
 
     def run(self, business: Business, values: Mapping[str, Any], *, idempotency_key: str,
             options: RpaOptions, progress: Progress | None = None,
@@ -171,7 +212,7 @@ class RpaExecutor:
             context.close()
 
     def _browser(self) -> Any:
-        b = self._browsers
+        b = _browsers
         if b.browser is None or not b.browser.is_connected():
             from playwright.sync_api import sync_playwright
 
@@ -184,7 +225,7 @@ class RpaExecutor:
 
     def close(self) -> None:
         """Close this thread's browser (other threads' close when the process ends)."""
-        b = self._browsers
+        b = _browsers
         if b.browser is not None:
             b.browser.close()
             b.browser = None
@@ -252,13 +293,15 @@ class _Job:
         self.progress(texts.RPA_OPENING)
         self._open(self.job.resume.get("draft") or expand_env(self.options.url))
         self.trace.draft(self.page.url)
-        for _ in range(self.options.max_pages):
+        for page_no in range(self.options.max_pages):
             done = self._result()
             if done is not None:
                 return done
             controls = perceive(self.page)
+            if page_no == 0 and self.business.discover:
+                self._check_discovered(controls)
             matched = match(self.business, controls, self.options.fields)
-            fixed = {normalize(k): v for k, v in self.options.fixed.items()}
+            fixed = _fixed(self.options)
             if not matched and not any(c.name in fixed for c in controls):
                 self.trace.note("no control matches the business: the form changed")
                 self.trace.shot(self.page, "unmatched")
@@ -272,6 +315,30 @@ class _Job:
             if any(c.error is not None for c in after):
                 self._refused(after)
         raise ExecutorError(texts.RPA_FORM_CHANGED, retryable=False, resume=self.trace.resume)
+
+    # -- discovery ----------------------------------------------------------------
+
+    def discover_page(self) -> discover.DiscoveredForm:
+        """The fields this page of the form asks for, cached for the business."""
+        controls = perceive(self.page)
+        found = discover.DiscoveredForm(
+            url=expand_env(self.options.url), hash=discover.form_hash(controls),
+            fields=discover.infer_fields(controls, _fixed(self.options),
+                                         self.business.field_overrides))
+        discover.save(self.trace_dir_root, self.business.id, found)
+        self.trace.note(f"discovered {len(found.fields)} fields")
+        return found
+
+    def _check_discovered(self, controls: list[Control]) -> None:
+        """Discover again when the form no longer looks like the cached one."""
+        cached = discover.load_cached(self.trace_dir_root, self.business.id)
+        if cached is None or cached.hash != discover.form_hash(controls):
+            self.trace.note("the form changed since it was discovered")
+            self.discover_page()
+
+    @property
+    def trace_dir_root(self) -> Path:
+        return self.trace.directory.parent
 
     # -- navigation ----------------------------------------------------------------
 
@@ -422,6 +489,11 @@ class _Job:
                                 field_errors=field_errors, resume=self.trace.resume)
         raise ExecutorError(texts.RPA_FIELDS_FAILED, field_errors=field_errors,
                             retryable=False, resume=self.trace.resume)
+
+
+def _fixed(options: RpaOptions) -> dict[str, str | bool]:
+    """The controls the business always sets, by normalized label."""
+    return {normalize(k): v for k, v in options.fixed.items()}
 
 
 def _path(url: str) -> str:
