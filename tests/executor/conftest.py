@@ -80,3 +80,12 @@ def executors(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[E
     monkeypatch.delenv("SI_BACKEND_URL", raising=False)
     with Executors(settings) as ex:
         yield ex
+
+
+@pytest.fixture(scope="session")
+def catalog_business() -> Callable[[str], Business]:
+    """A business of the repository's businesses/, by id."""
+    from si_agent.config.loader import load_businesses
+
+    catalog = load_businesses(Path(__file__).resolve().parents[2] / "businesses")
+    return catalog.__getitem__

@@ -159,3 +159,17 @@ def test_a_portal_that_does_not_answer_in_time(ctl, settings, fresh_portal):
         run_direct(settings, business, values, action_timeout=1.5)
     assert failed.value.message == texts.RPA_PORTAL_DOWN and failed.value.retryable
     assert failed.value.resume["draft"].startswith(fresh_portal + "/forms/social_transfer/drafts/")
+
+
+def test_staff_try_a_form_from_the_command_line(settings, fresh_portal, monkeypatch, capsys):
+    from si_agent.cli import main
+
+    monkeypatch.setenv("SI_BUSINESS_DIR", str(settings.business_dir))
+    monkeypatch.setenv("SI_DATA_DIR", str(settings.data_dir))
+    values = {"from_city": "杭州市", "to_city": "拉萨市", "id_number": ZHANG[1], "name": ZHANG[0]}
+    assert main(["rpa", "run", "social_transfer", "--values", json.dumps(values)]) == 1
+    out = capsys.readouterr().out
+    assert "填写失败\t转入地\tto_city\t该城市暂未开通线上转移" in out
+    assert "填写成功\t姓名\tname\t" in out
+    assert main(["rpa", "run", "social_transfer", "--values", "{not json"]) == 2
+    assert main(["rpa", "run", "pension_query", "--values", "{}"]) == 2

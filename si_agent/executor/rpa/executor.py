@@ -104,7 +104,10 @@ class RpaOptions(ExecutorOptions):
     @field_validator("success")
     @classmethod
     def _compiles(cls, value: str) -> str:
-        re.compile(value)
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"success is not a regular expression: {exc}") from None
         return value
 
 

@@ -1,0 +1,83 @@
+"""The rpa executor's parts that need no browser: options, matching, option choice,
+discovery's inference, and the trace retention."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from si_agent.errors import ConfigErrors
+from si_agent.executor import Executors
+from si_agent.executor.rpa import RpaExecutor
+from si_agent.executor.rpa.discover import form_hash, infer_fields
+from si_agent.executor.rpa.form import Choice, Control, choose, match
+
+
+def control(label, kind="text", required=True, options=(), key=None):
+    return Control(key=key or f"id:{label}", kind=kind, label=label + " *", required=required,
+                   options=[Choice(value=o, label=o) for o in options])
+
+
+def test_options_are_checked_when_businesses_load(make_business, settings):
+    executors = Executors(settings)
+    good = make_business("web", ["name"], kind="rpa", options={"url": "https://gov.example/f"})
+    assert executors.options(good).submit == "提交申请"
+    for bad in ({"url": "ftp://x"}, {"url": "https://x", "success": "("},
+                {"url": "https://x", "login": {"url": "https://x/login"}}):
+        with pytest.raises(ConfigErrors):
+            executors.options(make_business("web", ["name"], kind="rpa", options=bad))
+
+
+def test_fields_match_by_mapping_label_and_synonyms(make_business, catalog_business):
+    business = catalog_business("social_transfer")
+    controls = [control("申请人姓名"), control("证件号码"), control("原参保地", "select"),
+                control("转入城市", "select"), control("备注", required=False)]
+    found = match(business, controls, {"to_city": "转入城市"})
+    assert {k: c.name for k, c in found.items()} == {
+        "name": "申请人姓名", "id_number": "证件号码", "from_city": "原参保地",
+        "to_city": "转入城市"}
+
+
+def test_options_are_chosen_through_the_enums_aliases(catalog_business):
+    bank = catalog_business("card_apply").field("bank")
+    select = control("开户银行", "select", options=["工商银行", "农业银行", "建设银行"])
+    assert choose(bank, select, "中国工商银行").label == "工商银行"
+    radio = control("离职原因", "radio", options=["劳动合同期满终止", "协商一致解除"])
+    reason = catalog_business("unemployment_benefit").field("separation_reason")
+    assert choose(reason, radio, "劳动合同期满终止").value == "劳动合同期满终止"
+    assert choose(None, select, "招商银行") is None
+
+
+def test_discovery_infers_keys_types_and_options():
+    controls = [control("申请人姓名"), control("证件类型", "select", options=["居民身份证"]),
+                control("证件号码"), control("联系电话"), control("离职日期", "date"),
+                control("开户银行", "select", options=["中国工商银行", "交通银行"]),
+                control("户口性质", "radio", options=["城镇", "农村"]),
+                control("单位名称"), control("备注", "textarea", required=False),
+                control("我已阅读并同意承诺书", "checkbox")]
+    fields = infer_fields(controls, {"证件类型": "居民身份证"},
+                          {"单位名称": {"key": "employer", "prompt": "请提供原单位全称。"}})
+    assert [(f["key"], f["type"]) for f in fields] == [
+        ("name", "name"), ("id_number", "idcard"), ("phone", "phone"),
+        ("separation_date", "date"), ("bank", "enum"), ("hu_kou_xing_zhi", "enum"),
+        ("employer", "text")]
+    bank = next(f for f in fields if f["key"] == "bank")
+    assert bank["options"] == [{"value": "中国工商银行", "aliases": ["工商银行"]},
+                               {"value": "交通银行"}]
+    assert bank["prompt"] == "请选择开户银行：中国工商银行、交通银行。"
+    assert fields[-1]["prompt"] == "请提供原单位全称。"
+    assert form_hash(controls) == form_hash(list(controls))
+    assert form_hash(controls) != form_hash(controls[:-1])
+
+
+def test_old_traces_are_deleted_when_a_job_starts(tmp_path):
+    old, new = tmp_path / "job-old", tmp_path / "job-new"
+    for directory in (old, new):
+        directory.mkdir()
+        (directory / "01-page.png").write_bytes(b"png")
+    week_ago = time.time() - 8 * 86400
+    os.utime(old, (week_ago, week_ago))
+    RpaExecutor(tmp_path, retention_days=7)._purge_traces()
+    assert not old.exists() and new.exists()
