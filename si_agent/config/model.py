@@ -166,7 +166,7 @@ class Business(_Model):
     fields: tuple[FieldDef, ...] = ()
     # ``fields: discover``: the fields are read from the web form (api.kind rpa) on
     # first use; ``field_overrides`` pins what staff decided, by the form's label.
-    discover: bool = False
+    discover: bool = Field(default=False, exclude=True)  # from fields: discover
     field_overrides: dict[str, dict[str, Any]] = {}
     checks: tuple[Check, ...] = ()
     steps: tuple[Step, ...] = ()

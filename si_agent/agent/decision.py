@@ -1,0 +1,232 @@
+"""Decision, the agent's brain: from the goal, the current View and the memory of
+steps taken, choose one next action (a ``Step``).
+
+- ``FormPolicy`` is deterministic and offline. It fills known values into
+  controls whose label fits, chooses options by their wording, ticks required
+  consents, presses 下一步 or submit, follows a link to the form when there is
+  none, reads the result, and ends with what is missing when it cannot go on.
+- ``ModelDecider`` asks any OpenAI-compatible endpoint for a ``Step`` (the pydantic
+  schema as the one tool it must call). The model sees values only as
+  ``{{key}}`` placeholders, and the page with those values masked the same way.
+
+Any class with ``decide(goal, view, memory) -> Step`` is a decider.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from si_agent.agent.models import (
+    Check,
+    Click,
+    Element,
+    Finish,
+    Goal,
+    Input,
+    Record,
+    Select,
+    Step,
+    View,
+)
+
+_NOISE = re.compile(r"[\s*＊:：]+")
+_CONSENT = re.compile(r"同意|承诺|已阅读|知晓")
+_NEXT = re.compile(r"^(下一步|继续|下一页)$")
+_SUBMIT = re.compile(r"^(提交申请|提交|确认提交|立即提交|申请)$")
+_FIELD_CONTROLS = frozenset({"textbox", "combobox", "listbox", "radio", "checkbox",
+                             "spinbutton", "searchbox"})
+
+
+class Decider(Protocol):
+    def decide(self, goal: Goal, view: View, memory: Sequence[Record]) -> Step: ...
+
+
+def normalize(label: str) -> str:
+    return _NOISE.sub("", label)
+
+
+def _fits(option: str, value: str) -> bool:
+    """An option's wording means the value: equal, or one contains the other once
+    the usual prefixes and suffixes are gone (中国工商银行 / 工商银行, 苏州 / 苏州市)."""
+    a, b = _core(option), _core(value)
+    return bool(a and b) and (a == b or (min(len(a), len(b)) >= 2 and (a in b or b in a)))
+
+
+def _core(text: str) -> str:
+    return normalize(text).removeprefix("中国").removesuffix("市")
+
+
+class FormPolicy:
+    """A deterministic decider for forms (see the module docstring)."""
+
+    def decide(self, goal: Goal, view: View, memory: Sequence[Record]) -> Step:
+        found = re.search(goal.success, view.summary)
+        if found:
+            output = {k: v for k, v in found.groupdict().items() if v}
+            return Step(thought="结果页显示了受理编号", action=Finish(success=True, output=output))
+        controls = [e for e in view.elements if e.role in _FIELD_CONTROLS and e.enabled]
+        refused = self._refused(goal, controls, memory)
+        if refused is not None:
+            return refused
+        for element, key in self._targets(goal, controls):
+            step = self._fill(element, key, goal, controls)
+            if step is not None and not _failed_before(step, memory):
+                return step
+        for e in controls:
+            if e.role == "checkbox" and e.required and not e.checked and _CONSENT.search(e.name):
+                return Step(thought=f"勾选必填的{e.name}", action=Check(ref=e.ref))
+        missing = self._missing(goal, controls)
+        if missing:
+            return Step(thought="必填项没有可填写的值", action=Finish(
+                success=False, missing=missing, message="缺少：" + "、".join(missing)))
+        for pattern in (_NEXT, _SUBMIT):
+            button = next((e for e in view.elements if e.role == "button"
+                           and pattern.match(normalize(e.name))), None)
+            if button is not None:
+                return Step(thought=f"点击“{button.name}”", action=Click(ref=button.ref))
+        link = next((e for e in view.elements if e.role == "link" and goal.target
+                     and goal.target in e.name), None)
+        if link is not None and not controls:
+            return Step(thought=f"从菜单进入“{link.name}”", action=Click(ref=link.ref))
+        return Step(thought="页面上没有可以继续的操作",
+                    action=Finish(success=False, message="未找到要办理的表单或提交按钮"))
+
+    def _targets(self, goal: Goal, controls: list[Element]) -> list[tuple[Element, str]]:
+        """Controls (a radio group once) paired with the value key whose labels fit."""
+        labels = {key: {normalize(x) for x in [key, *goal.labels.get(key, [])]}
+                  for key in goal.values}
+        pairs, seen_groups = [], set()
+        for e in controls:
+            name = normalize(e.group or e.name)
+            if e.role == "radio":
+                if name in seen_groups:
+                    continue
+                seen_groups.add(name)
+            key = next((k for k, names in labels.items() if name in names), None)
+            if key is not None:
+                pairs.append((e, key))
+        return pairs
+
+    def _fill(self, e: Element, key: str, goal: Goal, controls: list[Element]) -> Step | None:
+        value = goal.values[key]
+        if e.role == "radio":
+            group = [r for r in controls if r.role == "radio" and r.group == e.group]
+            choice = next((r for r in group if _fits(r.name, value)), None)
+            if choice is None or choice.checked:
+                return None
+            return Step(thought=f"{e.group}选“{choice.name}”", action=Check(ref=choice.ref))
+        if e.role in ("combobox", "listbox"):
+            option = next((o for o in e.options if _fits(o, value)), None)
+            if option is None or e.value == option:
+                return None
+            return Step(thought=f"{e.name}选“{option}”", action=Select(ref=e.ref, option=option))
+        if e.role == "checkbox":
+            wanted = value.lower() in ("true", "1", "是", "yes")
+            if bool(e.checked) == wanted:
+                return None
+            return Step(thought=f"勾选{e.name}", action=Check(ref=e.ref, checked=wanted))
+        if e.value.replace(" ", "") == value.replace(" ", "") and not e.error:
+            return None
+        return Step(thought=f"填写{e.name}", action=Input(ref=e.ref, text="{{" + key + "}}"))
+
+    def _refused(self, goal: Goal, controls: list[Element],
+                 memory: Sequence[Record]) -> Step | None:
+        """After a submit the form refused values it was given: nothing to retry."""
+        last = memory[-1] if memory else None
+        if last is None or not isinstance(last.step.action, Click):
+            return None
+        keys = dict((normalize(e.group or e.name), k) for e, k in self._targets(goal, controls))
+        refused = [e for e in controls if e.error and normalize(e.group or e.name) in keys
+                   and self._fill(e, keys[normalize(e.group or e.name)], goal, controls) is None]
+        if not refused:
+            return None
+        failed = {keys[normalize(e.group or e.name)]: e.error or "" for e in refused}
+        return Step(thought="表单拒绝了已填写的值", action=Finish(
+            success=False, output={f"failed.{k}": v for k, v in failed.items()},
+            message="；".join(f"{e.group or e.name}：{e.error}" for e in refused)))
+
+    def _missing(self, goal: Goal, controls: list[Element]) -> list[str]:
+        filled = {normalize(e.group or e.name) for e, _ in self._targets(goal, controls)}
+        missing = []
+        for e in controls:
+            name = e.group or e.name
+            if e.required and normalize(name) not in filled and name not in missing \
+                    and _empty(e, controls):
+                missing.append(name)
+        return missing
+
+
+def _empty(e: Element, controls: list[Element]) -> bool:
+    """A required control nobody filled (a consent is ticked by the policy itself)."""
+    if e.role == "radio":
+        return not any(r.checked for r in controls if r.role == "radio" and r.group == e.group)
+    if e.role == "checkbox":
+        return not e.checked and not _CONSENT.search(e.name)
+    return not e.value
+
+
+def _failed_before(step: Step, memory: Sequence[Record]) -> bool:
+    """The same action failed twice already: do not try it a third time."""
+    same = [r for r in memory if r.step.action == step.action and r.observation.status == "failed"]
+    return len(same) >= 2
+
+
+# -- a model --------------------------------------------------------------------------
+
+SYSTEM = """你是帮群众在政务网站上办事的浏览器助手。每次只选择一个下一步操作，调用 next_step。
+- 元素用方括号里的 ref 指定（如 e12）；只有截图时用 0-1000 的坐标 point。
+- 填写的内容只能用任务给出的占位符（如 {{name}}），不要编造或改写个人信息。
+- 页面显示受理编号等结果时用 finish 结束并在 output 中给出；缺少必填信息或无法继续时用 finish，success 为 false，并说明缺少什么。
+- 参考“已执行的步骤”及其结果，不要重复已经失败的操作。"""
+
+
+class ModelDecider:
+    """A ``Step`` from an OpenAI-compatible model, one call per step."""
+
+    def __init__(self, client: Any, model: str, *, temperature: float = 0.0) -> None:
+        self.client = client
+        self.model = model
+        self.temperature = temperature
+        self.calls = 0
+        self.prompt_chars = 0
+
+    def decide(self, goal: Goal, view: View, memory: Sequence[Record]) -> Step:
+        messages = [{"role": "system", "content": SYSTEM},
+                    {"role": "user", "content": _user_content(goal, view, memory)}]
+        if view.screenshot:
+            messages[1]["content"] = [
+                {"type": "text", "text": messages[1]["content"]},
+                {"type": "image_url",
+                 "image_url": {"url": f"data:image/jpeg;base64,{view.screenshot}"}}]
+        tool = {"type": "function", "function": {
+            "name": "next_step", "description": "The one next action.",
+            "parameters": Step.model_json_schema()}}
+        self.calls += 1
+        self.prompt_chars += len(json.dumps(messages, ensure_ascii=False))
+        reply = self.client.chat.completions.create(
+            model=self.model, messages=messages, tools=[tool], temperature=self.temperature,
+            tool_choice={"type": "function", "function": {"name": "next_step"}})
+        call = reply.choices[0].message.tool_calls[0]
+        return Step.model_validate_json(call.function.arguments)
+
+
+def _user_content(goal: Goal, view: View, memory: Sequence[Record]) -> str:
+    placeholders = "\n".join(
+        f"{{{{{k}}}}}：{'、'.join(goal.labels.get(k, [])[:3]) or k}" for k in goal.values)
+    steps = "\n".join(f"{i + 1}. {r.step.model_dump_json(exclude={'thought'})} → "
+                      f"{r.observation.status}（{r.observation.evidence}）"
+                      for i, r in enumerate(memory[-12:])) or "（无）"
+    return (f"任务：{goal.task}\n可填写的值（占位符：含义）：\n{placeholders}\n\n"
+            f"当前页面：\n{mask_values(view.digest(), goal)}\n页面文字：{mask_values(view.summary, goal)}"
+            f"\n\n已执行的步骤：\n{steps}")
+
+
+def mask_values(text: str, goal: Goal) -> str:
+    """``text`` with every value of the task replaced by its placeholder."""
+    for key, value in sorted(goal.values.items(), key=lambda kv: -len(kv[1])):
+        if len(value) >= 2:
+            text = text.replace(value, "{{" + key + "}}")
+    return text

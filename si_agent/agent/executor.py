@@ -1,0 +1,59 @@
+"""The executor, the agent's hands: pure Playwright, no AI. It turns an action on a
+ref (or a 0-1000 point) into a browser action, with a timeout per action, and puts
+the task's values in for their ``{{key}}`` placeholders: a decider never has to
+see them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from si_agent.agent.models import Check, Click, Finish, Input, Scroll, Select, Step, Wait
+
+_PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+
+
+def fill_in(text: str, values: Mapping[str, str]) -> str:
+    """``text`` with each ``{{key}}`` replaced by the value (unknown keys stay)."""
+    return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
+
+
+class ActionRunner:
+    """Performs one step's action on the page."""
+
+    def __init__(self, timeout_ms: float = 10_000) -> None:
+        self.timeout_ms = timeout_ms
+
+    def perform(self, page: Any, step: Step, values: Mapping[str, str]) -> None:
+        action = step.action
+        if isinstance(action, Finish):
+            return
+        if isinstance(action, Wait):
+            page.wait_for_timeout(action.seconds * 1000)
+            return
+        if isinstance(action, Scroll):
+            page.mouse.wheel(0, 600 if action.direction == "down" else -600)
+            return
+        if action.ref is None and action.point is not None:
+            self._at_point(page, action, values)
+            return
+        target = page.locator(f"aria-ref={action.ref}")
+        options = {"timeout": self.timeout_ms}
+        if isinstance(action, Click):
+            target.click(**options)
+            page.wait_for_load_state(timeout=self.timeout_ms)
+        elif isinstance(action, Input):
+            target.fill(fill_in(action.text, values), **options)
+        elif isinstance(action, Select):
+            target.select_option(label=fill_in(action.option, values), **options)
+        elif isinstance(action, Check):
+            target.set_checked(action.checked, **options)
+
+    def _at_point(self, page: Any, action: Any, values: Mapping[str, str]) -> None:
+        size = page.viewport_size or {"width": 1280, "height": 720}
+        x, y = (action.point[0] * size["width"] / 1000, action.point[1] * size["height"] / 1000)
+        page.mouse.click(x, y)
+        if isinstance(action, Input):
+            page.keyboard.type(fill_in(action.text, values))
+        page.wait_for_load_state(timeout=self.timeout_ms)

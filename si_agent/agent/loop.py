@@ -1,0 +1,115 @@
+"""The loop: perceive → decide → act → observe, until the decider finishes.
+
+It stops after ``max_steps`` (default 30) or ``max_failures`` (3) failed actions in
+a row. A failed action goes into memory with its evidence, so the decider does not
+repeat it blindly. A trace (optional) keeps a screenshot per step and a JSONL line
+per step: the view's digest, the step and the observation, with the task's values
+masked.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from si_agent.agent.decision import Decider, mask_values
+from si_agent.agent.executor import ActionRunner
+from si_agent.agent.models import Finish, Goal, Observation, Record, Step
+from si_agent.agent.observer import ResultObserver
+from si_agent.agent.perception import Perception
+
+log = logging.getLogger(__name__)
+
+
+class AgentResult(BaseModel):
+    success: bool
+    output: dict[str, str] = {}
+    message: str = ""
+    missing: list[str] = []
+    steps: list[Record] = []
+    seconds: float = 0.0
+
+
+class Trace:
+    """Screenshots and a JSONL of the steps, with the task's values masked."""
+
+    def __init__(self, directory: Path, goal: Goal) -> None:
+        self.directory = directory
+        self.goal = goal
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self._lines = (directory / "steps.jsonl").open("a", encoding="utf-8")
+
+    def record(self, n: int, page: Any, digest: str, step: Step, seen: Observation) -> None:
+        page.screenshot(path=str(self.directory / f"{n:02d}.png"))
+        line = {"n": n, "view": mask_values(digest, self.goal),
+                "step": json.loads(mask_values(step.model_dump_json(), self.goal)),
+                "observation": seen.model_dump()}
+        self._lines.write(json.dumps(line, ensure_ascii=False) + "\n")
+        self._lines.flush()
+
+    def close(self) -> None:
+        self._lines.close()
+
+
+class Agent:
+    """Four replaceable parts and a memory."""
+
+    def __init__(self, perception: Perception, decider: Decider, *,
+                 runner: ActionRunner | None = None, observer: ResultObserver | None = None,
+                 max_steps: int = 30, max_failures: int = 3) -> None:
+        self.perception = perception
+        self.decider = decider
+        self.runner = runner or ActionRunner()
+        self.observer = observer or ResultObserver()
+        self.max_steps = max_steps
+        self.max_failures = max_failures
+
+    def run(self, page: Any, goal: Goal, *, trace_dir: Path | None = None,
+            on_step: Any = None) -> AgentResult:
+        started = time.monotonic()
+        memory: list[Record] = []
+        trace = Trace(trace_dir, goal) if trace_dir else None
+        failures = 0
+        try:
+            view = self.perception.perceive(page)
+            for n in range(1, self.max_steps + 1):
+                step = self.decider.decide(goal, view, memory)
+                if isinstance(step.action, Finish):
+                    seen = Observation(status="ok", evidence="finished")
+                    memory.append(Record(step=step, observation=seen, url=view.url))
+                    if trace:
+                        trace.record(n, page, view.digest(), step, seen)
+                    if on_step:
+                        on_step(step, seen)
+                    action = step.action
+                    return AgentResult(success=action.success, output=action.output,
+                                       message=action.message, missing=action.missing,
+                                       steps=memory, seconds=time.monotonic() - started)
+                try:
+                    self.runner.perform(page, step, goal.values)
+                    after = self.perception.perceive(page)
+                    seen = self.observer.observe(step, view, after, goal.values)
+                except Exception as exc:  # the element is gone, a timeout: the step failed
+                    after, seen = view, Observation(status="failed", evidence=type(exc).__name__)
+                memory.append(Record(step=step, observation=seen, url=view.url))
+                if trace:
+                    trace.record(n, page, view.digest(), step, seen)
+                if on_step:
+                    on_step(step, seen)
+                failures = failures + 1 if seen.status == "failed" else 0
+                if failures >= self.max_failures:
+                    return AgentResult(success=False, steps=memory,
+                                       message=f"连续{failures}步未成功：{seen.evidence}",
+                                       seconds=time.monotonic() - started)
+                view = after
+            return AgentResult(success=False, steps=memory,
+                               message=f"超过{self.max_steps}步仍未完成",
+                               seconds=time.monotonic() - started)
+        finally:
+            if trace:
+                trace.close()
