@@ -35,6 +35,23 @@ def register(sub: argparse._SubParsersAction) -> None:
                       help="controls the business always sets, as JSON (label -> value)")
     find.set_defaults(func=_rpa_discover)
 
+    agent = sub.add_parser("agent", help="the browser agent: carry out a task on a web site")
+    agent_sub = agent.add_subparsers(dest="agent_command", required=True)
+    go = agent_sub.add_parser("run", help="perceive, decide, act and observe until done")
+    go.add_argument("--url", required=True, help="where to start")
+    go.add_argument("--goal", required=True, help='the task, e.g. "申领失业保险金"')
+    go.add_argument("--values", default="{}",
+                    help="values it may type, by field key or label, as JSON")
+    go.add_argument("--target", default=None, help="the link to follow when the form is elsewhere")
+    go.add_argument("--decider", choices=("rules", "llm"), default="rules",
+                    help="rules: the offline FormPolicy; llm: the SI_LLM_* model")
+    go.add_argument("--user-env", default="SI_PORTAL_USER",
+                    help="environment variable with the login name, if a login page comes")
+    go.add_argument("--password-env", default="SI_PORTAL_PASSWORD")
+    go.add_argument("--headed", action="store_true")
+    go.add_argument("--trace", default=None, help="directory for screenshots and steps.jsonl")
+    go.set_defaults(func=_agent_run)
+
 
 def _rpa_discover(args: argparse.Namespace, settings: Settings) -> int:
     from si_agent.config.loader import load_businesses
@@ -71,6 +88,60 @@ def _rpa_discover(args: argparse.Namespace, settings: Settings) -> int:
     print(f"# {len(found.fields)} required fields of {args.url} (form hash {found.hash})")
     sys.stdout.write(as_yaml(found.fields))
     return 0
+
+
+def _agent_run(args: argparse.Namespace, settings: Settings) -> int:
+    import os
+
+    from playwright.sync_api import sync_playwright
+
+    from si_agent.agent import Agent, DomPerception, FormPolicy, Goal, ModelDecider
+    from si_agent.executor.rpa.executor import BROWSER_ARGS
+    from si_agent.executor.rpa.form import synonyms
+
+    try:
+        values = json.loads(args.values)
+    except json.JSONDecodeError as exc:
+        print(f"error: --values is not JSON: {exc}", file=sys.stderr)
+        return 2
+    known = synonyms()
+    labels = {key: list(known.get(key, ())) or [key] for key in values}
+    user, password = os.environ.get(args.user_env), os.environ.get(args.password_env)
+    if user and password:  # for a login page on the way; masked in the trace like the rest
+        values |= {"username": user, "password": password}
+        labels |= {"username": ["用户名", "账号"], "password": ["密码"]}
+    goal = Goal(task=args.goal, values={k: str(v) for k, v in values.items()}, labels=labels,
+                target=args.target or "")
+    if args.decider == "llm":
+        if not settings.llm_base_url:
+            print("error: --decider llm needs SI_LLM_BASE_URL (and SI_LLM_API_KEY)",
+                  file=sys.stderr)
+            return 2
+        from openai import OpenAI
+
+        decider = ModelDecider(OpenAI(base_url=settings.llm_base_url,
+                                      api_key=settings.llm_api_key or "none",
+                                      timeout=settings.llm_timeout), settings.llm_model)
+    else:
+        decider = FormPolicy()
+
+    def show(step, seen) -> None:
+        action = step.action.model_dump(exclude={"type"}, exclude_none=True)
+        print(f"{step.thought} → {step.action.type} {json.dumps(action, ensure_ascii=False)}"
+              f" → {seen.status} {seen.evidence}")
+
+    args_list = [a for a in BROWSER_ARGS if not (args.headed and a == "--headless")]
+    with sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=settings.rpa_chromium,
+                                         headless=not args.headed, args=args_list)
+        page = browser.new_page(locale="zh-CN")
+        page.goto(args.url)
+        result = Agent(DomPerception(), decider).run(
+            page, goal, trace_dir=Path(args.trace) if args.trace else None, on_step=show)
+        browser.close()
+    print(json.dumps(result.model_dump(include={"success", "output", "message", "missing"}),
+                     ensure_ascii=False))
+    return 0 if result.success else 1
 
 
 def _worker(args: argparse.Namespace, settings: Settings) -> int:

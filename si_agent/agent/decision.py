@@ -35,7 +35,7 @@ from si_agent.agent.models import (
 _NOISE = re.compile(r"[\s*＊:：]+")
 _CONSENT = re.compile(r"同意|承诺|已阅读|知晓")
 _NEXT = re.compile(r"^(下一步|继续|下一页)$")
-_SUBMIT = re.compile(r"^(提交申请|提交|确认提交|立即提交|申请)$")
+_SUBMIT = re.compile(r"^(提交申请|提交|确认提交|立即提交|申请|登录)$")
 _FIELD_CONTROLS = frozenset({"textbox", "combobox", "listbox", "radio", "checkbox",
                              "spinbutton", "searchbox"})
 
@@ -48,11 +48,22 @@ def normalize(label: str) -> str:
     return _NOISE.sub("", label)
 
 
-def _fits(option: str, value: str) -> bool:
-    """An option's wording means the value: equal, or one contains the other once
-    the usual prefixes and suffixes are gone (中国工商银行 / 工商银行, 苏州 / 苏州市)."""
-    a, b = _core(option), _core(value)
-    return bool(a and b) and (a == b or (min(len(a), len(b)) >= 2 and (a in b or b in a)))
+_GENERIC = frozenset({"银行", "市", "省", "其他"})
+
+
+def best_option(options: Sequence[str], value: str) -> str | None:
+    """The option whose wording means the value: equal once the usual prefix and
+    suffix are gone (中国工商银行 / 工商银行, 苏州 / 苏州市), else the one that
+    contains it or is contained in it (never through a generic word like 银行)."""
+    wanted = _core(value)
+    if not wanted:
+        return None
+    exact = [o for o in options if _core(o) == wanted]
+    if exact:
+        return exact[0]
+    near = [o for o in options if (c := _core(o)) and min(len(c), len(wanted)) >= 2
+            and c not in _GENERIC and wanted not in _GENERIC and (c in wanted or wanted in c)]
+    return near[0] if len(near) == 1 else None
 
 
 def _core(text: str) -> str:
@@ -75,13 +86,13 @@ class FormPolicy:
             step = self._fill(element, key, goal, controls)
             if step is not None and not _failed_before(step, memory):
                 return step
-        for e in controls:
-            if e.role == "checkbox" and e.required and not e.checked and _CONSENT.search(e.name):
-                return Step(thought=f"勾选必填的{e.name}", action=Check(ref=e.ref))
         missing = self._missing(goal, controls)
         if missing:
             return Step(thought="必填项没有可填写的值", action=Finish(
                 success=False, missing=missing, message="缺少：" + "、".join(missing)))
+        for e in controls:
+            if e.role == "checkbox" and e.required and not e.checked and _CONSENT.search(e.name):
+                return Step(thought=f"勾选必填的{e.name}", action=Check(ref=e.ref))
         for pattern in (_NEXT, _SUBMIT):
             button = next((e for e in view.elements if e.role == "button"
                            and pattern.match(normalize(e.name))), None)
@@ -114,12 +125,13 @@ class FormPolicy:
         value = goal.values[key]
         if e.role == "radio":
             group = [r for r in controls if r.role == "radio" and r.group == e.group]
-            choice = next((r for r in group if _fits(r.name, value)), None)
+            label = best_option([r.name for r in group], value)
+            choice = next((r for r in group if r.name == label), None)
             if choice is None or choice.checked:
                 return None
             return Step(thought=f"{e.group}选“{choice.name}”", action=Check(ref=choice.ref))
         if e.role in ("combobox", "listbox"):
-            option = next((o for o in e.options if _fits(o, value)), None)
+            option = best_option(e.options, value)
             if option is None or e.value == option:
                 return None
             return Step(thought=f"{e.name}选“{option}”", action=Select(ref=e.ref, option=option))
@@ -128,8 +140,8 @@ class FormPolicy:
             if bool(e.checked) == wanted:
                 return None
             return Step(thought=f"勾选{e.name}", action=Check(ref=e.ref, checked=wanted))
-        if e.value.replace(" ", "") == value.replace(" ", "") and not e.error:
-            return None
+        if e.value.replace(" ", "") == value.replace(" ", ""):
+            return None  # an error on it is the form refusing the value: see _refused
         return Step(thought=f"填写{e.name}", action=Input(ref=e.ref, text="{{" + key + "}}"))
 
     def _refused(self, goal: Goal, controls: list[Element],

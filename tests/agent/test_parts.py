@@ -1,0 +1,169 @@
+"""Each part of the browser agent on its own, on static HTML in Chromium: perception,
+the FormPolicy decider, the action runner, the observer; and the parts swapped
+(DOM and screenshot perception composed for the same decider, a model decider)."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from si_agent.agent import (
+    ActionRunner,
+    Agent,
+    Combined,
+    DomPerception,
+    FormPolicy,
+    Goal,
+    ModelDecider,
+    ResultObserver,
+    ScreenshotPerception,
+    Step,
+)
+from si_agent.agent.models import Check, Click, Finish, Input, Select
+from si_agent.testing import FakeOpenAI
+from tests.rpa.conftest import chromium
+
+pytestmark = pytest.mark.browser
+__all__ = ["chromium"]
+
+FORM = """<!doctype html><html lang="zh-CN"><head><title>测试表单</title></head><body><main>
+<h1>社保卡申领</h1>
+<form onsubmit="event.preventDefault(); done()">
+  <label for="n">姓名 <span aria-hidden="true">*</span></label>
+  <input id="n" required aria-invalid="true" aria-describedby="n-err">
+  <p id="n-err">请填写姓名</p>
+  <label for="b">开户银行</label>
+  <select id="b" required><option value="">请选择</option><option value="icbc">中国工商银行</option>
+    <option value="ccb">中国建设银行</option></select>
+  <fieldset><legend>户口性质</legend>
+    <input type="radio" id="r1" name="h" value="1" required><label for="r1">城镇</label>
+    <input type="radio" id="r2" name="h" value="2"><label for="r2">农村</label></fieldset>
+  <input type="checkbox" id="c" required><label for="c">我已阅读并同意承诺书</label>
+  <label for="m">备注</label><textarea id="m"></textarea>
+  <button type="submit">提交申请</button>
+</form>
+<p id="out"></p>
+<script>function done(){ document.querySelector("form").remove();
+  document.getElementById("out").textContent = "提交成功，受理编号：SI20261201000042"; }</script>
+</main></body></html>"""
+
+GOAL = Goal(task="申领社保卡", values={"name": "张伟", "bank": "建设银行", "hukou": "城镇"},
+            labels={"name": ["姓名"], "bank": ["开户银行"], "hukou": ["户口性质"]})
+
+
+@pytest.fixture(scope="module")
+def browser(chromium) -> Iterator:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as driver:
+        b = driver.chromium.launch(executable_path=chromium, args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    page = browser.new_page(locale="zh-CN")
+    page.set_content(FORM)
+    yield page
+    page.close()
+
+
+def by_name(view, name):
+    return next(e for e in view.elements if e.name == name)
+
+
+def test_dom_perception_reads_labels_state_options_errors_and_boxes(page):
+    view = DomPerception().perceive(page)
+    assert view.title == "测试表单" and "社保卡申领" in view.summary
+    name = by_name(view, "姓名")
+    assert (name.role, name.required, name.error, name.value) == ("textbox", True, "请填写姓名", "")
+    bank = by_name(view, "开户银行")
+    assert bank.role == "combobox" and bank.options == ("请选择", "中国工商银行", "中国建设银行")
+    radios = [e for e in view.elements if e.role == "radio"]
+    assert [(r.name, r.group, r.checked) for r in radios] == [
+        ("城镇", "户口性质", False), ("农村", "户口性质", False)]
+    assert by_name(view, "我已阅读并同意承诺书").checked is False
+    assert by_name(view, "提交申请").role == "button"
+    x, y, w, h = name.box
+    assert 0 <= x < 1000 and 0 <= y < 1000 and w > 0 and h > 0
+    assert page.locator(f"aria-ref={name.ref}").evaluate("e => e.id") == "n"
+
+
+def test_the_form_policy_chooses_one_action_at_a_time(page):
+    view = DomPerception().perceive(page)
+    policy = FormPolicy()
+    first = policy.decide(GOAL, view, [])
+    assert first.action == Input(ref=by_name(view, "姓名").ref, text="{{name}}")
+    page.fill("#n", "张伟")
+    view = DomPerception().perceive(page)
+    assert policy.decide(GOAL, view, []).action == Select(ref=by_name(view, "开户银行").ref,
+                                                          option="中国建设银行")
+    missing = policy.decide(Goal(task="x", values={}), view, [])
+    assert isinstance(missing.action, Finish) and not missing.action.success
+    assert missing.action.missing == ["开户银行", "户口性质"]  # 姓名 has a value already
+
+
+def test_runner_and_observer_do_and_check_each_action(page):
+    runner, observer, perceive = ActionRunner(), ResultObserver(), DomPerception().perceive
+    before = perceive(page)
+    steps = [Step(thought="t", action=Input(ref=by_name(before, "姓名").ref, text="{{name}}")),
+             Step(thought="t", action=Select(ref=by_name(before, "开户银行").ref,
+                                             option="中国建设银行")),
+             Step(thought="t", action=Check(ref=by_name(before, "城镇").ref)),
+             Step(thought="t", action=Check(ref=by_name(before, "我已阅读并同意承诺书").ref))]
+    for step in steps:
+        runner.perform(page, step, GOAL.values)
+        after = perceive(page)
+        assert observer.observe(step, before, after, GOAL.values).status == "ok", step
+        before = after
+    assert page.input_value("#n") == "张伟" and page.input_value("#b") == "ccb"
+    wrong = Step(thought="t", action=Input(ref=by_name(before, "姓名").ref, text="李四"))
+    assert observer.observe(wrong, before, before, GOAL.values).status == "failed"
+    submit = Step(thought="t", action=Click(ref=by_name(before, "提交申请").ref))
+    runner.perform(page, submit, GOAL.values)
+    after = perceive(page)
+    assert observer.observe(submit, before, after, GOAL.values).status == "ok"
+    assert "受理编号：SI20261201000042" in after.summary
+
+
+def test_the_loop_with_dom_and_screenshot_perception_composed(page, tmp_path):
+    perception = Combined(DomPerception(), ScreenshotPerception())
+    view = perception.perceive(page)
+    assert view.elements and base64.b64decode(view.screenshot)[:2] == b"\xff\xd8"
+    result = Agent(perception, FormPolicy()).run(page, GOAL, trace_dir=tmp_path)
+    assert result.success and result.output == {"application_no": "SI20261201000042"}
+    assert [r.step.action.type for r in result.steps] == [
+        "input", "select", "check", "check", "click", "finish"]
+    lines = (tmp_path / "steps.jsonl").read_text("utf-8").splitlines()
+    assert len(lines) == 6 and len(list(tmp_path.glob("*.png"))) == 6
+    assert "张伟" not in "".join(lines)  # the values are masked in the trace
+
+
+def test_a_model_decider_sees_placeholders_never_the_values(page):
+    fake = FakeOpenAI()
+    base_url = fake.start()
+    try:
+        from openai import OpenAI
+
+        client = OpenAI(base_url=base_url, api_key="test")
+        view = DomPerception().perceive(page)
+        fake.push({"tool_calls": [{"name": "next_step", "arguments": {
+            "thought": "先填姓名", "action": {"type": "input", "ref": by_name(view, "姓名").ref,
+                                              "text": "{{name}}"}}}]})
+        page.fill("#m", "张伟的备注")  # a value of the task is on the page already
+        decider = ModelDecider(client, "test-model")
+        step = decider.decide(GOAL, DomPerception().perceive(page), [])
+        assert step.action == Input(ref=by_name(view, "姓名").ref, text="{{name}}")
+        body = fake.requests[-1]
+        assert body["tool_choice"] == {"type": "function", "function": {"name": "next_step"}}
+        assert body["tools"][0]["function"]["parameters"] == Step.model_json_schema()
+        sent = json.dumps(body, ensure_ascii=False)
+        assert "张伟" not in sent and "{{name}}" in sent
+        assert decider.calls == 1 and decider.prompt_chars > 0
+    finally:
+        fake.stop()
