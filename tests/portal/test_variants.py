@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -194,3 +195,18 @@ def test_a_database_from_before_variants_gains_their_columns(tmp_path):
     assert (draft.variant, draft.inject) == (4, "bank")
     assert store.take_injection(draft.draft_id) and not store.take_injection(draft.draft_id)
     assert store.draft(draft.draft_id).inject is None
+
+
+def test_the_rpa_executor_knows_every_label_the_variants_use():
+    # The variants draw real portals' labels; the executor's synonym table
+    # (si_agent/data/rpa_synonyms.yaml) is where staff add them.
+    from si_agent.config.loader import load_businesses
+    from si_agent.executor.rpa.form import normalize, synonyms
+
+    businesses = Path(__file__).resolve().parents[2] / "examples" / "portal" / "businesses"
+    business_labels = {f.key: f.label for b in load_businesses(businesses).values()
+                       for f in b.fields}
+    for key, labels in LABELS.items():
+        if key in business_labels:
+            known = {normalize(business_labels[key]), *synonyms().get(key, ())}
+            assert {normalize(label) for label in labels} <= known, key
