@@ -5,7 +5,9 @@ Routes:
     GET      /                                   the list of businesses
     GET|POST /login, POST /logout                sign in (SI_PORTAL_USER / SI_PORTAL_PASSWORD,
                                                  default demo / demo123) and out
-    GET      /forms/<business_id>[?v=2]          start a draft; redirects to the draft's URL
+    GET      /forms/<business_id>[?v=2]          start a draft; redirects to the draft's URL;
+                                                 ?variant=<seed>&inject=<field key>: a
+                                                 generated variant of the form (``variants``)
     GET|POST /forms/<business_id>/drafts/<id>    show / post the draft's current page; once
                                                  submitted, the success page with its 受理编号
     GET      /_admin/applications                JSON, newest first (for tests)
@@ -40,6 +42,7 @@ from si_agent.demo_portal import texts
 from si_agent.demo_portal.checks import check_fields
 from si_agent.demo_portal.forms import BUSINESSES, VERSIONS, Form, find_form
 from si_agent.demo_portal.store import Draft, PortalStore
+from si_agent.demo_portal.variants import form_for, with_injection
 
 logger = logging.getLogger(__name__)
 
@@ -109,9 +112,15 @@ def create_portal_app(db_path: str | Path, *, version: int = 1, user: str | None
             chosen = version if find_form(business_id, version) else 1
         else:
             chosen = int(asked) if asked.isdigit() else 0
-        if find_form(business_id, chosen) is None:
+        variant = request.args.get("variant")
+        if variant is not None and not variant.isdigit():
             abort(404)
-        draft_id = store.create_draft(business_id, chosen)
+        seed = None if variant is None else int(variant)
+        form = form_for(business_id, chosen, seed)
+        inject = request.args.get("inject") or None
+        if form is None or (inject and not any(f.key == inject for f in form.fields)):
+            abort(404)
+        draft_id = store.create_draft(business_id, chosen, variant=seed, inject=inject)
         return redirect(url_for("draft_page", business_id=business_id, draft_id=draft_id))
 
     @app.route("/forms/<business_id>/drafts/<draft_id>", methods=["GET", "POST"])
@@ -121,7 +130,7 @@ def create_portal_app(db_path: str | Path, *, version: int = 1, user: str | None
         draft = store.draft(draft_id)
         if draft is None or draft.business_id != business_id:
             abort(404)
-        form = find_form(draft.business_id, draft.version)
+        form = form_for(draft.business_id, draft.version, draft.variant)
         if request.method == "GET":
             if draft.application_no:
                 return _success(form, draft.application_no)
@@ -193,7 +202,12 @@ def _post(store: PortalStore, form: Form, draft: Draft) -> Any:
         return redirect(here, code=303)
     last = draft.page == len(form.pages) - 1
     # The last page checks every page: earlier pages were checked but may be stale.
-    values, errors = check_fields(form, form.fields if last else page.fields, raw)
+    checked = form.fields if last else page.fields
+    values, errors = check_fields(form, checked, raw)
+    if draft.inject:
+        refused = with_injection(form, draft.inject, checked, errors)
+        if refused is not None and store.take_injection(draft.draft_id):
+            errors = refused
     if errors:
         shown = next(i for i, p in enumerate(form.pages) if any(f.id in errors for f in p.fields))
         store.save_draft(draft.draft_id, page=shown, raw=raw)

@@ -24,6 +24,8 @@ CLOSED_TRANSFER_CITIES = frozenset({"拉萨市", "西宁市"})
 UNSUPPORTED_CARD_PREFIXES = ("6214",)  # e.g. 招商银行 cards: not a partner bank of the portal
 _PHONE = re.compile(r"1[3-9]\d{9}")
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_POSTCODE = re.compile(r"\d{6}")
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 _NAME = re.compile(r"[\u4e00-\u9fff·]{2,20}|[A-Za-z][A-Za-z .]{1,39}")
 _NAMES_BY_ID = {p.id_number: p.name for p in PERSONS}
 
@@ -89,10 +91,18 @@ def _remarks(field: Field, value: str) -> tuple[Any, str | None]:
     return value, None if len(value) <= 200 else texts.REMARKS_LENGTH
 
 
+def _postcode(field: Field, value: str) -> tuple[Any, str | None]:
+    return value, None if _POSTCODE.fullmatch(value) else texts.POSTCODE_FORMAT
+
+
+def _email(field: Field, value: str) -> tuple[Any, str | None]:
+    return value, None if _EMAIL.fullmatch(value) else texts.EMAIL_FORMAT
+
+
 RULES: dict[str, Rule] = {
     "name": _name, "idcard": _idcard, "phone": _phone, "bank_card": _bank_card,
     "date": _date, "past_date": _past_date, "city": _city, "transfer_city": _transfer_city,
-    "address": _address, "remarks": _remarks,
+    "address": _address, "remarks": _remarks, "postcode": _postcode, "email": _email,
 }
 
 # A form check: (form, stored values by key) -> {field key: error}; it runs only
@@ -159,8 +169,11 @@ def _check_one(field: Field, raw: str) -> tuple[Any, str | None]:
             return "", None
         wording = texts.CHOOSE if field.kind in ("select", "radio") else texts.FILL
         return "", wording.format(label=field.label)
-    if field.options and value not in field.options:
-        return value, field.unknown_option or texts.UNKNOWN_OPTION.format(label=field.label)
+    if field.options:
+        option = field.option_for(value)
+        if option is None:
+            return value, field.unknown_option or texts.UNKNOWN_OPTION.format(label=field.label)
+        value = option
     if field.rule is None:
         return value, None
     return RULES[field.rule](field, value)

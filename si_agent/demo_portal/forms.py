@@ -38,6 +38,19 @@ class Field:
     options: tuple[str, ...] = ()
     rule: str | None = None
     unknown_option: str | None = None  # message for a posted value outside ``options``
+    # (posted value, shown label) per option, in the order of ``options``; empty:
+    # each option is posted and shown as itself. The stored value is the option.
+    wording: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def choices(self) -> tuple[tuple[str, str], ...]:
+        """(posted value, shown label) of each option, as the page lists them."""
+        return self.wording or tuple((o, o) for o in self.options)
+
+    def option_for(self, posted: str) -> str | None:
+        """The option a posted value stands for, or None when it is none of them."""
+        return next((o for o, (value, _) in zip(self.options, self.choices, strict=True)
+                     if value == posted), None)
 
 
 @dataclass(frozen=True)
@@ -154,17 +167,22 @@ def find_form(business_id: str, version: int) -> Form | None:
     return FORMS.get((business_id, version))
 
 
-def _check_definitions() -> None:
-    for form in FORMS.values():
-        ids = [f.id for f in form.fields]
-        keys = [f.key for f in form.fields]
-        if len(set(ids)) != len(ids) or len(set(keys)) != len(keys):
-            raise ValueError(f"{form.business_id} v{form.version}: duplicate field id or key")
-        for f in form.fields:
-            if f.kind not in KINDS:
-                raise ValueError(f"{form.business_id}.{f.id}: unknown kind {f.kind!r}")
-            if (f.kind in ("select", "radio")) != bool(f.options):
-                raise ValueError(f"{form.business_id}.{f.id}: options go with select/radio only")
+def check_form(form: Form) -> Form:
+    """``form`` if its definition holds together; raises ValueError otherwise."""
+    ids = [f.id for f in form.fields]
+    keys = [f.key for f in form.fields]
+    if len(set(ids)) != len(ids) or len(set(keys)) != len(keys):
+        raise ValueError(f"{form.business_id} v{form.version}: duplicate field id or key")
+    for f in form.fields:
+        if f.kind not in KINDS:
+            raise ValueError(f"{form.business_id}.{f.id}: unknown kind {f.kind!r}")
+        if (f.kind in ("select", "radio")) != bool(f.options):
+            raise ValueError(f"{form.business_id}.{f.id}: options go with select/radio only")
+        posted = [value for value, _ in f.choices]
+        if len(f.choices) != len(f.options) or len(set(posted)) != len(posted):
+            raise ValueError(f"{form.business_id}.{f.id}: one distinct wording per option")
+    return form
 
 
-_check_definitions()
+for _form in FORMS.values():
+    check_form(_form)

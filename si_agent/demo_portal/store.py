@@ -4,7 +4,8 @@ Every call opens its own connection, so the threaded dev server and several
 processes can share one file; writes that must be atomic (submitting a draft,
 taking a fault) hold SQLite's write lock (``BEGIN IMMEDIATE``) while they run.
 The login epoch is a number a session must carry to stay valid: bumping it
-logs everybody out.
+logs everybody out. A draft may carry a form variant's seed and a field to
+refuse once (``variants``).
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ CREATE TABLE IF NOT EXISTS drafts (
     page           INTEGER NOT NULL DEFAULT 0,   -- index of the page shown
     raw            TEXT NOT NULL DEFAULT '{}',   -- posted values by control id (JSON)
     application_no TEXT,                         -- set once submitted
-    created_at     TEXT NOT NULL
+    created_at     TEXT NOT NULL,
+    variant        INTEGER,                      -- the form variant's seed, if any
+    inject         TEXT                          -- business key to refuse once, until used
 );
 CREATE TABLE IF NOT EXISTS applications (
     seq            INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -67,6 +70,8 @@ class Draft:
     page: int
     raw: dict[str, str]
     application_no: str | None
+    variant: int | None = None
+    inject: str | None = None
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,11 @@ class PortalStore:
         with self._connect() as conn:
             conn.execute("PRAGMA journal_mode = WAL")
             conn.executescript(SCHEMA)
+            # A database made before drafts had variants.
+            have = {row["name"] for row in conn.execute("PRAGMA table_info(drafts)")}
+            for column, kind in (("variant", "INTEGER"), ("inject", "TEXT")):
+                if column not in have:
+                    conn.execute(f"ALTER TABLE drafts ADD COLUMN {column} {kind}")
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -99,12 +109,14 @@ class PortalStore:
 
     # -- drafts ---------------------------------------------------------------------
 
-    def create_draft(self, business_id: str, version: int) -> str:
+    def create_draft(self, business_id: str, version: int, *, variant: int | None = None,
+                     inject: str | None = None) -> str:
         draft_id = secrets.token_hex(8)
         with self._connect() as conn:
-            conn.execute("INSERT INTO drafts (draft_id, business_id, version, created_at)"
-                         " VALUES (?, ?, ?, ?)",
-                         (draft_id, business_id, version, clock.now().isoformat()))
+            conn.execute("INSERT INTO drafts (draft_id, business_id, version, created_at,"
+                         " variant, inject) VALUES (?, ?, ?, ?, ?, ?)",
+                         (draft_id, business_id, version, clock.now().isoformat(), variant,
+                          inject))
         return draft_id
 
     def draft(self, draft_id: str) -> Draft | None:
@@ -113,7 +125,16 @@ class PortalStore:
         if row is None:
             return None
         return Draft(row["draft_id"], row["business_id"], row["version"], row["page"],
-                     json.loads(row["raw"]), row["application_no"])
+                     json.loads(row["raw"]), row["application_no"], row["variant"],
+                     row["inject"])
+
+    def take_injection(self, draft_id: str) -> bool:
+        """Use up the draft's injected refusal; False when it was used already."""
+        with self._connect() as conn:
+            rows = conn.execute("UPDATE drafts SET inject = NULL WHERE draft_id = ?"
+                                " AND inject IS NOT NULL RETURNING draft_id",
+                                (draft_id,)).fetchall()
+        return bool(rows)
 
     def save_draft(self, draft_id: str, *, page: int, raw: dict[str, str]) -> None:
         with self._connect() as conn:

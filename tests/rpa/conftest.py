@@ -8,9 +8,6 @@ these tests skip, unless ``SI_REQUIRE_BROWSER`` is set (CI), when they fail.
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,32 +19,14 @@ from si_agent.app import build_controller
 from si_agent.config.settings import Settings
 from si_agent.flow.controller import Controller
 from si_agent.flow.turn import TurnResult
+from si_agent.testing.processes import PORTAL_PASSWORD, PORTAL_USER, demo_portal
 
 ROOT = Path(__file__).resolve().parents[2]
 BUSINESSES = ROOT / "examples" / "portal" / "businesses"
 CHROMIUM = Path(os.environ.get("SI_CHROMIUM_PATH") or "/usr/bin/chromium")
-USER, PASSWORD = "demo", "demo123"
+USER, PASSWORD = PORTAL_USER, PORTAL_PASSWORD
 
 pytestmark = pytest.mark.browser
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_until_up(url: str, proc: subprocess.Popen, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{url} exited with {proc.returncode}")
-        try:
-            httpx.get(url, timeout=1.0)
-            return
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    raise RuntimeError(f"{url} did not come up")
 
 
 @pytest.fixture(scope="session")
@@ -69,18 +48,8 @@ def chromium() -> str:
 @pytest.fixture(scope="session")
 def portal(tmp_path_factory, chromium) -> Iterator[str]:
     """The demo portal (si-agent portal) in its own process; its base URL."""
-    port = free_port()
-    env = {**os.environ, "SI_DATA_DIR": str(tmp_path_factory.mktemp("portal")),
-           "SI_PORTAL_USER": USER, "SI_PORTAL_PASSWORD": PASSWORD}
-    proc = subprocess.Popen([sys.executable, "-m", "si_agent.cli", "portal", "--port", str(port)],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_up(url + "/login", proc)
+    with demo_portal(tmp_path_factory.mktemp("portal"), user=USER, password=PASSWORD) as url:
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 @pytest.fixture

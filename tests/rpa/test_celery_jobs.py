@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -17,7 +15,8 @@ import httpx
 import pytest
 
 from si_agent.session.redis import redis_reachable
-from tests.rpa.conftest import BUSINESSES, applications, fault, free_port, wait_until_up
+from si_agent.testing.processes import free_port, start_cli, stop, wait_until_up
+from tests.rpa.conftest import BUSINESSES, applications, fault
 
 REDIS = os.environ.get("SI_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 pytestmark = pytest.mark.redis
@@ -44,22 +43,10 @@ def env(fresh_portal, tmp_path) -> Iterator[dict[str, str]]:
     redis.Redis.from_url(broker).flushdb()
 
 
-def start(env: dict[str, str], *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "si_agent.cli", *args], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-
-
-def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, sig)
-        proc.wait(20)
-
-
 @pytest.fixture
 def api(env) -> Iterator[httpx.Client]:
     port = free_port()
-    proc = start(env, "serve", "--port", str(port))
+    proc = start_cli(env, "serve", "--port", str(port))
     url = f"http://127.0.0.1:{port}"
     try:
         wait_until_up(url + "/healthz", proc)
@@ -89,7 +76,7 @@ def wait_for(api: httpx.Client, predicate, timeout: float = 90.0) -> dict:
 
 
 def test_a_worker_runs_the_job(env, api, fresh_portal):
-    worker = start(env, "worker")
+    worker = start_cli(env, "worker")
     try:
         turn = say(api, "我要把社保从杭州转到苏州", "330122196303150178", "张伟", "确认")
         assert turn["state"] == "executing" and turn["job"]["status"] == "running"
@@ -102,14 +89,14 @@ def test_a_worker_runs_the_job(env, api, fresh_portal):
 
 
 def test_a_worker_killed_mid_job_leaves_one_application(env, api, fresh_portal):
-    first = start(env, "worker")
+    first = start_cli(env, "worker")
     second = None
     try:
         fault(fresh_portal, delay=4.0)  # the submit takes a while: time to kill the worker
         say(api, "我要把社保从杭州转到苏州", "330122196303150178", "张伟", "确认")
         wait_for(api, lambda t: (t.get("job") or {}).get("progress") == "正在提交…")
         stop(first, signal.SIGKILL)  # the whole worker, mid-submit
-        second = start(env, "worker")
+        second = start_cli(env, "worker")
         done = wait_for(api, lambda t: t["state"] != "executing", timeout=120)
         assert done["state"] == "done", done
         assert done["job"]["attempts"] == 2  # run again by the second worker
