@@ -130,9 +130,10 @@ class _Browsers(threading.local):
 
 
 _browsers = _Browsers()
-# Discovery runs within a turn, on whatever thread serves it: it gets a thread (and a
-# browser) of its own instead of one per request thread.
-_discovery = ThreadPoolExecutor(max_workers=1, thread_name_prefix="si-rpa-discover")
+# Browser work asked for on a thread that is not a job runner's (a request thread
+# discovering a form, the main thread of a command) runs on a thread of its own,
+# so a thread never holds two Playwright drivers and request threads start none.
+_own_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="si-rpa")
 
 
 class RpaExecutor:
@@ -160,12 +161,13 @@ class RpaExecutor:
         cached = discover.load_cached(self.trace_dir, business.id)
         url = expand_env(options.url)
         if cached is None or cached.url != url:
-            cached = _discovery.submit(self.discover, business, options).result()
+            cached = _own_thread.submit(self.discover, business, options).result()
         return cached.business(business)
 
     def discover(self, business: Business, options: RpaOptions) -> discover.DiscoveredForm:
-        """Open the form, read its first page's required controls, cache the fields
-        (in the calling thread's browser)."""
+        """Open the form, read its first page's required controls, cache the fields."""
+        if threading.current_thread() is threading.main_thread():
+            return _own_thread.submit(self.discover, business, options).result()
         trace = Trace(self.trace_dir / f"discover-{business.id}",
                       self.trace_dir / "drafts" / f"discover-{business.id}.json")
         context = self._browser().new_context(locale="zh-CN")
@@ -188,6 +190,9 @@ class RpaExecutor:
     def run(self, business: Business, values: Mapping[str, Any], *, idempotency_key: str,
             options: RpaOptions, progress: Progress | None = None,
             job: JobContext | None = None) -> dict:
+        if threading.current_thread() is threading.main_thread():  # a command, a test
+            return _own_thread.submit(self.run, business, values, idempotency_key=idempotency_key,
+                                      options=options, progress=progress, job=job).result()
         job = job or JobContext(id=idempotency_key[:16])
         self._purge_traces()
         # The draft this data was last sent to: after a crash or a "重试" the same key
@@ -227,14 +232,10 @@ class RpaExecutor:
         return b.browser
 
     def close(self) -> None:
-        """Close this thread's browser (other threads' close when the process ends)."""
-        b = _browsers
-        if b.browser is not None:
-            b.browser.close()
-            b.browser = None
-        if b.playwright is not None:
-            b.playwright.stop()
-            b.playwright = None
+        """Close the browser of this thread and of the executor's own thread (job
+        runner threads' close when the process ends)."""
+        _close_browser()
+        _own_thread.submit(_close_browser).result()
 
     def _purge_traces(self) -> None:
         if not self.trace_dir.is_dir():
@@ -247,6 +248,16 @@ class RpaExecutor:
                 shutil.rmtree(path, ignore_errors=True)
             else:
                 path.unlink(missing_ok=True)
+
+
+def _close_browser() -> None:
+    b = _browsers
+    if b.browser is not None:
+        b.browser.close()
+        b.browser = None
+    if b.playwright is not None:
+        b.playwright.stop()
+        b.playwright = None
 
 
 class Trace:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections.abc import Mapping
 from importlib import resources
 from typing import Any, Literal
@@ -105,7 +106,8 @@ class Control(BaseModel):
 
 
 def normalize(label: str) -> str:
-    return _NOISE.sub("", label)
+    """The label as matched: full-width forms folded (NFKC), no spaces, asterisks or colons."""
+    return _NOISE.sub("", unicodedata.normalize("NFKC", label))
 
 
 def _css(value: str) -> str:

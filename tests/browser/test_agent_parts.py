@@ -24,10 +24,9 @@ from si_agent.agent import (
 )
 from si_agent.agent.models import Check, Click, Finish, Input, Select
 from si_agent.testing import FakeOpenAI
-from tests.rpa.conftest import chromium
+from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = pytest.mark.browser
-__all__ = ["chromium"]
 
 FORM = """<!doctype html><html lang="zh-CN"><head><title>测试表单</title></head><body><main>
 <h1>社保卡申领</h1>
@@ -55,14 +54,10 @@ GOAL = Goal(task="申领社保卡", values={"name": "张伟", "bank": "建设银
 
 
 @pytest.fixture(scope="module")
-def browser(chromium) -> Iterator:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as driver:
-        b = driver.chromium.launch(executable_path=chromium, args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        yield b
-        b.close()
+def browser(playwright_driver) -> Iterator:
+    b = playwright_driver.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    yield b
+    b.close()
 
 
 @pytest.fixture
