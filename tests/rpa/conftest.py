@@ -99,3 +99,10 @@ def talk(ctl: Controller, *texts: str, user: str = "u") -> TurnResult:
     for text in texts:
         turn = ctl.handle(user, text)
     return turn
+
+
+@pytest.fixture(scope="session")
+def catalog():
+    from si_agent.config.loader import load_businesses
+
+    return load_businesses(ROOT / "businesses")

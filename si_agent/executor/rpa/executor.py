@@ -95,6 +95,7 @@ class RpaOptions(ExecutorOptions):
     action_timeout: float = 10.0
     job_timeout: float = 300.0
     max_pages: int = 6
+    agent_steps: int = 30  # steps the browser agent may take when it finishes a form
 
     @field_validator("url")
     @classmethod
@@ -144,16 +145,29 @@ class RpaExecutor:
     takes_job: ClassVar[bool] = True
 
     def __init__(self, trace_dir: Path, *, chromium: str = "/usr/bin/chromium",
-                 retention_days: int = 7, headed: bool = False) -> None:
+                 retention_days: int = 7, headed: bool = False, decider: Any = None) -> None:
+        from si_agent.agent import FormPolicy
+
         self.trace_dir = trace_dir
         self.chromium = chromium
         self.retention_days = retention_days
         self.headed = headed
+        self.decider = decider or FormPolicy()  # for the agent, when matching falls short
 
     @classmethod
     def from_settings(cls, settings: Any) -> RpaExecutor:
+        """With a model configured (SI_LLM_*), the agent decides with it; else offline."""
+        decider = None
+        if settings.llm_base_url:
+            from openai import OpenAI
+
+            from si_agent.agent import ModelDecider
+
+            decider = ModelDecider(OpenAI(base_url=settings.llm_base_url,
+                                          api_key=settings.llm_api_key or "none",
+                                          timeout=settings.llm_timeout), settings.llm_model)
         return cls(settings.data_dir / "rpa", chromium=str(settings.rpa_chromium),
-                   retention_days=settings.rpa_retention_days)
+                   retention_days=settings.rpa_retention_days, decider=decider)
 
     def discovered(self, business: Business, options: RpaOptions) -> Business:
         """``business`` (``fields: discover``) with the fields its form asks for: from
@@ -174,7 +188,8 @@ class RpaExecutor:
         try:
             page = context.new_page()
             page.set_default_timeout(options.action_timeout * 1000)
-            job = _Job(business, {}, options, page, trace, None, JobContext(id="discover"))
+            job = _Job(business, {}, options, page, trace, None, JobContext(id="discover"),
+                       self.decider)
             job._open(expand_env(options.url))
             found = job.discover_page()
         except ExecutorError:
@@ -207,7 +222,7 @@ class RpaExecutor:
         try:
             page = context.new_page()
             page.set_default_timeout(options.action_timeout * 1000)
-            return _Job(business, values, options, page, trace, progress, job).run()
+            return _Job(business, values, options, page, trace, progress, job, self.decider).run()
         except ExecutorError:
             raise
         except Exception as exc:  # Playwright's timeouts and errors: the portal is not answering
@@ -296,9 +311,10 @@ class _Job:
     """One run of one form."""
 
     def __init__(self, business: Business, values: Mapping[str, Any], options: RpaOptions,
-                 page: Any, trace: Trace, progress: Progress | None, job: JobContext) -> None:
+                 page: Any, trace: Trace, progress: Progress | None, job: JobContext,
+                 decider: Any) -> None:
         self.business, self.values, self.options = business, values, options
-        self.page, self.trace, self.job = page, trace, job
+        self.page, self.trace, self.job, self.decider = page, trace, job, decider
         self.progress = progress or (lambda text: None)
         self.deadline = time.monotonic() + options.job_timeout
         self.taken: dict[str, Control] = {}  # business key -> control, over all pages
@@ -316,12 +332,9 @@ class _Job:
                 self._check_discovered(controls)
             matched = match(self.business, controls, self.options.fields)
             fixed = _fixed(self.options)
-            if not matched and not any(c.name in fixed for c in controls):
-                self.trace.note("no control matches the business: the form changed")
-                self.trace.shot(self.page, "unmatched")
-                raise ExecutorError(texts.RPA_FORM_CHANGED, retryable=False,
-                                    resume=self.trace.resume)
             self._fill(controls, matched, fixed)
+            if self._unplaced(controls, matched, fixed):
+                return self._hand_over()
             pressed = self._press()
             if pressed == "login":
                 continue  # logged in again: the draft page is filled anew
@@ -329,6 +342,59 @@ class _Job:
             if any(c.error is not None for c in after):
                 self._refused(after)
         raise ExecutorError(texts.RPA_FORM_CHANGED, retryable=False, resume=self.trace.resume)
+
+    # -- the browser agent, when the form cannot be matched ----------------------------
+
+    def _unplaced(self, controls: list[Control], matched: dict[str, Control],
+                  fixed: Mapping[str, Any]) -> bool:
+        """Required controls left empty here that no value of the business fits:
+        direct matching cannot finish this form (the agent may, or says what is missing)."""
+        return any(c.required and not c.value and c.name not in fixed
+                   and c not in matched.values() for c in controls)
+
+    def _hand_over(self) -> dict:
+        """Let the browser agent (perceive → decide → act → observe) finish the form,
+        with the business's values and every label known for them."""
+        from si_agent.agent import Agent, DomPerception, Goal
+        from si_agent.executor.rpa.form import synonyms
+
+        self.trace.note("direct matching cannot place every value: the agent takes over")
+        labels: dict[str, list[str]] = {}
+        values: dict[str, str] = {}
+        for f in self.business.fields:
+            if self.values.get(f.key) is None:
+                continue
+            values[f.key] = str(self.values[f.key])
+            labels[f.key] = [x for x in (self.options.fields.get(f.key), f.label) if x]
+            labels[f.key] += list(synonyms().get(f.key, ()))
+        for n, (label, value) in enumerate(self.options.fixed.items()):
+            values[f"fixed_{n}"] = "true" if value is True else str(value)
+            labels[f"fixed_{n}"] = [label]
+        goal = Goal(task=f"在办理网站上填写并提交【{self.business.name}】", values=values,
+                    labels=labels, success=self.options.success)
+        agent = Agent(DomPerception(), self.decider, max_steps=self.options.agent_steps)
+        result = agent.run(self.page, goal, trace_dir=self.trace.directory / "agent")
+        self.trace.note(f"agent: {'done' if result.success else 'stopped'} after "
+                        f"{len(result.steps)} steps")
+        if result.success:
+            self.trace.fields = [FieldStatus(label=self.business.field(k).label, key=k,
+                                             status=FILLED) for k in values if not
+                                 k.startswith("fixed_")]
+            output = dict(result.output)
+            output["field_status"] = [f.model_dump(exclude={"value"}) for f in self.trace.fields]
+            return output
+        failed = {k.removeprefix("failed."): v for k, v in result.output.items()
+                  if k.startswith("failed.") and not k.startswith("failed.fixed_")}
+        self.trace.fields = [FieldStatus(label=self.business.field(k).label, key=k,
+                                         status=FAILED, reason=v) for k, v in failed.items()]
+        self.trace.fields += [FieldStatus(label=m, key=None, status=UNFILLED)
+                              for m in result.missing]
+        if failed and not result.missing:
+            raise ExecutorError(texts.RPA_FIELDS_FAILED, field_errors=failed, retryable=False,
+                                resume=self.trace.resume)
+        reason = "、".join(f"{m}{UNFILLED}" for m in result.missing) or result.message
+        raise ExecutorError(texts.RPA_REFUSED.format(reason=reason), field_errors=failed,
+                            retryable=False, resume=self.trace.resume)
 
     # -- discovery ----------------------------------------------------------------
 
