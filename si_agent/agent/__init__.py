@@ -13,11 +13,11 @@ from si_agent.agent.decision import Decider, FormPolicy, ModelDecider
 from si_agent.agent.executor import ActionRunner
 from si_agent.agent.loop import Agent, AgentResult
 from si_agent.agent.models import Element, Goal, Observation, Record, Step, View
-from si_agent.agent.observer import ResultObserver
+from si_agent.agent.observer import ModelCheck, ResultObserver
 from si_agent.agent.perception import Combined, DomPerception, Perception, ScreenshotPerception
 
 __all__ = [
     "ActionRunner", "Agent", "AgentResult", "Combined", "Decider", "DomPerception", "Element",
-    "FormPolicy", "Goal", "ModelDecider", "Observation", "Perception", "Record",
+    "FormPolicy", "Goal", "ModelCheck", "ModelDecider", "Observation", "Perception", "Record",
     "ResultObserver", "ScreenshotPerception", "Step", "View",
 ]

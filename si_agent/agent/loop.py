@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from si_agent.agent.decision import Decider, mask_values
 from si_agent.agent.executor import ActionRunner
 from si_agent.agent.models import Finish, Goal, Observation, Record, Step
-from si_agent.agent.observer import ResultObserver
+from si_agent.agent.observer import ModelCheck, ResultObserver
 from si_agent.agent.perception import Perception
 
 log = logging.getLogger(__name__)
@@ -61,11 +61,13 @@ class Agent:
 
     def __init__(self, perception: Perception, decider: Decider, *,
                  runner: ActionRunner | None = None, observer: ResultObserver | None = None,
-                 max_steps: int = 30, max_failures: int = 3) -> None:
+                 checker: ModelCheck | None = None, max_steps: int = 30,
+                 max_failures: int = 3) -> None:
         self.perception = perception
         self.decider = decider
         self.runner = runner or ActionRunner()
         self.observer = observer or ResultObserver()
+        self.checker = checker  # settles what the mechanical checks cannot
         self.max_steps = max_steps
         self.max_failures = max_failures
 
@@ -94,6 +96,9 @@ class Agent:
                     self.runner.perform(page, step, goal.values)
                     after = self.perception.perceive(page)
                     seen = self.observer.observe(step, view, after, goal.values)
+                    if self.checker is not None:
+                        seen = self.checker.settle(step, view, after, seen,
+                                                   lambda text: mask_values(text, goal))
                 except Exception as exc:  # the element is gone, a timeout: the step failed
                     after, seen = view, Observation(status="failed", evidence=type(exc).__name__)
                 memory.append(Record(step=step, observation=seen, url=view.url))

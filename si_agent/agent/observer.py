@@ -9,6 +9,7 @@ an optional model check (``ModelCheck``, yes / no / uncertain) may settle it.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from si_agent.agent.executor import fill_in
 from si_agent.agent.models import Check, Click, Finish, Input, Observation, Select, Step, View
@@ -40,6 +41,35 @@ class ResultObserver:
         if isinstance(action, Click):
             return _after_click(before, after, ref)
         return Observation(status="uncertain", evidence="not checked")
+
+
+class ModelCheck:
+    """Settles an ``uncertain`` observation by asking a model (one small call) whether
+    the page now shows what the step meant to do: yes, no or uncertain."""
+
+    PROMPT = ("浏览器助手刚执行了一步操作。根据操作前后的页面，判断这一步是否达到了目的。"
+              "只回答 yes、no 或 uncertain。")
+
+    def __init__(self, client: Any, model: str) -> None:
+        self.client = client
+        self.model = model
+        self.calls = 0
+
+    def settle(self, step: Step, before: View, after: View, seen: Observation,
+               masked: Any = str) -> Observation:
+        if seen.status != "uncertain":
+            return seen
+        self.calls += 1
+        content = (f"目的：{step.thought}\n操作：{step.action.model_dump_json()}\n"
+                   f"操作前：\n{masked(before.digest())}\n操作后：\n{masked(after.digest())}")
+        reply = self.client.chat.completions.create(
+            model=self.model, temperature=0, max_tokens=3,
+            messages=[{"role": "system", "content": self.PROMPT},
+                      {"role": "user", "content": content}])
+        answer = (reply.choices[0].message.content or "").strip().lower()
+        status = {"yes": "ok", "no": "failed"}.get(answer, "uncertain")
+        return Observation(status=status, evidence=f"{seen.evidence}; the model says {answer}"
+                           [:200])
 
 
 def _after_click(before: View, after: View, ref: str | None) -> Observation:

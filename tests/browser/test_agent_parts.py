@@ -162,3 +162,60 @@ def test_a_model_decider_sees_placeholders_never_the_values(page):
         assert decider.calls == 1 and decider.prompt_chars > 0
     finally:
         fake.stop()
+
+
+def test_a_screenshot_only_decider_acts_on_points_and_a_model_settles_doubt(page):
+    """Perception swapped for a screenshot: the (scripted) model clicks a point; the
+    observer cannot see a button by ref, so a model check settles the outcome."""
+    from openai import OpenAI
+
+    from si_agent.agent import ModelCheck
+    from si_agent.agent.models import Goal as G
+
+    fake = FakeOpenAI()
+    client = OpenAI(base_url=fake.start(), api_key="test")
+    try:
+        for selector, value in (("#n", "张伟"), ("#b", "ccb")):
+            page.locator(selector).fill(value) if selector == "#n" else page.select_option(
+                selector, value)
+        page.check("#r1")
+        page.check("#c")
+        x, y, w, h = by_name(DomPerception().perceive(page), "提交申请").box
+        fake.push({"tool_calls": [{"name": "next_step", "arguments": {
+            "thought": "点提交", "action": {"type": "click", "point": [x + w // 2, y + h // 2]}}}]})
+        fake.push({"content": "yes"})  # the model check
+        fake.push({"tool_calls": [{"name": "next_step", "arguments": {
+            "thought": "完成", "action": {"type": "finish", "success": True,
+                                          "output": {"application_no": "SI20261201000042"}}}}]})
+        checker = ModelCheck(client, "test-model")
+        agent = Agent(ScreenshotPerception(), ModelDecider(client, "test-model"), checker=checker)
+        result = agent.run(page, G(task="提交"))
+        assert result.success and result.output["application_no"] == "SI20261201000042"
+        assert "受理编号" in page.inner_text("#out")
+        click = result.steps[0]
+        assert click.observation.status == "ok" and "the model says yes" in click.observation.evidence
+        assert checker.calls == 1
+        image = fake.requests[0]["messages"][1]["content"][1]["image_url"]["url"]
+        assert image.startswith("data:image/jpeg;base64,")
+    finally:
+        fake.stop()
+
+
+def test_the_agent_command(tmp_path):
+    """``si-agent agent run`` on a local page: each step printed, the output last."""
+    import subprocess
+    import sys
+
+    form = tmp_path / "form.html"
+    form.write_text(FORM, "utf-8")
+    run = subprocess.run(
+        [sys.executable, "-m", "si_agent.cli", "agent", "run", "--url", form.as_uri(),
+         "--goal", "申领社保卡", "--values", json.dumps(GOAL.values, ensure_ascii=False),
+         "--trace", str(tmp_path / "trace")],
+        capture_output=True, text=True, timeout=120, env={**__import__("os").environ,
+                                                          "SI_RPA_CHROMIUM": str(CHROMIUM)})
+    lines = run.stdout.strip().splitlines()
+    assert run.returncode == 1, run.stderr  # 户口性质 has no synonyms: the label is the key
+    assert json.loads(lines[-1]) == {"success": False, "output": {}, "message": "缺少：户口性质",
+                                     "missing": ["户口性质"]}
+    assert lines[0].startswith("填写姓名 → input") and "{{name}}" in lines[0]
