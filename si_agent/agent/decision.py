@@ -102,6 +102,11 @@ class FormPolicy:
                      and goal.target in e.name), None)
         if link is not None and not controls:
             return Step(thought=f"从菜单进入“{link.name}”", action=Click(ref=link.ref))
+        if not controls and memory and isinstance(memory[-1].step.action, Click):
+            # An error page after pressing a button: whether it took effect is unknown,
+            # so pressing again could apply twice. Say what the site said.
+            return Step(thought="网站返回了错误页面", action=Finish(
+                success=False, message=view.title.split(" - ")[0] or view.summary[:60]))
         return Step(thought="页面上没有可以继续的操作",
                     action=Finish(success=False, message="未找到要办理的表单或提交按钮"))
 
