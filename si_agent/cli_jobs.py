@@ -68,8 +68,13 @@ def _rpa_discover(args: argparse.Namespace, settings: Settings) -> int:
             return 2
         options = Executors(settings).options(business).model_copy(update={"url": args.url})
     else:
-        options = RpaOptions(url=args.url, fixed=json.loads(args.fixed), login={
-            "url": args.url, "user_env": "SI_PORTAL_USER", "password_env": "SI_PORTAL_PASSWORD"})
+        try:
+            fixed = json.loads(args.fixed)
+        except json.JSONDecodeError as exc:
+            print(f"error: --fixed is not JSON: {exc}", file=sys.stderr)
+            return 2
+        options = RpaOptions(url=args.url, fixed=fixed, login={
+            "user_env": "SI_PORTAL_USER", "password_env": "SI_PORTAL_PASSWORD"})
         business = Business.model_validate({
             "id": "discovered", "name": "discovered", "type": "handle", "description": "-",
             "keywords": ["-"], "fields": "discover", "require_confirm": True,

@@ -35,7 +35,7 @@ from typing import Any
 import jsonschema
 from pydantic import ValidationError
 
-from si_agent.config.model import Business
+from si_agent.config.model import Business, FieldDef
 from si_agent.config.templates import template_errors
 from si_agent.config.yamlio import YamlDocument, format_path, load_yaml
 from si_agent.errors import ConfigError, ConfigErrors, DefinitionError, UnknownBackendError
@@ -233,6 +233,18 @@ def _meaning_errors(b: Business, stem: str, raw: Mapping) -> Iterator[tuple[tupl
         yield ("id",), f"business id {b.id!r} must equal the file name {stem!r}"
     if b.discover and b.api.kind != "rpa":
         yield ("fields",), "fields: discover needs api.kind: rpa (the fields are read from its form)"
+    for label, override in b.field_overrides.items():
+        try:  # what the pinned keys would make of a discovered field
+            FieldDef.model_validate({"key": "x", "label": label, "type": "text", "prompt": "-",
+                                     **override})
+        except ValidationError as exc:
+            problem = exc.errors(include_url=False)[0]
+            where = ".".join(str(p) for p in problem["loc"])
+            yield ("field_overrides", label, where), problem["msg"]
+            continue
+        if "type" in override and override["type"] not in field_types():
+            yield ("field_overrides", label, "type"), (
+                f"unknown field type {override['type']!r}; valid: {', '.join(sorted(field_types()))}")
     if not b.fields and not b.steps and not b.discover:
         yield (), "a business needs at least one entry in fields or steps"
     yield from _duplicates("fields", "key", [f.key for f in b.fields], "field key")

@@ -44,6 +44,9 @@ class JobContext:
 
     id: str
     resume: Mapping[str, Any] = field(default_factory=dict)
+    # Records ``resume`` on the job at once (before a submission), so a rerun of the
+    # job after a crash, on any machine, continues from it.
+    remember: Callable[[dict[str, Any]], None] | None = None
 
 
 class ExecutorOptions(BaseModel):

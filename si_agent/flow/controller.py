@@ -211,8 +211,15 @@ class Controller:
         """``business`` (``fields: discover``) with its form's fields, which this
         controller's catalog keeps from now on. Raises ``ExecutorError``."""
         ready = self.executor.prepare(business)
+        if ready.fields != self.catalog[business.id].fields:
+            self._toolsets = {k: v for k, v in self._toolsets.items() if k[1] != business.id}
         self.catalog[business.id] = ready
         return ready
+
+    def ready(self, business: Business) -> Business:
+        """``business`` with its fields (read from its form first, if it discovers them)."""
+        return self.discovered(business) if business.discover and not business.fields \
+            else business
 
     def toolset(self, state: str, business: Business | None, step: Step | None,
                 retryable: bool = True) -> list[dict]:

@@ -90,6 +90,7 @@ class Turn:
         # Step-file writes and deletes, done once the session is saved (apply_file_ops):
         # a re-run after a concurrent save must not leave files of a discarded attempt.
         self.file_ops: list[tuple[str, str, Any]] = []
+        self.unreadable: set[str] = set()  # businesses whose form could not be read
 
     # -- lifecycle --------------------------------------------------------
 
@@ -286,7 +287,8 @@ class Turn:
                             exc.message)
                 self.memo[key] = None
         ready = self.memo[key]
-        if ready is None:
+        if ready is None and business.id not in self.unreadable:
+            self.unreadable.add(business.id)  # said once in this reply
             self.parts.append(replies.render(replies.FORM_UNREADABLE, name=business.name))
         return ready
 

@@ -63,6 +63,7 @@ class JobDriver:
         self.heartbeat = HEARTBEAT
         self._running: set[str] = set()  # jobs this process is running now
         self._versions: dict[str, int] = {}  # their record versions, as last written here
+        self._resumes: dict[str, dict] = {}  # resume states they recorded while running
         self._running_lock = threading.Lock()
         self._beater: threading.Thread | None = None
 
@@ -144,6 +145,7 @@ class JobDriver:
         """Run the claimed job's executor once; the finished job, not yet written
         (``apply_outcome`` writes it together with the session it changes)."""
         executor = self.ctl.executor_for(business)
+        business = self.ctl.ready(business)  # fields: discover: the form's fields
         values, gone = self._with_files(job.values)
         if gone:  # kept longer than the session: that step again
             log.warning("job %s of %s: kept file(s) of %s gone", job.id, business.id,
@@ -156,7 +158,8 @@ class JobDriver:
                 result = self.ctl.executor.run(
                     business, values, idempotency_key=job.idempotency_key,
                     progress=lambda text: self._renew(job.id, progress=text),
-                    job=JobContext(id=job.id, resume=job.resume or {}))
+                    job=JobContext(id=job.id, resume=job.resume or {},
+                                   remember=lambda state: self._renew(job.id, resume=state)))
             except ExecutorError as exc:
                 error = JobError(message=exc.message, field_errors=exc.field_errors,
                                  retryable=exc.retryable, status=exc.status, resume=exc.resume)
@@ -191,10 +194,11 @@ class JobDriver:
         values are dropped (the session keeps them)."""
         with self._running_lock:
             version = self._versions.pop(job.id, None)
+            resume = self._resumes.pop(job.id, job.resume)
         fresh = job.model_copy(update={"version": version}) if version else job
         return fresh.model_copy(update={
             "status": "failed" if error else "succeeded", "result": result, "error": error,
-            "finished_at": time.time(), "progress": None, "values": {}})
+            "finished_at": time.time(), "progress": None, "values": {}, "resume": resume})
 
     def run_in_background(self, job_id: str) -> None:
         """The job runner's entry: run a claimed job and apply its outcome as a notice."""
@@ -285,8 +289,10 @@ class JobDriver:
                     log.warning("renewing the lease of job %s failed: %s", job_id,
                                 type(exc).__name__)
 
-    def _renew(self, job_id: str, progress: str | None = None) -> None:
-        """A fresh lease (and the citizen-facing progress text, if given)."""
+    def _renew(self, job_id: str, progress: str | None = None,
+               resume: dict[str, Any] | None = None) -> None:
+        """A fresh lease (and the citizen-facing progress text, the executor's
+        resume state, if given)."""
         for _ in range(_RETRIES):
             job = self.ctl.jobs.load(job_id)
             if job is None or job.finished or job.owner != this_process():
@@ -294,6 +300,8 @@ class JobDriver:
             update: dict = {"lease_until": time.time() + self.lease}
             if progress is not None:
                 update["progress"] = progress
+            if resume is not None:
+                update["resume"] = resume
             renewed = job.model_copy(update=update)
             try:
                 self.ctl.jobs.save(renewed)
@@ -302,6 +310,8 @@ class JobDriver:
             with self._running_lock:
                 if job_id in self._versions:
                     self._versions[job_id] = renewed.version
+                if resume is not None:
+                    self._resumes[job_id] = resume
             if job.long_running:
                 self._touch_session(job.session_id)
             return

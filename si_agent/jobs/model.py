@@ -40,6 +40,14 @@ _PLACE = f"{socket.gethostname()}{_pid_namespace()}"
 _TOKEN = uuid.uuid4().hex[:8]  # tells this process from a later one with a reused PID
 
 
+def _new_token() -> None:
+    global _TOKEN
+    _TOKEN = uuid.uuid4().hex[:8]
+
+
+os.register_at_fork(after_in_child=_new_token)  # a forked worker is a process of its own
+
+
 def this_process() -> str:
     """``place:pid:token`` of the calling process (a job's owner)."""
     return f"{_PLACE}:{os.getpid()}:{_TOKEN}"

@@ -69,15 +69,49 @@ def test_discovery_infers_keys_types_and_options():
     assert bank["prompt"] == "请选择开户银行：中国工商银行、交通银行。"
     assert fields[-1]["prompt"] == "请提供原单位全称。"
     assert form_hash(controls) == form_hash(list(controls))
+    by_synonym = infer_fields([control("社会保障号码"), control("社会保障卡金融账号"),
+                               control("备案生效日期")], {})
+    assert [(f["key"], f["type"]) for f in by_synonym] == [
+        ("id_number", "idcard"), ("bank_card", "bank_card"), ("start_date", "date")]
     assert form_hash(controls) != form_hash(controls[:-1])
 
 
 def test_old_traces_are_deleted_when_a_job_starts(tmp_path):
     old, new = tmp_path / "job-old", tmp_path / "job-new"
-    for directory in (old, new):
+    forms, drafts = tmp_path / "forms", tmp_path / "drafts"
+    for directory in (old, new, forms, drafts):
         directory.mkdir()
         (directory / "01-page.png").write_bytes(b"png")
+    (forms / "web.json").write_text("{}")
+    (drafts / "old.json").write_text("{}")
+    (drafts / "new.json").write_text("{}")
     week_ago = time.time() - 8 * 86400
-    os.utime(old, (week_ago, week_ago))
+    for path in (old, forms, forms / "web.json", drafts, drafts / "old.json"):
+        os.utime(path, (week_ago, week_ago))
     RpaExecutor(tmp_path, retention_days=7)._purge_traces()
     assert not old.exists() and new.exists()
+    assert (forms / "web.json").exists()  # the discovery cache is no trace
+    assert not (drafts / "old.json").exists() and (drafts / "new.json").exists()
+
+
+def test_discovery_settings_are_checked_when_businesses_load(tmp_path):
+    from si_agent.config.loader import check_directory
+
+    (tmp_path / "web.yaml").write_text("""\
+id: web
+name: 网上办理
+type: handle
+description: 测试。
+keywords: [网上办理]
+fields: discover
+field_overrides:
+  联系电话: {type: mobile}
+  备注: {max_length: many}
+require_confirm: true
+api: {kind: http, url: "https://gov.example/api", result_template: ok}
+""", "utf-8")
+    _, errors = check_directory(tmp_path)
+    text = "\\n".join(str(e) for e in errors)
+    assert "fields: discover needs api.kind: rpa" in text
+    assert "field_overrides.联系电话.type: unknown field type 'mobile'" in text
+    assert "field_overrides.备注.max_length" in text

@@ -14,7 +14,7 @@ from werkzeug.serving import make_server
 
 from si_agent.config.model import Business
 from si_agent.errors import ExecutorError
-from si_agent.executor import JobContext
+from si_agent.executor import JobContext, texts
 from si_agent.executor.rpa import RpaExecutor, RpaOptions
 
 PAGE = """<!doctype html><html lang="zh-CN"><head><title>转移申请</title></head><body><main>
@@ -28,9 +28,27 @@ PAGE = """<!doctype html><html lang="zh-CN"><head><title>转移申请</title></h
 </form></main></body></html>"""
 
 
+WRAPPED = """<!doctype html><html lang="zh-CN"><body><main><form method="post">
+  <label>姓名 <input name="xm" required></label>
+  <label>身份证号 <input name="sfz" required></label>
+  <label>转出地 <input name="zc" required></label>
+  <label>转入地 <input name="zr" required></label>
+  <button>提交申请</button></form></main></body></html>"""
+
+
 @pytest.fixture
 def site() -> Iterator[tuple[str, list[dict]]]:
     app, received = Flask(__name__), []
+
+    @app.route("/wrapped", methods=["GET", "POST"])
+    def wrapped():
+        """Labels around their inputs, no ids: the controls are found by name."""
+        if request.method == "POST":
+            received.append(dict(request.form))
+            if request.args.get("silent"):  # neither a number nor a refusal
+                return WRAPPED
+            return "<h1>提交成功</h1><p>受理编号：SI20261201008888</p>"
+        return WRAPPED
 
     @app.route("/form", methods=["GET", "POST"])
     def form():
@@ -80,3 +98,27 @@ def test_the_agent_says_what_it_could_not_fill(site, tmp_path, chromium, catalog
     finally:
         executor.close()
     assert "申请人姓名未填写" in failed.value.message and not received
+
+
+VALUES = {"from_city": "杭州市", "to_city": "苏州市", "id_number": "330122196303150178",
+          "name": "张伟"}
+
+
+def test_controls_without_ids_and_a_submit_with_no_answer(site, tmp_path, chromium, catalog):
+    url, received = site
+    wrapped = url.replace("/form", "/wrapped")
+    executor = RpaExecutor(tmp_path, chromium=chromium)
+    try:
+        result = executor.run(catalog["social_transfer"], VALUES, idempotency_key="w" * 32,
+                              options=RpaOptions(url=wrapped), job=JobContext(id="wrapped"))
+        assert result["application_no"] == "SI20261201008888"
+        assert received == [{"xm": "张伟", "sfz": "330122196303150178", "zc": "杭州市",
+                             "zr": "苏州市"}]
+        with pytest.raises(ExecutorError) as unknown:  # never submitted twice
+            executor.run(catalog["social_transfer"], VALUES, idempotency_key="s" * 32,
+                         options=RpaOptions(url=wrapped + "?silent=1"),
+                         job=JobContext(id="silent"))
+    finally:
+        executor.close()
+    assert unknown.value.message == texts.RPA_NO_RESULT and not unknown.value.retryable
+    assert len(received) == 2

@@ -106,3 +106,41 @@ def test_discover_and_validate_print_what_was_inferred(discovering, fresh_portal
     assert main(["validate"]) == 0
     assert ("web_transfer: fields discovered from " + url + ": name (申请人姓名, name), "
             "id_number (证件号码, idcard), phone (联系电话, phone)") in capsys.readouterr().out
+
+
+class Held:
+    """A job runner that keeps the jobs, as a queue would for another process."""
+
+    def __init__(self) -> None:
+        self.jobs: list[str] = []
+
+    def submit(self, job_id, work) -> None:
+        self.jobs.append(job_id)
+
+
+def test_a_worker_that_never_saw_the_form_runs_the_job(discovering, fresh_portal):
+    from si_agent.jobs.model import this_process
+
+    held = Held()
+    api = build_controller(discovering, engine="rules")
+    api.runner = held
+    talk(api, "我要网上转移社保", "张伟", "330122196303150178", "13800138001", "杭州", "苏州")
+    assert talk(api, "确认").state == "executing" and len(held.jobs) == 1
+    worker = build_controller(discovering, engine="rules")  # a fresh process: no fields yet
+    assert worker.catalog["web_transfer"].fields == ()
+    assert worker.driver.run_handed_over(held.jobs[0], this_process())
+    turn = api.current("u")
+    assert turn.state == "done", turn.notice
+    job = api.jobs.load(held.jobs[0])
+    # The draft was on the job record before anything was sent: any machine reruns it.
+    assert job.resume["draft"].startswith(fresh_portal + "/forms/social_transfer/drafts/")
+    worker.runner.shutdown()
+    api.runner = None
+
+
+def test_discover_a_form_without_a_business(discovering, fresh_portal, capsys, monkeypatch):
+    monkeypatch.setenv("SI_RPA_CHROMIUM", discovering.rpa_chromium)
+    assert main(["rpa", "discover", fresh_portal + "/forms/card_apply"]) == 0
+    out = capsys.readouterr().out
+    assert "- key: mailing_address\n  label: 邮寄地址\n  type: text" in out
+    assert "- key: bank\n  label: 合作银行\n  type: enum" in out

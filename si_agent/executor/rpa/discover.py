@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -33,12 +34,15 @@ from si_agent.config.model import Business, FieldDef
 from si_agent.executor.rpa.form import Control, normalize, synonyms
 
 _TYPES_BY_LABEL = (
-    (re.compile(r"身份证|证件号"), "idcard"),
+    (re.compile(r"身份证|证件号|身份号码|社会保障号"), "idcard"),
     (re.compile(r"手机|电话"), "phone"),
-    (re.compile(r"银行卡|银行账号|收款账号"), "bank_card"),
+    (re.compile(r"银行卡|银行账号|收款账号|金融账号|账号"), "bank_card"),
     (re.compile(r"姓名|申请人$"), "name"),
     (re.compile(r"日期"), "date"),
 )
+# A key known from the synonym table has a known type, whatever the label says.
+_TYPES_BY_KEY = {"id_number": "idcard", "bank_card": "bank_card", "phone": "phone",
+                 "new_phone": "phone", "name": "name"}
 
 
 class DiscoveredForm(BaseModel):
@@ -49,8 +53,10 @@ class DiscoveredForm(BaseModel):
     fields: list[dict[str, Any]]
 
     def business(self, business: Business) -> Business:
-        """``business`` with these fields."""
-        fields = tuple(FieldDef.model_validate(f) for f in self.fields)
+        """``business`` with these fields, and what staff pinned by label on top."""
+        pinned = {normalize(label): o for label, o in business.field_overrides.items()}
+        fields = tuple(FieldDef.model_validate({**f, **pinned.get(normalize(f["label"]), {})})
+                       for f in self.fields)
         return business.model_copy(update={"fields": fields})
 
 
@@ -60,9 +66,10 @@ def form_hash(controls: list[Control]) -> str:
 
 
 def infer_fields(controls: list[Control], fixed: Mapping[str, Any],
-                 overrides: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Business fields (as YAML would write them) for the form's required controls."""
-    pinned = {normalize(label): dict(o) for label, o in overrides.items()}
+                 overrides: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Business fields (as YAML would write them) for the form's required controls;
+    ``overrides`` (staff's, by label) on top, as ``DiscoveredForm.business`` does."""
+    pinned = {normalize(label): dict(o) for label, o in (overrides or {}).items()}
     keys_by_label = {label: key for key, labels in synonyms().items() for label in labels}
     fields: list[dict[str, Any]] = []
     taken: set[str] = set()
@@ -88,7 +95,8 @@ def _infer(control: Control, key: str) -> dict[str, Any]:
         names = "、".join(o.label for o in control.options)
         field["prompt"] = f"请选择{label}：{names}。"
         return field
-    kind = "date" if control.kind == "date" else next(
+    kind = "date" if control.kind == "date" else _TYPES_BY_KEY.get(key) or (
+        "date" if key.endswith("_date") else None) or next(
         (t for pattern, t in _TYPES_BY_LABEL if pattern.search(label)), "text")
     field["type"] = kind
     example = "（例如“2026-01-31”）" if kind == "date" else ""
@@ -114,16 +122,21 @@ def cache_path(root: Path, business_id: str) -> Path:
 
 
 def load_cached(root: Path, business_id: str) -> DiscoveredForm | None:
+    """The cached discovery, or None (none yet, or unreadable: read the form again)."""
     path = cache_path(root, business_id)
-    if not path.is_file():
+    try:
+        return DiscoveredForm.model_validate_json(path.read_text("utf-8"))
+    except (OSError, ValueError):
         return None
-    return DiscoveredForm.model_validate_json(path.read_text("utf-8"))
 
 
 def save(root: Path, business_id: str, form: DiscoveredForm) -> None:
+    """Write the cache whole or not at all (another process may be reading it)."""
     path = cache_path(root, business_id)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(form.model_dump_json(indent=1), "utf-8")
+    scratch = path.with_suffix(f".{os.getpid()}.tmp")
+    scratch.write_text(form.model_dump_json(indent=1), "utf-8")
+    os.replace(scratch, path)
 
 
 def as_yaml(fields: list[dict[str, Any]]) -> str:

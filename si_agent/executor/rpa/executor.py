@@ -42,6 +42,7 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
@@ -51,7 +52,7 @@ from si_agent.errors import ExecutorError
 from si_agent.executor import texts
 from si_agent.executor.base import ExecutorOptions, JobContext, Progress
 from si_agent.executor.rpa import discover
-from si_agent.executor.rpa.form import Control, choose, match, normalize, perceive
+from si_agent.executor.rpa.form import Control, choose, css, match, normalize, perceive
 from si_agent.validators import mask
 
 log = logging.getLogger(__name__)
@@ -74,14 +75,14 @@ class LoginOptions(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    url: str
+    url: str | None = None  # without it, a page asking for a password is the login page
     user_env: str
     password_env: str
 
     @field_validator("url")
     @classmethod
-    def _check_url(cls, url: str) -> str:
-        return _url(url)
+    def _check_url(cls, url: str | None) -> str | None:
+        return None if url is None else _url(url)
 
 
 class RpaOptions(ExecutorOptions):
@@ -256,12 +257,13 @@ class RpaExecutor:
         if not self.trace_dir.is_dir():
             return
         cutoff = time.time() - self.retention_days * 86400
-        for path in [*self.trace_dir.iterdir(), *self.trace_dir.glob("drafts/*.json")]:
-            if path.name == "drafts" or path.stat().st_mtime >= cutoff:
-                continue
-            if path.is_dir():
+        # Job traces and drafts only: forms/ is the discovery cache, kept.
+        for path in self.trace_dir.iterdir():
+            if path.is_dir() and path.name not in ("drafts", "forms") \
+                    and path.stat().st_mtime < cutoff:
                 shutil.rmtree(path, ignore_errors=True)
-            else:
+        for path in self.trace_dir.glob("drafts/*.json"):
+            if path.stat().st_mtime < cutoff:
                 path.unlink(missing_ok=True)
 
 
@@ -323,12 +325,20 @@ class _Job:
         self.progress(texts.RPA_OPENING)
         self._open(self.job.resume.get("draft") or expand_env(self.options.url))
         self.trace.draft(self.page.url)
+        if self.job.remember is not None:  # on the job record, before anything is sent
+            self.job.remember(self.trace.resume)
+        submitted = False
         for page_no in range(self.options.max_pages):
             done = self._result()
             if done is not None:
                 return done
+            if submitted:  # no number and no refusal: whether it was accepted is unknown
+                self.trace.note("submitted: neither a result nor a refusal on the page")
+                self.trace.shot(self.page, "unknown")
+                raise ExecutorError(texts.RPA_NO_RESULT, retryable=False,
+                                    resume=self.trace.resume)
             controls = perceive(self.page)
-            if page_no == 0 and self.business.discover:
+            if page_no == 0 and self.business.discover and not self.job.resume:
                 self._check_discovered(controls)
             matched = match(self.business, controls, self.options.fields)
             fixed = _fixed(self.options)
@@ -338,6 +348,7 @@ class _Job:
             pressed = self._press()
             if pressed == "login":
                 continue  # logged in again: the draft page is filled anew
+            submitted = pressed == "submit"
             after = perceive(self.page)
             if any(c.error is not None for c in after):
                 self._refused(after)
@@ -403,8 +414,7 @@ class _Job:
         controls = perceive(self.page)
         found = discover.DiscoveredForm(
             url=expand_env(self.options.url), hash=discover.form_hash(controls),
-            fields=discover.infer_fields(controls, _fixed(self.options),
-                                         self.business.field_overrides))
+            fields=discover.infer_fields(controls, _fixed(self.options)))
         discover.save(self.trace_dir_root, self.business.id, found)
         self.trace.note(f"discovered {len(found.fields)} fields")
         return found
@@ -426,6 +436,11 @@ class _Job:
         self._check_time()
         response = self.page.goto(url)
         self.trace.note(f"open {_path(url)}")
+        if response is not None and response.status == 404 and url == self.job.resume.get(
+                "draft"):  # the portal dropped the draft: start a new one
+            self.trace.note("the draft is gone: a new one")
+            url = expand_env(self.options.url)
+            response = self.page.goto(url)
         self._check_status(response)
         if self._on_login_page():
             self._login()
@@ -433,9 +448,11 @@ class _Job:
             self._check_status(response)
 
     def _on_login_page(self) -> bool:
+        """The portal's login page: its URL when configured (a form may have a PIN
+        field), else any page asking for a password."""
         login = self.options.login
-        if login is not None and self.page.url.startswith(expand_env(login.url)):
-            return True
+        if login is not None and login.url:
+            return urlsplit(self.page.url).path == urlsplit(expand_env(login.url)).path
         return self.page.locator('input[type="password"]').count() > 0
 
     def _login(self) -> None:
@@ -521,7 +538,7 @@ class _Job:
             if control.kind == "select":
                 target.select_option(choice.value)
             else:
-                self.page.locator(f'{control.selector()}[value="{choice.value}"]').check()
+                self.page.locator(f'{control.selector()}[value="{css(choice.value)}"]').check()
             return
         target.fill(str(value))
 

@@ -62,7 +62,7 @@ _PERCEIVE_JS = """
     const kind = el.tagName === "SELECT" ? "select" : el.tagName === "TEXTAREA" ? "textarea"
       : type === "checkbox" ? "checkbox" : type === "date" ? "date" : "text";
     out.push({
-      key: "id:" + (el.id || el.name), kind,
+      key: el.id ? "id:" + el.id : "name:" + el.name, kind,
       label: text(el.labels && el.labels[0]) || el.getAttribute("aria-label") || el.name,
       required: el.required || el.getAttribute("aria-required") === "true",
       options: kind === "select"
@@ -101,8 +101,10 @@ class Control(BaseModel):
     def selector(self) -> str:
         kind, _, ident = self.key.partition(":")
         if kind == "radio":
-            return f'input[type="radio"][name="{_css(ident)}"]'
-        return f'[id="{_css(ident)}"]'
+            return f'input[type="radio"][name="{css(ident)}"]'
+        if kind == "name":
+            return f'[name="{css(ident)}"]'
+        return f'[id="{css(ident)}"]'
 
 
 def normalize(label: str) -> str:
@@ -110,7 +112,8 @@ def normalize(label: str) -> str:
     return _NOISE.sub("", unicodedata.normalize("NFKC", label))
 
 
-def _css(value: str) -> str:
+def css(value: str) -> str:
+    """``value`` quoted for a CSS attribute selector."""
     return value.replace("\\", "\\\\").replace('"', '\\"')
 
 
