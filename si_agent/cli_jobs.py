@@ -101,7 +101,7 @@ def _agent_run(args: argparse.Namespace, settings: Settings) -> int:
     from playwright.sync_api import sync_playwright
 
     from si_agent.agent import Agent, DomPerception, FormPolicy, Goal, ModelDecider
-    from si_agent.executor.rpa.executor import BROWSER_ARGS
+    from si_agent.executor.rpa.browsers import BROWSER_ARGS
     from si_agent.executor.rpa.form import synonyms
 
     try:
@@ -122,11 +122,7 @@ def _agent_run(args: argparse.Namespace, settings: Settings) -> int:
             print("error: --decider llm needs SI_LLM_BASE_URL (and SI_LLM_API_KEY)",
                   file=sys.stderr)
             return 2
-        from openai import OpenAI
-
-        decider = ModelDecider(OpenAI(base_url=settings.llm_base_url,
-                                      api_key=settings.llm_api_key or "none",
-                                      timeout=settings.llm_timeout), settings.llm_model)
+        decider = ModelDecider.from_settings(settings)
     else:
         decider = FormPolicy()
 

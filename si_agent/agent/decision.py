@@ -210,6 +210,15 @@ class ModelDecider:
         self.calls = 0
         self.prompt_chars = 0
 
+    @classmethod
+    def from_settings(cls, settings: Any) -> ModelDecider:
+        """The SI_LLM_* model (``openai`` SDK, any OpenAI-compatible endpoint)."""
+        from openai import OpenAI
+
+        client = OpenAI(base_url=settings.llm_base_url, api_key=settings.llm_api_key or "none",
+                        timeout=settings.llm_timeout, max_retries=settings.llm_max_retries)
+        return cls(client, settings.llm_model)
+
     def decide(self, goal: Goal, view: View, memory: Sequence[Record]) -> Step:
         messages = [{"role": "system", "content": SYSTEM},
                     {"role": "user", "content": _user_content(goal, view, memory)}]

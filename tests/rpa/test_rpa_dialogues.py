@@ -173,3 +173,13 @@ def test_staff_try_a_form_from_the_command_line(settings, fresh_portal, monkeypa
     assert "填写成功\t姓名\tname\t" in out
     assert main(["rpa", "run", "social_transfer", "--values", "{not json"]) == 2
     assert main(["rpa", "run", "pension_query", "--values", "{}"]) == 2
+
+
+def test_a_value_no_option_means_is_refused_before_sending(ctl, settings, fresh_portal):
+    values = {"name": ZHANG[0], "id_number": ZHANG[1], "phone": "13800138001",
+              "bank": "招商银行", "mailing_address": "浙江省杭州市西湖区文三路100号"}
+    with pytest.raises(ExecutorError) as refused:
+        run_direct(settings, ctl.catalog["card_apply"], values)
+    assert set(refused.value.field_errors) == {"bank"}
+    assert refused.value.field_errors["bank"].startswith("办理网站上只能选择：中国工商银行")
+    assert applications(fresh_portal) == []

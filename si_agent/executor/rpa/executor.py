@@ -39,7 +39,6 @@ import shutil
 import threading
 import time
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
@@ -51,14 +50,13 @@ from si_agent.config.model import Business
 from si_agent.errors import ExecutorError
 from si_agent.executor import texts
 from si_agent.executor.base import ExecutorOptions, JobContext, Progress
-from si_agent.executor.rpa import discover
+from si_agent.executor.rpa import browsers, discover
 from si_agent.executor.rpa.form import Control, choose, css, match, normalize, perceive
+from si_agent.executor.rpa.trace import FAILED, FILLED, UNFILLED, FieldStatus, Trace
 from si_agent.validators import mask
 
 log = logging.getLogger(__name__)
 
-FILLED, FAILED, UNFILLED = "填写成功", "填写失败", "未填写"
-BROWSER_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking")
 
 
 def _url(url: str) -> str:
@@ -113,31 +111,6 @@ class RpaOptions(ExecutorOptions):
         return value
 
 
-class FieldStatus(BaseModel):
-    """One control's outcome, in the terms a citizen and staff read."""
-
-    label: str
-    key: str | None  # the business field it took, if any
-    status: str  # FILLED, FAILED or UNFILLED
-    reason: str = ""
-    value: str = ""  # masked
-
-
-class _Browsers(threading.local):
-    """One Playwright driver and browser per thread (Playwright's sync API is bound to
-    the thread that started it), shared by every executor of the process."""
-
-    playwright: Any = None
-    browser: Any = None
-
-
-_browsers = _Browsers()
-# Browser work asked for on a thread that is not a job runner's (a request thread
-# discovering a form, the main thread of a command) runs on a thread of its own,
-# so a thread never holds two Playwright drivers and request threads start none.
-_own_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="si-rpa")
-
-
 class RpaExecutor:
     kind: ClassVar[str] = "rpa"
     Options: ClassVar[type[BaseModel]] = RpaOptions
@@ -160,13 +133,9 @@ class RpaExecutor:
         """With a model configured (SI_LLM_*), the agent decides with it; else offline."""
         decider = None
         if settings.llm_base_url:
-            from openai import OpenAI
-
             from si_agent.agent import ModelDecider
 
-            decider = ModelDecider(OpenAI(base_url=settings.llm_base_url,
-                                          api_key=settings.llm_api_key or "none",
-                                          timeout=settings.llm_timeout), settings.llm_model)
+            decider = ModelDecider.from_settings(settings)
         return cls(settings.data_dir / "rpa", chromium=str(settings.rpa_chromium),
                    retention_days=settings.rpa_retention_days, decider=decider)
 
@@ -176,13 +145,13 @@ class RpaExecutor:
         cached = discover.load_cached(self.trace_dir, business.id)
         url = expand_env(options.url)
         if cached is None or cached.url != url:
-            cached = _own_thread.submit(self.discover, business, options).result()
+            cached = browsers.own_thread.submit(self.discover, business, options).result()
         return cached.business(business)
 
     def discover(self, business: Business, options: RpaOptions) -> discover.DiscoveredForm:
         """Open the form, read its first page's required controls, cache the fields."""
         if threading.current_thread() is threading.main_thread():
-            return _own_thread.submit(self.discover, business, options).result()
+            return browsers.own_thread.submit(self.discover, business, options).result()
         trace = Trace(self.trace_dir / f"discover-{business.id}",
                       self.trace_dir / "drafts" / f"discover-{business.id}.json")
         context = self._browser().new_context(locale="zh-CN")
@@ -207,7 +176,7 @@ class RpaExecutor:
             options: RpaOptions, progress: Progress | None = None,
             job: JobContext | None = None) -> dict:
         if threading.current_thread() is threading.main_thread():  # a command, a test
-            return _own_thread.submit(self.run, business, values, idempotency_key=idempotency_key,
+            return browsers.own_thread.submit(self.run, business, values, idempotency_key=idempotency_key,
                                       options=options, progress=progress, job=job).result()
         job = job or JobContext(id=idempotency_key[:16])
         self._purge_traces()
@@ -236,22 +205,13 @@ class RpaExecutor:
             context.close()
 
     def _browser(self) -> Any:
-        b = _browsers
-        if b.browser is None or not b.browser.is_connected():
-            from playwright.sync_api import sync_playwright
-
-            if b.playwright is None:
-                b.playwright = sync_playwright().start()
-            args = [a for a in BROWSER_ARGS if not (self.headed and a == "--headless")]
-            b.browser = b.playwright.chromium.launch(
-                executable_path=self.chromium, headless=not self.headed, args=args)
-        return b.browser
+        return browsers.browser(self.chromium, self.headed)
 
     def close(self) -> None:
         """Close the browser of this thread and of the executor's own thread (job
         runner threads' close when the process ends)."""
-        _close_browser()
-        _own_thread.submit(_close_browser).result()
+        browsers.close_browser()
+        browsers.own_thread.submit(browsers.close_browser).result()
 
     def _purge_traces(self) -> None:
         if not self.trace_dir.is_dir():
@@ -265,48 +225,6 @@ class RpaExecutor:
         for path in self.trace_dir.glob("drafts/*.json"):
             if path.stat().st_mtime < cutoff:
                 path.unlink(missing_ok=True)
-
-
-def _close_browser() -> None:
-    b = _browsers
-    if b.browser is not None:
-        b.browser.close()
-        b.browser = None
-    if b.playwright is not None:
-        b.playwright.stop()
-        b.playwright = None
-
-
-class Trace:
-    """A job's action log, per-field table and screenshots, readable by the owner only."""
-
-    def __init__(self, directory: Path, draft_file: Path) -> None:
-        self.directory = directory
-        self.draft_file = draft_file
-        self.actions: list[str] = []
-        self.fields: list[FieldStatus] = []
-        self.resume: dict[str, Any] = {}
-        self._shots = 0
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        os.chmod(directory, 0o700)
-
-    def draft(self, url: str) -> None:
-        """The form's draft for this job: kept for the next submission of the flow."""
-        self.resume = {"draft": url}
-        self.draft_file.write_text(json.dumps(self.resume), "utf-8")
-
-    def note(self, action: str) -> None:
-        self.actions.append(f"{time.strftime('%H:%M:%S')} {action}")
-
-    def shot(self, page: Any, what: str) -> None:
-        self._shots += 1
-        page.screenshot(path=str(self.directory / f"{self._shots:02d}-{what}.png"), full_page=True)
-
-    def save(self) -> None:
-        (self.directory / "actions.log").write_text("\n".join(self.actions) + "\n", "utf-8")
-        (self.directory / "fields.json").write_text(
-            json.dumps([f.model_dump() for f in self.fields], ensure_ascii=False, indent=1),
-            "utf-8")
 
 
 class _Job:
@@ -511,36 +429,47 @@ class _Job:
     def _fill(self, controls: list[Control], matched: dict[str, Control],
               fixed: Mapping[str, str | bool]) -> None:
         total = len(matched)
+        unfit: dict[str, str] = {}  # values no option of their control means
         for done, (key, control) in enumerate(matched.items(), start=1):
             self.progress(texts.RPA_FILLING.format(done=done, total=total))
             field = self.business.field(key)
             value = self.values.get(key)
             if value is None:
                 continue
-            self._set(control, str(value), field)
+            if not self._set(control, str(value), field):
+                unfit[key] = texts.RPA_NO_OPTION.format(
+                    options="、".join(o.label for o in control.options))
+                continue
             self.taken[key] = control
             self.trace.note(f"fill {control.name} = {mask(field.type, value)}")
+        if unfit:  # refused before anything is sent: the citizen chooses again
+            self.trace.fields = [FieldStatus(label=matched[k].name, key=k, status=FAILED,
+                                             reason=r) for k, r in unfit.items()]
+            raise ExecutorError(texts.RPA_FIELDS_FAILED, field_errors=unfit, retryable=False,
+                                resume=self.trace.resume)
         for control in controls:
             if control.name in fixed:
                 self._set(control, fixed[control.name], None)
                 self.trace.note(f"fill {control.name} (fixed)")
 
-    def _set(self, control: Control, value: str | bool, field: Any) -> None:
+    def _set(self, control: Control, value: str | bool, field: Any) -> bool:
+        """Put ``value`` in the control; False when no option of it means the value."""
         target = self.page.locator(control.selector())
         if control.kind == "checkbox":
             target.set_checked(value is True or str(value).lower() in ("true", "1", "是"))
-            return
+            return True
         if control.kind in ("select", "radio"):
             choice = choose(field, control, str(value))
             if choice is None:
                 self.trace.note(f"no option of {control.name} fits")
-                return
+                return False
             if control.kind == "select":
                 target.select_option(choice.value)
             else:
                 self.page.locator(f'{control.selector()}[value="{css(choice.value)}"]').check()
-            return
+            return True
         target.fill(str(value))
+        return True
 
     def _result(self) -> dict | None:
         """The result dict if the page shows the success pattern, else None."""
