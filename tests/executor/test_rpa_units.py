@@ -115,3 +115,17 @@ api: {kind: http, url: "https://gov.example/api", result_template: ok}
     assert "fields: discover needs api.kind: rpa" in text
     assert "field_overrides.联系电话.type: unknown field type 'mobile'" in text
     assert "field_overrides.备注.max_length" in text
+
+
+def test_a_rerun_of_a_job_keeps_the_first_attempts_trace(tmp_path):
+    from si_agent.executor.rpa.trace import Trace
+
+    first = Trace(tmp_path / "job-1", tmp_path / "drafts" / "k.json")
+    first.note("press submit")
+    first.save()
+    second = Trace(tmp_path / "job-1", tmp_path / "drafts" / "k.json")
+    second.note("opened the draft again")
+    second.save()
+    assert second.directory == tmp_path / "job-1" / "attempt-2"
+    assert "press submit" in (tmp_path / "job-1" / "actions.log").read_text("utf-8")
+    assert oct((tmp_path / "job-1").stat().st_mode)[-3:] == "700"

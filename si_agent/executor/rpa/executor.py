@@ -169,7 +169,7 @@ class RpaExecutor:
             raise ExecutorError(texts.RPA_PORTAL_DOWN, retryable=True) from None
         finally:
             trace.save()
-            context.close()
+            _close_quietly(context)
         return found
 
     def run(self, business: Business, values: Mapping[str, Any], *, idempotency_key: str,
@@ -202,7 +202,7 @@ class RpaExecutor:
                                 resume=trace.resume or dict(job.resume) or None) from None
         finally:
             trace.save()
-            context.close()
+            _close_quietly(context)
 
     def _browser(self) -> Any:
         return browsers.browser(self.chromium, self.headed)
@@ -237,7 +237,8 @@ class _Job:
         self.page, self.trace, self.job, self.decider = page, trace, job, decider
         self.progress = progress or (lambda text: None)
         self.deadline = time.monotonic() + options.job_timeout
-        self.taken: dict[str, Control] = {}  # business key -> control, over all pages
+        self.taken: dict[str, Control] = {}  # business key -> control filled, over all pages
+        self.matched: dict[str, Control] = {}  # business key -> control it fits, all pages
 
     def run(self) -> dict:
         self.progress(texts.RPA_OPENING)
@@ -259,6 +260,7 @@ class _Job:
             if page_no == 0 and self.business.discover and not self.job.resume:
                 self._check_discovered(controls)
             matched = match(self.business, controls, self.options.fields)
+            self.matched.update(matched)
             fixed = _fixed(self.options)
             self._fill(controls, matched, fixed)
             if self._unplaced(controls, matched, fixed):
@@ -431,6 +433,7 @@ class _Job:
         total = len(matched)
         unfit: dict[str, str] = {}  # values no option of their control means
         for done, (key, control) in enumerate(matched.items(), start=1):
+            self._check_time()
             self.progress(texts.RPA_FILLING.format(done=done, total=total))
             field = self.business.field(key)
             value = self.values.get(key)
@@ -489,13 +492,13 @@ class _Job:
     def _refused(self, controls: list[Control]) -> None:
         """The form announced invalid controls: a per-field table, then the error."""
         self.trace.shot(self.page, "refused")
-        key_of = {c.key: k for k, c in self.taken.items()}
+        key_of = {c.key: k for k, c in self.matched.items()}
         table = []
         for c in controls:
             key = key_of.get(c.key)
             if c.error is not None:
                 status, reason = FAILED, c.error or texts.RPA_FIELDS_FAILED
-            elif key is not None or c.value:
+            elif key in self.taken or c.value:
                 status, reason = FILLED, ""
             elif c.required:
                 status, reason = UNFILLED, ""
@@ -515,6 +518,14 @@ class _Job:
                                 field_errors=field_errors, resume=self.trace.resume)
         raise ExecutorError(texts.RPA_FIELDS_FAILED, field_errors=field_errors,
                             retryable=False, resume=self.trace.resume)
+
+
+def _close_quietly(context: Any) -> None:
+    """Close a browser context without letting a failure hide the job's outcome."""
+    try:
+        context.close()
+    except Exception as exc:  # the browser is gone already
+        log.warning("rpa: closing a browser context failed (%s)", type(exc).__name__)
 
 
 def _fixed(options: RpaOptions) -> dict[str, str | bool]:

@@ -5,12 +5,15 @@ kept for the job's idempotency key under ``drafts/``."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
+
+log = logging.getLogger(__name__)
 
 FILLED, FAILED, UNFILLED = "填写成功", "填写失败", "未填写"
 
@@ -29,6 +32,11 @@ class Trace:
     """A job's action log, per-field table and screenshots, readable by the owner only."""
 
     def __init__(self, directory: Path, draft_file: Path) -> None:
+        if (directory / "actions.log").exists():  # a rerun of the job: keep the first
+            attempt = 2
+            while (directory / f"attempt-{attempt}").exists():
+                attempt += 1
+            directory = directory / f"attempt-{attempt}"
         self.directory = directory
         self.draft_file = draft_file
         self.actions: list[str] = []
@@ -51,6 +59,15 @@ class Trace:
         page.screenshot(path=str(self.directory / f"{self._shots:02d}-{what}.png"), full_page=True)
 
     def save(self) -> None:
+        """Write the log and the table (best effort: a full disk must not hide the
+        job's outcome)."""
+        try:
+            self._write()
+        except OSError as exc:
+            log.warning("rpa trace %s not written: %s", self.directory.name,
+                        type(exc).__name__)
+
+    def _write(self) -> None:
         (self.directory / "actions.log").write_text("\n".join(self.actions) + "\n", "utf-8")
         (self.directory / "fields.json").write_text(
             json.dumps([f.model_dump() for f in self.fields], ensure_ascii=False, indent=1),
