@@ -25,6 +25,17 @@ def expand_env(text: str, env: Mapping[str, str] | None = None) -> str:
     return _REF.sub(sub, text)
 
 
+def check_url(url: str) -> str:
+    """``url`` if it is an http(s) URL or starts with a ``${VAR}``; else ``ValueError``
+    (for option validators: the message reaches staff as a config error)."""
+    problems = syntax_errors(url)
+    if problems:
+        raise ValueError(problems[0])
+    if not url.startswith(("http://", "https://", "${")):
+        raise ValueError(f"url {url!r} must start with http://, https:// or ${{VAR}}")
+    return url
+
+
 def syntax_errors(text: str) -> list[str]:
     """Describe each malformed ``${...}`` reference in ``text`` (empty if none)."""
     return [

@@ -36,7 +36,7 @@ from typing import Any, ClassVar, Literal
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from si_agent.config.envsubst import expand_env, syntax_errors
+from si_agent.config.envsubst import check_url, expand_env
 from si_agent.config.model import Business
 from si_agent.config.settings import Settings
 from si_agent.errors import ExecutorError
@@ -63,12 +63,7 @@ class HttpOptions(ExecutorOptions):
     @field_validator("url")
     @classmethod
     def _check_url(cls, url: str) -> str:
-        problems = syntax_errors(url)
-        if problems:
-            raise ValueError(problems[0])
-        if not url.startswith(("http://", "https://", "${")):
-            raise ValueError(f"url {url!r} must start with http://, https:// or ${{VAR}}")
-        return url
+        return check_url(url)
 
 
 class HttpExecutor:

@@ -45,7 +45,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from si_agent.config.envsubst import expand_env, syntax_errors
+from si_agent.config.envsubst import check_url, expand_env
 from si_agent.config.model import Business
 from si_agent.errors import ExecutorError
 from si_agent.executor import texts
@@ -57,15 +57,6 @@ from si_agent.validators import mask
 
 log = logging.getLogger(__name__)
 
-
-
-def _url(url: str) -> str:
-    problems = syntax_errors(url)
-    if problems:
-        raise ValueError(problems[0])
-    if not url.startswith(("http://", "https://", "${")):
-        raise ValueError(f"url {url!r} must start with http://, https:// or ${{VAR}}")
-    return url
 
 
 class LoginOptions(BaseModel):
@@ -80,7 +71,7 @@ class LoginOptions(BaseModel):
     @field_validator("url")
     @classmethod
     def _check_url(cls, url: str | None) -> str | None:
-        return None if url is None else _url(url)
+        return None if url is None else check_url(url)
 
 
 class RpaOptions(ExecutorOptions):
@@ -99,7 +90,7 @@ class RpaOptions(ExecutorOptions):
     @field_validator("url")
     @classmethod
     def _check_url(cls, url: str) -> str:
-        return _url(url)
+        return check_url(url)
 
     @field_validator("success")
     @classmethod
