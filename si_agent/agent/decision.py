@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -31,6 +32,7 @@ from si_agent.agent.models import (
     Step,
     View,
 )
+from si_agent.privacy import redact_text
 
 _NOISE = re.compile(r"[\s*＊:：]+")
 _CONSENT = re.compile(r"同意|承诺|已阅读|知晓")
@@ -45,7 +47,8 @@ class Decider(Protocol):
 
 
 def normalize(label: str) -> str:
-    return _NOISE.sub("", label)
+    """A label as matched: full-width forms folded, no spaces, asterisks or colons."""
+    return _NOISE.sub("", unicodedata.normalize("NFKC", label))
 
 
 _GENERIC = frozenset({"银行", "市", "省", "其他"})
@@ -83,6 +86,9 @@ class FormPolicy:
         if refused is not None:
             return refused
         for element, key in self._targets(goal, controls):
+            unfit = self._unfit(element, key, goal, controls)
+            if unfit is not None:
+                return unfit
             step = self._fill(element, key, goal, controls)
             if step is not None and not _failed_before(step, memory):
                 return step
@@ -96,8 +102,14 @@ class FormPolicy:
         for pattern in (_NEXT, _SUBMIT):
             button = next((e for e in view.elements if e.role == "button"
                            and pattern.match(normalize(e.name))), None)
-            if button is not None:
-                return Step(thought=f"点击“{button.name}”", action=Click(ref=button.ref))
+            if button is None:
+                continue
+            if pattern is _SUBMIT and _submitted_without_answer(memory):
+                # Pressed already and the site said neither yes nor which value is
+                # wrong: pressing again could apply twice.
+                return Step(thought="提交后网站没有给出结果", action=Finish(
+                    success=False, unknown=True, message="已提交，但网站没有给出结果，请勿重复提交"))
+            return Step(thought=f"点击“{button.name}”", action=Click(ref=button.ref))
         link = next((e for e in view.elements if e.role == "link" and goal.target
                      and goal.target in e.name), None)
         if link is not None and not controls:
@@ -106,7 +118,8 @@ class FormPolicy:
             # An error page after pressing a button: whether it took effect is unknown,
             # so pressing again could apply twice. Say what the site said.
             return Step(thought="网站返回了错误页面", action=Finish(
-                success=False, message=view.title.split(" - ")[0] or view.summary[:60]))
+                success=False, unknown=_SUBMIT.match(normalize(memory[-1].target)) is not None,
+                message=view.title.split(" - ")[0] or view.summary[:60]))
         return Step(thought="页面上没有可以继续的操作",
                     action=Finish(success=False, message="未找到要办理的表单或提交按钮"))
 
@@ -162,8 +175,23 @@ class FormPolicy:
             return None
         failed = {keys[normalize(e.group or e.name)]: e.error or "" for e in refused}
         return Step(thought="表单拒绝了已填写的值", action=Finish(
-            success=False, output={f"failed.{k}": v for k, v in failed.items()},
+            success=False, failed=failed,
             message="；".join(f"{e.group or e.name}：{e.error}" for e in refused)))
+
+    def _unfit(self, e: Element, key: str, goal: Goal, controls: list[Element]) -> Step | None:
+        """A value no option of its select or radio group means: say so before sending."""
+        value = goal.values[key]
+        if e.role == "radio":
+            names = [r.name for r in controls if r.role == "radio" and r.group == e.group]
+        elif e.role in ("combobox", "listbox"):
+            names = [o for o in e.options if normalize(o) != "请选择"]
+        else:
+            return None
+        if not names or best_option(names, value) is not None:
+            return None
+        return Step(thought=f"{e.group or e.name}没有“{value}”这个选项", action=Finish(
+            success=False, failed={key: f"网站上只能选择：{'、'.join(names)}"},
+            message=f"{e.group or e.name}没有可选的“{value}”"))
 
     def _missing(self, goal: Goal, controls: list[Element]) -> list[str]:
         filled = {normalize(e.group or e.name) for e, _ in self._targets(goal, controls)}
@@ -183,6 +211,13 @@ def _empty(e: Element, controls: list[Element]) -> bool:
     if e.role == "checkbox":
         return not e.checked and not _CONSENT.search(e.name)
     return not e.value
+
+
+def _submitted_without_answer(memory: Sequence[Record]) -> bool:
+    """A submit was pressed and no field error came back from it."""
+    submits = [r for r in memory if isinstance(r.step.action, Click)
+               and _SUBMIT.match(normalize(r.target))]
+    return bool(submits) and submits[-1].observation.status != "failed"
 
 
 def _failed_before(step: Step, memory: Sequence[Record]) -> bool:
@@ -243,16 +278,30 @@ def _user_content(goal: Goal, view: View, memory: Sequence[Record]) -> str:
     placeholders = "\n".join(
         f"{{{{{k}}}}}：{'、'.join(goal.labels.get(k, [])[:3]) or k}" for k in goal.values)
     steps = "\n".join(f"{i + 1}. {r.step.model_dump_json(exclude={'thought'})} → "
-                      f"{r.observation.status}（{r.observation.evidence}）"
+                      f"{r.observation.status}（{mask_values(r.observation.evidence, goal)}）"
                       for i, r in enumerate(memory[-12:])) or "（无）"
-    return (f"任务：{goal.task}\n可填写的值（占位符：含义）：\n{placeholders}\n\n"
+    return (f"任务：{mask_values(goal.task, goal)}\n可填写的值（占位符：含义）：\n{placeholders}\n\n"
             f"当前页面：\n{mask_values(view.digest(), goal)}\n页面文字：{mask_values(view.summary, goal)}"
             f"\n\n已执行的步骤：\n{steps}")
 
 
 def mask_values(text: str, goal: Goal) -> str:
-    """``text`` with every value of the task replaced by its placeholder."""
+    """``text`` with every value of the task replaced by its placeholder, also when the
+    page spaces or dashes it ("3301 2219…", "138-0013-8001") or changes its case,
+    and any other ID, phone or bank-card number masked."""
     for key, value in sorted(goal.values.items(), key=lambda kv: -len(kv[1])):
-        if len(value) >= 2:
-            text = text.replace(value, "{{" + key + "}}")
-    return text
+        if len(value) >= 2 and value.lower() not in ("true", "false"):
+            spaced = r"[\s-]?".join(re.escape(c) for c in value)
+            text = re.sub(spaced, "{{" + key + "}}", text, flags=re.IGNORECASE)
+    return redact_text(text)
+
+
+def mask_tree(data: Any, goal: Goal) -> Any:
+    """``mask_values`` on every string of a JSON-shaped structure (never on its text)."""
+    if isinstance(data, str):
+        return mask_values(data, goal)
+    if isinstance(data, dict):
+        return {k: mask_tree(v, goal) for k, v in data.items()}
+    if isinstance(data, list):
+        return [mask_tree(v, goal) for v in data]
+    return data

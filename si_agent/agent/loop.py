@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from si_agent.agent.decision import Decider, mask_values
+from si_agent.agent.decision import Decider, mask_tree, mask_values
 from si_agent.agent.executor import ActionRunner
 from si_agent.agent.models import Finish, Goal, Observation, Record, Step
 from si_agent.agent.observer import ModelCheck, ResultObserver
-from si_agent.agent.perception import Perception
+from si_agent.agent.perception import Perception, form_values
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +32,8 @@ class AgentResult(BaseModel):
     output: dict[str, str] = {}
     message: str = ""
     missing: list[str] = []
+    failed: dict[str, str] = {}
+    unknown: bool = False
     steps: list[Record] = []
     seconds: float = 0.0
 
@@ -45,12 +48,16 @@ class Trace:
         self._lines = (directory / "steps.jsonl").open("a", encoding="utf-8")
 
     def record(self, n: int, page: Any, digest: str, step: Step, seen: Observation) -> None:
-        page.screenshot(path=str(self.directory / f"{n:02d}.png"))
-        line = {"n": n, "view": mask_values(digest, self.goal),
-                "step": json.loads(mask_values(step.model_dump_json(), self.goal)),
-                "observation": seen.model_dump()}
-        self._lines.write(json.dumps(line, ensure_ascii=False) + "\n")
-        self._lines.flush()
+        """One step; a trace that cannot be written never stops the task."""
+        try:
+            page.screenshot(path=str(self.directory / f"{n:02d}.png"), mask=[form_values(page)])
+            line = {"n": n, "view": mask_values(digest, self.goal),
+                    "step": mask_tree(step.model_dump(), self.goal),
+                    "observation": mask_tree(seen.model_dump(), self.goal)}
+            self._lines.write(json.dumps(line, ensure_ascii=False) + "\n")
+            self._lines.flush()
+        except Exception as exc:  # a closed page, a full disk
+            log.warning("agent trace step %d not written: %s", n, type(exc).__name__)
 
     def close(self) -> None:
         self._lines.close()
@@ -82,6 +89,7 @@ class Agent:
             for n in range(1, self.max_steps + 1):
                 step = self.decider.decide(goal, view, memory)
                 if isinstance(step.action, Finish):
+                    step = self._verified(page, step, goal)
                     seen = Observation(status="ok", evidence="finished")
                     memory.append(Record(step=step, observation=seen, url=view.url))
                     if trace:
@@ -91,17 +99,23 @@ class Agent:
                     action = step.action
                     return AgentResult(success=action.success, output=action.output,
                                        message=action.message, missing=action.missing,
+                                       failed=action.failed, unknown=action.unknown,
                                        steps=memory, seconds=time.monotonic() - started)
+                ref = getattr(step.action, "ref", None)
+                target = (view.element(ref).name if ref and view.element(ref) else "")
                 try:
                     self.runner.perform(page, step, goal.values)
+                except Exception as exc:  # the element is gone, a timeout: see what happened
+                    after = self.perception.perceive(page)
+                    seen = Observation(status="failed" if after.digest() == view.digest()
+                                       else "uncertain", evidence=type(exc).__name__)
+                else:
                     after = self.perception.perceive(page)
                     seen = self.observer.observe(step, view, after, goal.values)
                     if self.checker is not None:
                         seen = self.checker.settle(step, view, after, seen,
                                                    lambda text: mask_values(text, goal))
-                except Exception as exc:  # the element is gone, a timeout: the step failed
-                    after, seen = view, Observation(status="failed", evidence=type(exc).__name__)
-                memory.append(Record(step=step, observation=seen, url=view.url))
+                memory.append(Record(step=step, observation=seen, url=view.url, target=target))
                 if trace:
                     trace.record(n, page, view.digest(), step, seen)
                 if on_step:
@@ -118,3 +132,17 @@ class Agent:
         finally:
             if trace:
                 trace.close()
+
+    @staticmethod
+    def _verified(page: Any, step: Step, goal: Goal) -> Step:
+        """A successful finish holds only if the page shows the result (its output is
+        read from the page, not taken from the decider)."""
+        action = step.action
+        if not action.success:
+            return step
+        found = re.search(goal.success, page.inner_text("body"))
+        if found is None:
+            return step.model_copy(update={"action": Finish(
+                success=False, unknown=True, message="页面上没有办理结果")})
+        output = {k: v for k, v in found.groupdict().items() if v}
+        return step.model_copy(update={"action": action.model_copy(update={"output": output})})

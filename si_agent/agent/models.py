@@ -95,7 +95,9 @@ class Wait(BaseModel):
 
 class Finish(BaseModel):
     """The task is over: ``success``, what it produced (``output``, e.g. the
-    受理编号), and for a failure what stopped it (``message``, ``missing``)."""
+    受理编号), and for a failure what stopped it: ``message``, the labels
+    ``missing``, the values the form ``failed`` (key -> its reason), or ``unknown``
+    (something was submitted and the outcome cannot be told)."""
 
     model_config = ConfigDict(extra="forbid")
     type: Literal["finish"] = "finish"
@@ -103,6 +105,8 @@ class Finish(BaseModel):
     output: dict[str, str] = {}
     message: str = ""
     missing: list[str] = []
+    failed: dict[str, str] = {}
+    unknown: bool = False
 
 
 Action = Annotated[Click | Input | Select | Check | Scroll | Wait | Finish,
@@ -126,11 +130,13 @@ class Observation(BaseModel):
 
 
 class Record(BaseModel):
-    """One step of the task, as memory keeps it."""
+    """One step of the task, as memory keeps it (``target``: the name of the
+    element acted on)."""
 
     step: Step
     observation: Observation
     url: str = ""
+    target: str = ""
 
 
 class Goal(BaseModel):

@@ -31,7 +31,7 @@ class ResultObserver:
             return Observation(status="ok" if ok else "failed",
                                evidence="value set" if ok else "the field shows another value")
         if isinstance(action, Select):
-            ok = target is not None and target.value == action.option
+            ok = target is not None and target.value == fill_in(action.option, values)
             return Observation(status="ok" if ok else "failed",
                                evidence=f"chose {action.option}" if ok else "not chosen")
         if isinstance(action, Check):
@@ -60,7 +60,7 @@ class ModelCheck:
         if seen.status != "uncertain":
             return seen
         self.calls += 1
-        content = (f"目的：{step.thought}\n操作：{step.action.model_dump_json()}\n"
+        content = (f"目的：{masked(step.thought)}\n操作：{masked(step.action.model_dump_json())}\n"
                    f"操作前：\n{masked(before.digest())}\n操作后：\n{masked(after.digest())}")
         reply = self.client.chat.completions.create(
             model=self.model, temperature=0, max_tokens=3,

@@ -22,11 +22,10 @@ from si_agent.agent.models import Element, View
 
 INTERACTIVE = frozenset({"textbox", "combobox", "listbox", "radio", "checkbox", "button",
                          "link", "spinbutton", "searchbox"})
-_TEXT_ROLES = frozenset({"heading", "paragraph", "alert", "text", "status"})
 _LINE = re.compile(r'^(?P<indent>\s*)- (?P<role>[\w-]+)(?: "(?P<name>(?:[^"\\]|\\.)*)")?'
                    r'(?P<attrs>(?: \[[^\]]*\])*)(?::\s*(?P<text>.*))?$')
 _ATTR = re.compile(r"\[([\w-]+)(?:=([^\]]*))?\]")
-SUMMARY_CHARS = 400
+SUMMARY_CHARS = 1200
 
 # What the snapshot does not say, read from the element itself.
 _DETAILS_JS = """
@@ -36,7 +35,7 @@ _DETAILS_JS = """
   const invalid = el.getAttribute("aria-invalid") === "true";
   return {
     required: !!el.required || el.getAttribute("aria-required") === "true",
-    value: el.type === "checkbox" || el.type === "radio" ? "" : (el.value || ""),
+    value: ["checkbox", "radio", "password"].includes(el.type) ? "" : (el.value || ""),
     error: invalid ? ids.map((id) => text(document.getElementById(id))).join(" ") : null,
   };
 }
@@ -65,7 +64,8 @@ class ScreenshotPerception:
         self.quality = quality
 
     def perceive(self, page: Any) -> View:
-        image = page.screenshot(type="jpeg", quality=self.quality)
+        # What was typed is painted over: the model reads the page, not the values.
+        image = page.screenshot(type="jpeg", quality=self.quality, mask=[form_values(page)])
         return View(url=page.url, title=page.title(),
                     screenshot=base64.b64encode(image).decode("ascii"))
 
@@ -86,6 +86,12 @@ class Combined:
                                         "summary": summary})
 
 
+def form_values(page: Any) -> Any:
+    """The controls whose contents a screenshot must not show."""
+    return page.locator("input:not([type=checkbox]):not([type=radio]):not([type=submit]),"
+                        " textarea, select")
+
+
 def parse_snapshot(snapshot: str, width: int, height: int) -> tuple[list[Element], list[str]]:
     """The interactive elements of an AI aria snapshot, and its visible texts."""
     elements: list[Element] = []
@@ -93,7 +99,7 @@ def parse_snapshot(snapshot: str, width: int, height: int) -> tuple[list[Element
     owner: tuple[int, dict] | None = None  # a combobox or listbox collecting its options
     groups: list[tuple[int, str]] = []  # enclosing groups (a fieldset's legend names it)
     for line in snapshot.splitlines():
-        m = _LINE.match(line)
+        m = _LINE.match(_unquoted(line))
         if m is None:
             continue
         indent, role = len(m["indent"]), m["role"]
@@ -108,8 +114,8 @@ def parse_snapshot(snapshot: str, width: int, height: int) -> tuple[list[Element
             if "selected" in attrs and name != "请选择":
                 owner[1]["value"] = name
             continue
-        if role in _TEXT_ROLES and (m["text"] or name):
-            texts.append(m["text"] or name)
+        if role not in INTERACTIVE and role != "option" and (m["text"] or name):
+            texts.append(m["text"] or name)  # a result may be in any element's text
         if role not in INTERACTIVE or "ref" not in attrs:
             continue
         entry = {"ref": attrs["ref"], "role": role, "name": name, "value": m["text"] or "",
@@ -121,6 +127,12 @@ def parse_snapshot(snapshot: str, width: int, height: int) -> tuple[list[Element
             owner = (indent, entry)
         elements.append(entry)
     return [Element(**{**e, "options": tuple(e["options"])}) for e in elements], texts
+
+
+def _unquoted(line: str) -> str:
+    """A snapshot line whose key YAML had to quote (``- 'heading "受理编号: SI…"'``)."""
+    m = re.match(r"^(\s*)- '(.*)'(:.*)?$", line)
+    return f"{m[1]}- {m[2].replace(chr(39) * 2, chr(39))}{m[3] or ''}" if m else line
 
 
 def _box(raw: str | None, width: int, height: int) -> tuple[int, int, int, int] | None:

@@ -46,7 +46,7 @@ from si_agent.config.yamlio import load_yaml
 from si_agent.errors import ConfigError, ConfigErrors
 
 USER, PASSWORD = "demo", "demo123"
-SENSITIVE_KEYS = ("id_number", "phone", "bank_card")  # never in a model request, raw
+SENSITIVE_KEYS = ("name", "id_number", "phone", "bank_card")  # never in a model request, raw
 _SUBMIT_BUTTON = re.compile(r"^(提交申请|下一步)$")
 
 
@@ -59,7 +59,7 @@ class Expect(BaseModel):
     output: list[str] = []  # keys the agent's output must have
     application: dict[str, Any] = {}  # values the portal must have stored (success)
     missing: list[str] | None = None  # the labels Finish reports missing, in order
-    failed: dict[str, str] = {}  # value key -> the form's reason (output "failed.<key>")
+    failed: dict[str, str] = {}  # value key -> the form's reason (Finish.failed)
     message: str = ""  # a text the agent's message must contain
 
     @model_validator(mode="after")
@@ -294,8 +294,8 @@ def problems(task: Task, outcome: TaskOutcome) -> list[str]:
     if want.missing is not None and got.missing != want.missing:
         found.append(f"missing {got.missing}, expected {want.missing}")
     for key, reason in want.failed.items():
-        if got.output.get(f"failed.{key}") != reason:
-            found.append(f"failed.{key} is {got.output.get(f'failed.{key}')!r}, "
+        if got.failed.get(key) != reason:
+            found.append(f"failed.{key} is {got.failed.get(key)!r}, "
                          f"expected {reason!r}")
     return found
 

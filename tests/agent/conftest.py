@@ -24,19 +24,17 @@ def suite_portal(chromium) -> Iterator[str]:  # noqa: F811
 
 
 @pytest.fixture(scope="module")
-def page(chromium, suite_portal) -> Iterator[Any]:  # noqa: F811
-    """A Chromium page logged in to the portal (one browser per module)."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as driver:
-        browser = driver.chromium.launch(executable_path=chromium)
-        try:
-            page = browser.new_context(locale="zh-CN").new_page()
-            page.set_default_timeout(15_000)
-            log_in(page, suite_portal)
-            yield page
-        finally:
-            browser.close()
+def page(playwright_driver, chromium, suite_portal) -> Iterator[Any]:  # noqa: F811
+    """A Chromium page logged in to the portal (one browser per module, on the test
+    session's one Playwright driver)."""
+    browser = playwright_driver.chromium.launch(executable_path=chromium)
+    try:
+        page = browser.new_context(locale="zh-CN").new_page()
+        page.set_default_timeout(15_000)
+        log_in(page, suite_portal)
+        yield page
+    finally:
+        browser.close()
 
 
 @pytest.fixture(scope="module")

@@ -219,3 +219,37 @@ def test_the_agent_command(tmp_path):
     assert json.loads(lines[-1]) == {"success": False, "output": {}, "message": "缺少：户口性质",
                                      "missing": ["户口性质"]}
     assert lines[0].startswith("填写姓名 → input") and "{{name}}" in lines[0]
+
+
+SILENT = FORM.replace('done()', 'this.reset()')  # submitted: the same empty form again
+
+
+def test_a_submit_with_no_answer_is_never_pressed_twice(browser, tmp_path):
+    page = browser.new_page(locale="zh-CN")
+    page.set_content(SILENT)
+    page.evaluate("window.submits = 0; document.querySelector('form')"
+                  ".addEventListener('submit', () => window.submits++)")
+    goal = GOAL.model_copy(update={"values": {**GOAL.values, "consent": "true"},
+                                   "labels": {**GOAL.labels, "consent": ["我已阅读并同意承诺书"]}})
+    result = Agent(DomPerception(), FormPolicy()).run(page, goal, trace_dir=tmp_path)
+    assert not result.success and result.unknown and "请勿重复提交" in result.message
+    assert page.evaluate("window.submits") == 1
+    lines = [json.loads(x) for x in (tmp_path / "steps.jsonl").read_text("utf-8").splitlines()]
+    assert lines[-1]["step"]["action"]["unknown"] is True  # a "true" value breaks nothing
+    page.close()
+
+
+def test_a_success_the_page_does_not_show_is_no_success(page):
+    fake = FakeOpenAI()
+    base_url = fake.start()
+    try:
+        from openai import OpenAI
+
+        fake.push({"tool_calls": [{"name": "next_step", "arguments": {
+            "thought": "完成", "action": {"type": "finish", "success": True,
+                                          "output": {"application_no": "SI20991231999999"}}}}]})
+        decider = ModelDecider(OpenAI(base_url=base_url, api_key="t"), "m")
+        result = Agent(DomPerception(), decider).run(page, GOAL)
+    finally:
+        fake.stop()
+    assert not result.success and result.unknown and result.output == {}

@@ -277,7 +277,7 @@ class _Job:
     def _hand_over(self) -> dict:
         """Let the browser agent (perceive → decide → act → observe) finish the form,
         with the business's values and every label known for them."""
-        from si_agent.agent import Agent, DomPerception, Goal
+        from si_agent.agent import ActionRunner, Agent, DomPerception, Goal
         from si_agent.executor.rpa.form import synonyms
 
         self.trace.note("direct matching cannot place every value: the agent takes over")
@@ -294,7 +294,8 @@ class _Job:
             labels[f"fixed_{n}"] = [label]
         goal = Goal(task=f"在办理网站上填写并提交【{self.business.name}】", values=values,
                     labels=labels, success=self.options.success)
-        agent = Agent(DomPerception(), self.decider, max_steps=self.options.agent_steps)
+        agent = Agent(DomPerception(), self.decider, max_steps=self.options.agent_steps,
+                      runner=ActionRunner(self.options.action_timeout * 1000))
         result = agent.run(self.page, goal, trace_dir=self.trace.directory / "agent")
         self.trace.note(f"agent: {'done' if result.success else 'stopped'} after "
                         f"{len(result.steps)} steps")
@@ -305,8 +306,9 @@ class _Job:
             output = dict(result.output)
             output["field_status"] = [f.model_dump(exclude={"value"}) for f in self.trace.fields]
             return output
-        failed = {k.removeprefix("failed."): v for k, v in result.output.items()
-                  if k.startswith("failed.") and not k.startswith("failed.fixed_")}
+        if result.unknown:  # something was submitted: never again, say it
+            raise ExecutorError(texts.RPA_NO_RESULT, retryable=False, resume=self.trace.resume)
+        failed = {k: v for k, v in result.failed.items() if not k.startswith("fixed_")}
         self.trace.fields = [FieldStatus(label=self.business.field(k).label, key=k,
                                          status=FAILED, reason=v) for k, v in failed.items()]
         self.trace.fields += [FieldStatus(label=m, key=None, status=UNFILLED)
