@@ -265,13 +265,21 @@ class ModelDecider:
         tool = {"type": "function", "function": {
             "name": "next_step", "description": "The one next action.",
             "parameters": Step.model_json_schema()}}
-        self.calls += 1
-        self.prompt_chars += len(json.dumps(messages, ensure_ascii=False))
-        reply = self.client.chat.completions.create(
-            model=self.model, messages=messages, tools=[tool], temperature=self.temperature,
-            tool_choice={"type": "function", "function": {"name": "next_step"}})
-        call = reply.choices[0].message.tool_calls[0]
-        return Step.model_validate_json(call.function.arguments)
+        for _ in range(2):  # a reply that is no valid step is asked again once
+            self.calls += 1
+            self.prompt_chars += len(json.dumps(messages, ensure_ascii=False))
+            reply = self.client.chat.completions.create(
+                model=self.model, messages=messages, tools=[tool], temperature=self.temperature,
+                tool_choice={"type": "function", "function": {"name": "next_step"}})
+            calls = reply.choices[0].message.tool_calls or []
+            try:
+                return Step.model_validate_json(calls[0].function.arguments)
+            except (IndexError, ValueError) as exc:
+                problem = "no next_step call" if not calls else str(exc).splitlines()[0]
+                messages = [*messages, {"role": "user",
+                                        "content": f"上一次的回复无效（{problem}），请调用 next_step。"}]
+        return Step(thought="模型没有给出有效的下一步", action=Finish(
+            success=False, message="未能决定下一步操作"))
 
 
 def _user_content(goal: Goal, view: View, memory: Sequence[Record]) -> str:

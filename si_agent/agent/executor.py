@@ -15,8 +15,14 @@ _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 
 
 def fill_in(text: str, values: Mapping[str, str]) -> str:
-    """``text`` with each ``{{key}}`` replaced by the value (unknown keys stay)."""
-    return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
+    """``text`` with each ``{{key}}`` replaced by the value; an unknown key is an
+    error (never typed into a form as it stands)."""
+    def value(m: re.Match[str]) -> str:
+        if m.group(1) not in values:
+            raise KeyError(f"no value {m.group(1)!r} in this task")
+        return values[m.group(1)]
+
+    return _PLACEHOLDER.sub(value, text)
 
 
 class ActionRunner:

@@ -253,3 +253,23 @@ def test_a_success_the_page_does_not_show_is_no_success(page):
     finally:
         fake.stop()
     assert not result.success and result.unknown and result.output == {}
+
+
+def test_a_model_reply_that_is_no_step_is_asked_again_then_ends(page):
+    fake = FakeOpenAI()
+    base_url = fake.start()
+    try:
+        from openai import OpenAI
+
+        fake.push({"content": "我觉得应该先填姓名"})  # no tool call
+        fake.push({"tool_calls": [{"name": "next_step", "arguments": {"thought": "x"}}]})
+        decider = ModelDecider(OpenAI(base_url=base_url, api_key="t", max_retries=0), "m")
+        step = decider.decide(GOAL, DomPerception().perceive(page), [])
+        assert step.action == Finish(success=False, message="未能决定下一步操作")
+        assert decider.calls == 2 and "上一次的回复无效" in json.dumps(
+            fake.requests[-1], ensure_ascii=False)
+    finally:
+        fake.stop()
+    with pytest.raises(KeyError):  # a placeholder the task has no value for is never typed
+        ActionRunner().perform(page, Step(thought="t", action=Input(ref="e1", text="{{nope}}")),
+                               GOAL.values)
