@@ -84,6 +84,9 @@ class Agent:
         memory: list[Record] = []
         trace = Trace(trace_dir, goal) if trace_dir else None
         failures = 0
+        # A confirm("确定提交？") after the agent's own click is what the click meant;
+        # left alone, Playwright would dismiss it and the submit would not happen.
+        page.on("dialog", lambda dialog: dialog.accept())
         try:
             view = self.perception.perceive(page)
             for n in range(1, self.max_steps + 1):

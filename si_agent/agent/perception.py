@@ -149,8 +149,9 @@ def _details(page: Any, element: Element) -> dict:
     if element.role in ("button", "link"):
         return {}
     found = page.locator(f"aria-ref={element.ref}").evaluate(_DETAILS_JS)
-    if element.role in ("combobox", "listbox") and element.value:
+    if element.role in ("combobox", "listbox") and element.value and found["value"]:
         found["value"] = element.value  # the option's text, not its value attribute
+    # (an empty value attribute is the "--请选择--" placeholder: nothing chosen)
     return found
 
 

@@ -273,3 +273,17 @@ def test_a_model_reply_that_is_no_step_is_asked_again_then_ends(page):
     with pytest.raises(KeyError):  # a placeholder the task has no value for is never typed
         ActionRunner().perform(page, Step(thought="t", action=Input(ref="e1", text="{{nope}}")),
                                GOAL.values)
+
+
+def test_a_confirm_dialog_and_a_dashed_placeholder(browser):
+    page = browser.new_page(locale="zh-CN")
+    page.set_content(FORM.replace('<option value="">请选择</option>',
+                                  '<option value="">--请选择--</option>')
+                         .replace('onsubmit="event.preventDefault(); done()"',
+                                  'onsubmit="event.preventDefault(); if (confirm(\'确定提交？\')) done()"'))
+    view = DomPerception().perceive(page)
+    assert by_name(view, "开户银行").value == ""  # the placeholder is no choice
+    result = Agent(DomPerception(), FormPolicy()).run(
+        page, GOAL.model_copy(update={"values": {**GOAL.values, "c": "true"}}))
+    assert result.success and result.output == {"application_no": "SI20261201000042"}
+    page.close()
