@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -32,9 +31,9 @@ from si_agent.agent.models import (
     Step,
     View,
 )
+from si_agent.labels import normalize
 from si_agent.privacy import redact_text
 
-_NOISE = re.compile(r"[\s*＊:：]+")
 _CONSENT = re.compile(r"同意|承诺|已阅读|知晓")
 _NEXT = re.compile(r"^(下一步|继续|下一页)$")
 _SUBMIT = re.compile(r"^(提交申请|提交|确认提交|立即提交|申请|登录)$")
@@ -45,10 +44,6 @@ _FIELD_CONTROLS = frozenset({"textbox", "combobox", "listbox", "radio", "checkbo
 class Decider(Protocol):
     def decide(self, goal: Goal, view: View, memory: Sequence[Record]) -> Step: ...
 
-
-def normalize(label: str) -> str:
-    """A label as matched: full-width forms folded, no spaces, asterisks or colons."""
-    return _NOISE.sub("", unicodedata.normalize("NFKC", label))
 
 
 _GENERIC = frozenset({"银行", "市", "省", "其他"})

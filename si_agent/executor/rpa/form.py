@@ -13,8 +13,6 @@ picks a select or radio option for a value, through the enum's aliases.
 from __future__ import annotations
 
 import functools
-import re
-import unicodedata
 from collections.abc import Mapping
 from importlib import resources
 from typing import Any, Literal
@@ -23,9 +21,9 @@ import yaml
 from pydantic import BaseModel
 
 from si_agent.config.model import Business, FieldDef
+from si_agent.labels import normalize
 
 Kind = Literal["text", "date", "select", "radio", "checkbox", "textarea"]
-_NOISE = re.compile(r"[\s*＊:：]+")
 
 # One entry per control (a radio group is one control); run in the page.
 _PERCEIVE_JS = """
@@ -106,10 +104,6 @@ class Control(BaseModel):
             return f'[name="{css(ident)}"]'
         return f'[id="{css(ident)}"]'
 
-
-def normalize(label: str) -> str:
-    """The label as matched: full-width forms folded (NFKC), no spaces, asterisks or colons."""
-    return _NOISE.sub("", unicodedata.normalize("NFKC", label))
 
 
 def css(value: str) -> str:
