@@ -1,9 +1,11 @@
-"""Form labels as they are compared: "姓名 *", "姓名：" and "姓　名" are one label."""
+"""Form labels and options as they are compared, by the rpa executor and the agent:
+"姓名 *", "姓名：" and "姓　名" are one label; 工商银行 means the option 中国工商银行."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 
 _NOISE = re.compile(r"[\s*:]+")
 
@@ -11,3 +13,25 @@ _NOISE = re.compile(r"[\s*:]+")
 def normalize(label: str) -> str:
     """``label`` with full-width forms folded (NFKC), and no spaces, asterisks or colons."""
     return _NOISE.sub("", unicodedata.normalize("NFKC", label))
+
+
+_GENERIC = frozenset({"银行", "市", "省", "其他"})
+
+
+def best_option(options: Sequence[str], value: str) -> str | None:
+    """The option whose wording means the value: equal once the usual prefix and
+    suffix are gone (中国工商银行 / 工商银行, 苏州 / 苏州市), else the one that
+    contains it or is contained in it (never through a generic word like 银行)."""
+    wanted = _core(value)
+    if not wanted:
+        return None
+    exact = [o for o in options if _core(o) == wanted]
+    if exact:
+        return exact[0]
+    near = [o for o in options if (c := _core(o)) and min(len(c), len(wanted)) >= 2
+            and c not in _GENERIC and wanted not in _GENERIC and (c in wanted or wanted in c)]
+    return near[0] if len(near) == 1 else None
+
+
+def _core(text: str) -> str:
+    return normalize(text).removeprefix("中国").removesuffix("市")

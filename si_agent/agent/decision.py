@@ -31,7 +31,7 @@ from si_agent.agent.models import (
     Step,
     View,
 )
-from si_agent.labels import normalize
+from si_agent.labels import best_option, normalize
 from si_agent.privacy import redact_text
 
 _CONSENT = re.compile(r"同意|承诺|已阅读|知晓")
@@ -44,28 +44,6 @@ _FIELD_CONTROLS = frozenset({"textbox", "combobox", "listbox", "radio", "checkbo
 class Decider(Protocol):
     def decide(self, goal: Goal, view: View, memory: Sequence[Record]) -> Step: ...
 
-
-
-_GENERIC = frozenset({"银行", "市", "省", "其他"})
-
-
-def best_option(options: Sequence[str], value: str) -> str | None:
-    """The option whose wording means the value: equal once the usual prefix and
-    suffix are gone (中国工商银行 / 工商银行, 苏州 / 苏州市), else the one that
-    contains it or is contained in it (never through a generic word like 银行)."""
-    wanted = _core(value)
-    if not wanted:
-        return None
-    exact = [o for o in options if _core(o) == wanted]
-    if exact:
-        return exact[0]
-    near = [o for o in options if (c := _core(o)) and min(len(c), len(wanted)) >= 2
-            and c not in _GENERIC and wanted not in _GENERIC and (c in wanted or wanted in c)]
-    return near[0] if len(near) == 1 else None
-
-
-def _core(text: str) -> str:
-    return normalize(text).removeprefix("中国").removesuffix("市")
 
 
 class FormPolicy:

@@ -21,7 +21,7 @@ import yaml
 from pydantic import BaseModel
 
 from si_agent.config.model import Business, FieldDef
-from si_agent.labels import normalize
+from si_agent.labels import best_option, normalize
 
 Kind = Literal["text", "date", "select", "radio", "checkbox", "textarea"]
 
@@ -152,8 +152,9 @@ def choose(field: FieldDef | None, control: Control, value: str) -> Choice | Non
     for choice in control.options:
         if {normalize(choice.label), normalize(choice.value)} & said:
             return choice
-    for choice in control.options:
-        label = normalize(choice.label)
-        if any(s and (s in label or label in s) for s in said):
-            return choice
+    labels = [c.label for c in control.options]
+    for name in sorted(said, key=len, reverse=True):  # then by wording (labels.best_option)
+        label = best_option(labels, name)
+        if label is not None:
+            return next(c for c in control.options if c.label == label)
     return None
