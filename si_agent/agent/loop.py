@@ -16,24 +16,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from si_agent.agent.decision import Decider, mask_tree, mask_values
 from si_agent.agent.executor import ActionRunner
-from si_agent.agent.models import Finish, Goal, Observation, Record, Step
+from si_agent.agent.models import Finish, Goal, Observation, Outcome, Record, Step
 from si_agent.agent.observer import ModelCheck, ResultObserver
 from si_agent.agent.perception import Perception, form_values
 
 log = logging.getLogger(__name__)
 
 
-class AgentResult(BaseModel):
-    success: bool
-    output: dict[str, str] = {}
-    message: str = ""
-    missing: list[str] = []
-    failed: dict[str, str] = {}
-    unknown: bool = False
+class AgentResult(Outcome):
+    """The task's ``Outcome``, with the steps taken and the time it took."""
+
     steps: list[Record] = []
     seconds: float = 0.0
 
@@ -100,10 +94,8 @@ class Agent:
                     if on_step:
                         on_step(step, seen)
                     action = step.action
-                    return AgentResult(success=action.success, output=action.output,
-                                       message=action.message, missing=action.missing,
-                                       failed=action.failed, unknown=action.unknown,
-                                       steps=memory, seconds=time.monotonic() - started)
+                    return AgentResult(**action.model_dump(exclude={"type"}), steps=memory,
+                                       seconds=time.monotonic() - started)
                 ref = getattr(step.action, "ref", None)
                 target = (view.element(ref).name if ref and view.element(ref) else "")
                 try:

@@ -9,6 +9,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Box = tuple[int, int, int, int]  # x, y, width, height in 0-1000 of the viewport
+# Where a result is read: a government site's 受理编号 (its groups become the output).
+RESULT_PATTERN = r"受理编号[:：]\s*(?P<application_no>SI\d{14})"
 
 
 class Element(BaseModel):
@@ -93,20 +95,25 @@ class Wait(BaseModel):
     seconds: float = Field(default=1.0, ge=0, le=10)
 
 
-class Finish(BaseModel):
-    """The task is over: ``success``, what it produced (``output``, e.g. the
-    受理编号), and for a failure what stopped it: ``message``, the labels
-    ``missing``, the values the form ``failed`` (key -> its reason), or ``unknown``
-    (something was submitted and the outcome cannot be told)."""
+class Outcome(BaseModel):
+    """How a task ended: ``success``, what it produced (``output``, e.g. the 受理编号),
+    and for a failure what stopped it: ``message``, the labels ``missing``, the values
+    the form ``failed`` (key -> its reason), or ``unknown`` (something was submitted
+    and the outcome cannot be told)."""
 
-    model_config = ConfigDict(extra="forbid")
-    type: Literal["finish"] = "finish"
     success: bool
     output: dict[str, str] = {}
     message: str = ""
     missing: list[str] = []
     failed: dict[str, str] = {}
     unknown: bool = False
+
+
+class Finish(Outcome):
+    """The action that ends the task, with its ``Outcome``."""
+
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["finish"] = "finish"
 
 
 Action = Annotated[Click | Input | Select | Check | Scroll | Wait | Finish,
@@ -147,4 +154,4 @@ class Goal(BaseModel):
     values: dict[str, str] = {}
     labels: dict[str, list[str]] = {}  # value key -> labels a form may use for it
     target: str = ""  # what to look for when the form must be found first (a link name)
-    success: str = r"受理编号[:：]\s*(?P<application_no>SI\d{14})"
+    success: str = RESULT_PATTERN

@@ -32,18 +32,17 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import httpx
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from si_agent.agent import Agent, AgentResult, DomPerception, FormPolicy, Goal, Record, Step, View
 from si_agent.agent.decision import ModelDecider
 from si_agent.config.yamlio import load_yaml
 from si_agent.errors import ConfigError, ConfigErrors
+from si_agent.executor.rpa.form import synonyms
 
 USER, PASSWORD = "demo", "demo123"
 SENSITIVE_KEYS = ("name", "id_number", "phone", "bank_card")  # never in a model request, raw
@@ -126,9 +125,8 @@ class _File(BaseModel):
 
 
 def default_labels() -> dict[str, list[str]]:
-    """Field key -> labels forms use, from ``si_agent/data/rpa_synonyms.yaml``."""
-    text = resources.files("si_agent").joinpath("data/rpa_synonyms.yaml").read_text("utf-8")
-    return {key: list(labels) for key, labels in (yaml.safe_load(text) or {}).items()}
+    """Field key -> labels forms use (``si_agent/data/rpa_synonyms.yaml``)."""
+    return {key: list(labels) for key, labels in synonyms().items()}
 
 
 def load_tasks(path: str | Path) -> list[Task]:

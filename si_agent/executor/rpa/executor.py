@@ -45,6 +45,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
+from si_agent.agent.models import RESULT_PATTERN
 from si_agent.config.envsubst import check_url, expand_env
 from si_agent.config.model import Business
 from si_agent.errors import ExecutorError
@@ -81,7 +82,7 @@ class RpaOptions(ExecutorOptions):
     fixed: dict[str, str | bool] = {}
     submit: str = "提交申请"
     next: str = "下一步"
-    success: str = r"受理编号[:：]\s*(?P<application_no>SI\d{14})"
+    success: str = RESULT_PATTERN
     action_timeout: float = 10.0
     job_timeout: float = 300.0
     max_pages: int = 6
