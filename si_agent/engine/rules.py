@@ -38,6 +38,7 @@ from functools import lru_cache
 from si_agent.config.model import MASKED_TYPES, Business, FieldDef
 from si_agent.engine import lexicon as L
 from si_agent.engine.base import SURE, Decision, Rule, SessionView, TextSink, ToolCall
+from si_agent.engine.consult import extract_slots, stops
 from si_agent.flow import actions as T
 from si_agent.session.model import FieldState
 from si_agent.validators import check, extract
@@ -169,7 +170,8 @@ class RuleEngine:
         if bid and score >= MATCH_THRESHOLD and score - runner_up >= MARGIN:
             business = self.catalog[bid]
             rule = Rule.EXACT_KEYWORD if score >= 1.0 else Rule.SIMILAR_KEYWORD
-            if _is_request(business, text, rest):
+            if business.is_consult or _is_request(business, text, rest):
+                # Asking for a consultation is asking for it to start ("看看怎么配置").
                 return self.start(view, business, text), rule, f"matched {bid} (score {score:.2f})"
             return [_answer(text, bid)], Rule.QUESTION, f"question about {bid} (score {score:.2f})"
         question = L.is_question(text)
@@ -190,8 +192,14 @@ class RuleEngine:
         The business's own keywords are blanked out first: "通讯地址备案" names the
         business, it does not give an address.
         """
-        values = self.values_for(business, None, self._without_keywords(business, text),
-                                 whole=False)
+        rest = self._without_keywords(business, text)
+        if business.is_consult:  # slots said with the request ("我40岁，想咨询保险")
+            found = extract_slots(business, {}, rest, guess=False)
+            calls = [_match(business.id)]
+            if found.values:
+                calls.append(ToolCall(name=T.PROVIDE_FIELD, arguments={"values": found.values}))
+            return calls
+        values = self.values_for(business, None, rest, whole=False)
         if view.state == "done" and view.result and view.business is not business:
             # A number just issued is what "查询办理进度" right after means (but
             # "再查一个" after a query asks about another one).
@@ -249,6 +257,8 @@ class RuleEngine:
     def _collecting(self, view: SessionView, text: str, offered: frozenset[str]) -> _Ruled:
         business = view.business
         assert business is not None
+        if business.is_consult:
+            return self._consulting(view, business, text, offered)
         switch = self._switch(view, text, offered)
         if switch is not None:
             return switch
@@ -436,6 +446,27 @@ class RuleEngine:
             kept += _rest_as_text(business, text, kept)
         return sorted(kept, key=lambda c: c.start)
 
+    def _consulting(self, view: SessionView, business: Business, text: str,
+                    offered: frozenset[str]) -> _Ruled:
+        """A consultation: slot values across every theme, declined slots, a question."""
+        kind = L.small_talk(text)
+        if kind in ("handoff", "self_intro") and T.SMALL_TALK in offered:
+            return [_small_talk(kind)], Rule.SMALL_TALK, kind
+        if stops(business, dict(view.fields), text):
+            return [_cancel()], Rule.CANCEL_WORD, "cancel word"
+        found = extract_slots(business, dict(view.fields), text)
+        if not found.values and not found.skipped:
+            if found.question or len(text) > 8:
+                return [_answer(text, None)], Rule.QUESTION, "question during a consultation"
+            return [], Rule.CONVERSATIONAL, "nothing for the slots"
+        calls = [_answer(text, None)] if found.question else []
+        if found.values:
+            calls.append(ToolCall(name=T.PROVIDE_FIELD, arguments={"values": found.values}))
+        if found.skipped:
+            calls.append(ToolCall(name=T.SKIP_FIELD, arguments={"field_keys": found.skipped}))
+        rule = Rule.AWAITED_ANSWER if found.guessed else Rule.VALUES
+        return calls, rule, f"slots {sorted(found.values)} skipped {found.skipped}"
+
     # -- confirming / failed ----------------------------------------------
 
     def _confirming(self, view: SessionView, text: str, offered: frozenset[str]) -> _Ruled:
@@ -559,6 +590,8 @@ def _confidence(view: SessionView, calls: list[ToolCall], rule: Rule, text: str)
     if rule is Rule.EXACT_KEYWORD:
         return SURE
     business = view.business
+    if rule is Rule.VALUES and business is not None and business.is_consult:
+        return SURE  # typed values, cued text or aliases: the model could add nothing
     if rule is Rule.VALUES and business is not None and calls:
         values = calls[-1].arguments["values"]
         awaited = view.awaiting if view.awaiting in values else None

@@ -18,6 +18,7 @@ import operator
 import time
 import uuid
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,7 @@ from si_agent.config.model import Business, Check, FieldDef, Step
 from si_agent.engine.base import Decision, SessionView, TextSink, ToolCall, pending_fields
 from si_agent.errors import ExecutorError
 from si_agent.flow import actions as A
+from si_agent.flow import consult
 from si_agent.flow.machine import FlowModel
 from si_agent.flow.steps import FILE_REF, StepContext, StepResult, Upload
 from si_agent.flow.turn import TurnResult, awaited_step, display, snapshot
@@ -91,12 +93,23 @@ class Turn:
         # a re-run after a concurrent save must not leave files of a discarded attempt.
         self.file_ops: list[tuple[str, str, Any]] = []
         self.unreadable: set[str] = set()  # businesses whose form could not be read
+        # A consultation: the theme asked before this turn, and what the turn did to its
+        # slots (the reply is made of these, by flow.consult).
+        self.consulting: Business | None = None  # the consultation this turn started in
+        self.theme_asked: Any = None
+        self.consult_lines: list[str] = []
+        self.resumed = False
 
     # -- lifecycle --------------------------------------------------------
 
-    def prepare(self) -> None:
-        """Bring the session up to date before deciding: stale business, finished job."""
+    def prepare(self, group_id: str | None = None) -> None:
+        """Bring the session up to date before deciding: stale business, finished job,
+        a consultation to take up again (``group_id``)."""
         s = self.s
+        if group_id is not None and group_id != s.group_id:
+            s.group_id = group_id
+            if s.state in ("idle", "done"):
+                self._resume_profile()
         if s.notice:
             self.notices.append(s.notice)
             s.notice = None
@@ -122,6 +135,11 @@ class Turn:
     def run(self, decision: Decision) -> TurnResult:
         s = self.s
         self.decision = decision
+        b = self.business
+        self.consulting = b if b is not None and b.is_consult and s.state == "collecting" \
+            else None
+        if self.consulting is not None:
+            self.theme_asked = consult.current_theme(self.consulting, s.fields)
         self.pending_suggestion = s.suggestion
         s.suggestion = None  # a suggestion is good for the next turn only
         offered = self._tools()
@@ -133,6 +151,7 @@ class Turn:
         self.prompt_next()
         reply = join([*self.notices, *self.answers, *self.parts])
         s.turn += 1
+        self._keep_profile()
         if s.step_files:  # the photos live as long as the session
             self.file_ops.append(("touch", self._owner(), None))
         s.usage = s.usage + decision.usage
@@ -217,6 +236,7 @@ class Turn:
             steps_pending=lambda: bool(b and any(st.id not in s.step_data and not st.optional
                                                  for st in b.steps)),
             fields_pending=lambda: bool(b and self._pending(b)),
+            concludes=bool(b and b.is_consult),
         )
         self.ctl.machine.fire(model, trigger)
         s.state = model.state
@@ -272,6 +292,11 @@ class Turn:
         s.fields = {f.key: FieldState() for f in business.fields}
         s.flow_nonce = uuid.uuid4().hex
         self._fire("begin")
+        if business.is_consult:
+            assert business.consult is not None
+            self.parts.append(business.consult.opening)  # asks the first theme's questions
+            self.asked = True
+            return A.applied()
         self.parts.append(replies.render(replies.START, name=business.name))
         self.asked = False  # after "不办这个了" the new business asks its first question
         return A.applied()
@@ -403,7 +428,8 @@ class Turn:
         elif can_suggest:
             self.s.suggestion = suggested
             self.parts.append(replies.render(replies.SUGGEST, name=self.ctl.catalog[suggested].name))
-        elif self.business is not None and self.s.state not in ("idle", "done"):
+        elif (self.business is not None and self.s.state not in ("idle", "done")
+              and not self.business.is_consult):  # a consultation re-asks its theme instead
             self.parts.append(replies.render(replies.CONTINUE, name=self.business.name))
         return A.applied()
 
@@ -449,10 +475,109 @@ class Turn:
                  if k in business.field_keys and v is not None}
         if not known:
             return A.rejected(A.Reason.UNKNOWN_FIELD, f"unknown fields {sorted(args.values)}")
+        if business.is_consult:
+            return self._set_slots(business, known)
         outcome = self._set_fields(business, known)
         if self.s.state == "collecting" and not self._pending(business):
             self._complete()
         return outcome
+
+    # -- consultations (type: consult) ------------------------------------------
+
+    def _set_slots(self, business: Business, values: Mapping[str, Any]) -> A.Outcome:
+        """Take slot values: new ones are acknowledged, changed ones said to be
+        corrected, invalid ones explained; the reply's next move is flow.consult's."""
+        s, texts = self.s, business.consult
+        assert texts is not None
+        received: list[str] = []
+        invalid: list[str] = []
+        for key, raw in values.items():
+            field = business.field(key)
+            st = s.fields.setdefault(key, FieldState())
+            said = consult.unalias(field, str(raw))
+            res = validate_value(field.type, said, **field.validator_options())
+            if res.ok and field.type == "text" and any(o.value == said for o in field.aliases):
+                res = replace(res, value=said)  # an alias's value is kept as staff wrote it
+            if not res.ok:
+                st.error = res.error
+                if st.status not in ("collected", "skipped"):
+                    st.status = "invalid"
+                self.consult_lines.append(f"{field.label}：{res.error}")
+                invalid.append(key)
+            elif st.status == "collected" and st.value != res.value:
+                self.consult_lines.append(replies.render(
+                    texts.corrected, label=field.label, old=consult.shown(field, st.value),
+                    new=consult.shown(field, res.value)))
+            elif st.status != "collected":
+                received.append(key)
+            if res.ok:
+                st.value, st.status, st.error, st.attempts = res.value, "collected", None, 0
+        if received:
+            received.sort(key=business.field_keys.index)
+            self.consult_lines.insert(0, replies.render(
+                texts.received, items=consult.items(business, received, s.fields)))
+        self._consult_progress(business)
+        return A.applied(detail=f"collected={received} invalid={invalid}")
+
+    def skip_field(self, args: A.SkipFieldArgs) -> A.Outcome:
+        b, s = self.business, self.s
+        assert b is not None and b.consult is not None
+        keys = [k for k in dict.fromkeys(args.field_keys) if k in b.field_keys
+                and s.fields.get(k, FieldState()).status not in ("collected", "skipped")]
+        if not keys:
+            return A.rejected(A.Reason.UNKNOWN_FIELD, f"nothing open to skip in {args.field_keys}")
+        for key in keys:
+            s.fields[key] = FieldState(status="skipped")
+        self.consult_lines.append(replies.render(
+            b.consult.skipped, labels="、".join(b.field(k).label for k in keys)))
+        self._consult_progress(b)
+        return A.applied(detail=f"skipped={keys}")
+
+    def _consult_progress(self, business: Business) -> None:
+        """Every slot in: the consultation is done, and the closing says what it found."""
+        if self.s.state != "collecting" or consult.current_theme(business, self.s.fields):
+            return
+        self._fire("fields_done")
+        self.parts.extend(self.consult_lines)
+        self.consult_lines = []
+        self.parts.append(consult.closing(business, self.s.fields))
+        self.asked = True
+
+    def _group_owner(self) -> str:
+        """Where this conversation's consultation profiles are kept (the step-file store)."""
+        return f"group:{self.s.group_id or self.s.session_id}"
+
+    def _keep_profile(self) -> None:
+        """Store the consultation's slots by group, or drop them once it ended."""
+        b, s = self.business, self.s
+        if b is not None and b.is_consult and s.state == "collecting":
+            data = json.dumps(consult.profile(b, s.fields), ensure_ascii=False).encode()
+            self.file_ops.append(("put", self._group_owner(), (b.id, data)))
+        elif self.consulting is not None:
+            self._drop_files(self._group_owner(), (self.consulting.id,))
+
+    def _resume_profile(self) -> None:
+        """A conversation named by its group: take up the consultation it left open."""
+        s = self.s
+        for b in (x for x in self.ctl.catalog.values() if x.is_consult):
+            data = self.ctl.files.get(self._group_owner(), b.id)
+            if data is None:
+                continue
+            try:
+                saved = {k: FieldState.model_validate(v) for k, v in json.loads(data).items()}
+            except (ValueError, TypeError) as exc:
+                log.warning("consultation profile of %s unreadable (%s); starting afresh",
+                            b.id, type(exc).__name__)
+                continue
+            assert b.consult is not None
+            self._clear()
+            s.business_id = b.id
+            s.fields = {f.key: saved.get(f.key, FieldState()) for f in b.fields}
+            s.flow_nonce = uuid.uuid4().hex
+            self._fire("begin")
+            self.parts.append(b.consult.resumed)
+            self.resumed = True
+            return
 
     def _set_fields(self, business: Business, values: Mapping[str, Any]) -> A.Outcome:
         s = self.s
@@ -893,6 +1018,8 @@ class Turn:
 
     def _not_understood(self) -> None:
         s = self.s
+        if self.resumed:
+            return  # "继续" took the consultation up again: its theme is asked next
         if s.state in ("idle", "done"):
             self.parts.append(self._greeting())
             self.asked = True
@@ -916,7 +1043,10 @@ class Turn:
         s, b = self.s, self.business
         if b is None or s.state in ("idle", "done", "executing"):
             return
-        if s.state == "collecting":
+        if s.state == "collecting" and b.is_consult:
+            self.parts.extend(self.consult_lines)
+            self.parts.append(consult.next_move(b, s.fields, self.theme_asked))
+        elif s.state == "collecting":
             pending = self._pending(b)
             if not pending:
                 return

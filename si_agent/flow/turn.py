@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from si_agent import replies
 from si_agent.config.model import Business, Step
+from si_agent.flow import consult
 from si_agent.session.model import Session, Usage
 from si_agent.validators import mask
 
@@ -125,7 +126,8 @@ def field_views(session: Session, business: Business | None) -> list[FieldView]:
     views = []
     for f in business.fields:
         st = session.fields.get(f.key)
-        value = None if st is None or st.value is None else display(f.type, st.value)
+        value = None if st is None or st.value is None else (
+            consult.shown(f, st.value) if f.group else display(f.type, st.value))
         status = st.status if st else "pending"
         views.append(FieldView(key=f.key, label=f.label, value=value, status=status,
                                error=st.error if st and status in ("invalid", "failed") else None))

@@ -101,7 +101,7 @@ def test_users_are_isolated(client, login):
 
 def test_businesses_health_openapi(client):
     businesses = client.get("/api/businesses").get_json()
-    assert len(businesses) == 12
+    assert len(businesses) == 13
     by_id = {b["id"]: b for b in businesses}
     assert by_id["pension_query"]["name"] == "养老金查询"
     assert by_id["pension_query"]["type"] == "query"
