@@ -74,7 +74,7 @@ def extract_slots(business: Business, fields: dict[str, FieldState], text: str, 
         if found:
             out.values.update(found)
         elif not (L.is_conversational(clause) or L.is_greeting(clause)
-                  or L.is_preamble_only(clause)):
+                  or L.is_preamble_only(clause) or L.RESUME.fullmatch(L.bare(clause))):
             leftovers.append(clause)
     free = [k for k in asked if business.field(k).type == "text" and k not in out.values]
     if leftovers and free and guess:

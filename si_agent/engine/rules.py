@@ -585,6 +585,10 @@ def _confidence(view: SessionView, calls: list[ToolCall], rule: Rule, text: str)
         return SURE
     if rule is Rule.NONE:
         return 0.0
+    started = view.catalog.get(calls[0].arguments.get("business_id", "")) if (
+        rule is Rule.EXACT_KEYWORD and calls) else None
+    if started is not None and started.is_consult:
+        return SURE  # asking how to choose ("怎么配置") is what a consultation is for
     if L.is_question(text):
         return _UNSURE
     if rule is Rule.EXACT_KEYWORD:

@@ -324,7 +324,10 @@ def tool_schema(action: Action, offer: Offer, catalog: Mapping[str, Business]) -
     elif action.name == ANSWER_QUESTION:
         props["suggested_business_id"] = {"type": ["string", "null"], "enum": [*catalog, None]}
     elif action.name == PROVIDE_FIELD and b is not None:
-        fields = {f.key: {"type": "string", "description": f"{f.label} ({f.type})"}
+        themes = {t.id: t.label for t in b.themes}
+        fields = {f.key: {"type": "string", "description": (
+                      f"{themes[f.group]}·{f.label} ({f.type})" if f.group else
+                      f"{f.label} ({f.type})")}
                   for f in b.fields}
         props["values"] = {"type": "object", "properties": fields, "minProperties": 1,
                            "additionalProperties": False}
