@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import queue
+import re
 import threading
 from collections.abc import Iterator
 
