@@ -55,8 +55,7 @@ def extract_slots(business: Business, fields: dict[str, FieldState], text: str, 
                   guess: bool = True) -> Extraction:
     """The slots ``text`` speaks of; with ``guess``, unclaimed words answer the asked
     free-text slot."""
-    theme = current_theme(business, fields)
-    asked = [s.key for s in open_slots(theme, fields)] if theme else []
+    asked = _asked(business, fields)
     out = Extraction()
     leftovers: list[str] = []
     declines: list[str] = []
@@ -81,9 +80,15 @@ def extract_slots(business: Business, fields: dict[str, FieldState], text: str, 
         out.values[free[0]] = "，".join(leftovers)
         out.guessed = True
     for clause in declines:
-        named = [f.key for f in business.fields if _names(f, clause)]
-        out.skipped += [k for k in (named or asked) if k not in out.values and k not in out.skipped]
+        targets = [f.key for f in business.fields if _names(f, clause)] or asked
+        out.skipped += [k for k in targets if k not in out.values and k not in out.skipped]
     return out
+
+
+def _asked(business: Business, fields: dict[str, FieldState]) -> list[str]:
+    """The open slots of the current theme: what the last reply asked for."""
+    theme = current_theme(business, fields)
+    return [s.key for s in open_slots(theme, fields)] if theme else []
 
 
 def _whole_alias(business: Business, clause: str, asked: list[str]) -> bool:
@@ -94,10 +99,8 @@ def _whole_alias(business: Business, clause: str, asked: list[str]) -> bool:
 
 def stops(business: Business, fields: dict[str, FieldState], text: str) -> bool:
     """Ending the consultation ("不咨询了", "取消"), unless it answers the slot asked."""
-    theme = current_theme(business, fields)
-    asked = [s.key for s in open_slots(theme, fields)] if theme else []
     return bool(L.is_cancel(text) or L.abandons(text) or _STOP.search(text)) and not (
-        _whole_alias(business, text, asked))
+        _whole_alias(business, text, _asked(business, fields)))
 
 
 def asks(clause: str) -> bool:

@@ -39,3 +39,20 @@ def test_unrelated_question_falls_back_to_the_generic_reply(controller):
     turn = controller.handle("u2", "推荐一部电影好不好看的")
     assert "来源：" not in turn.reply
     assert turn.state == "idle"
+
+
+def test_a_commercial_insurance_question_recommends_the_consultation(controller):
+    turn = controller.handle("u3", "重疾险和医疗险有什么区别？")
+    assert "按实际发生的医疗费用报销" in turn.reply
+    assert turn.state == "idle"
+    assert turn.suggestion is not None and turn.suggestion.business_id == "insurance_consult"
+
+    turn = controller.handle("u3", "办理")
+    assert turn.state == "collecting" and turn.business.id == "insurance_consult"
+    assert "请问您的年龄、职业和大概年收入区间" in turn.reply
+
+    # Mid-consultation the same question is answered and the theme asked again.
+    turn = controller.handle("u3", "重疾险和医疗险有什么区别？")
+    assert "按实际发生的医疗费用报销" in turn.reply
+    assert turn.reply.endswith("请问您的年龄、职业和大概年收入区间？")
+    assert turn.state == "collecting"
