@@ -231,7 +231,7 @@ def _meaning_errors(b: Business, stem: str, raw: Mapping) -> Iterator[tuple[tupl
     """What the schema cannot say; yields (path, message). ``raw`` is the YAML data."""
     if b.id != stem:
         yield ("id",), f"business id {b.id!r} must equal the file name {stem!r}"
-    if b.discover and b.api.kind != "rpa":
+    if b.discover and (b.api is None or b.api.kind != "rpa"):
         yield ("fields",), "fields: discover needs api.kind: rpa (the fields are read from its form)"
     for label, override in b.field_overrides.items():
         try:  # what the pinned keys would make of a discovered field
@@ -274,7 +274,7 @@ _CONSULT_ONLY_NOT = ("fields", "steps", "checks", "api", "require_confirm", "con
 _CONSULT_PLACEHOLDERS = {
     "received": frozenset({"items"}), "corrected": frozenset({"label", "old", "new"}),
     "skipped": frozenset({"labels"}), "closing": frozenset({"summary", "recommendation"}),
-    "opening": frozenset(), "resumed": frozenset(),
+    "opening": frozenset(), "resumed": frozenset(), "handoff": frozenset(),
 }
 
 
@@ -301,7 +301,9 @@ def _consult_errors(b: Business, raw: Mapping) -> Iterator[tuple[tuple, str]]:
             yield from _template_errors(("themes", t, name), getattr(theme, name), allowed)
     assert b.consult is not None
     for name, allowed in _CONSULT_PLACEHOLDERS.items():
-        yield from _template_errors(("consult", name), getattr(b.consult, name), allowed)
+        text = getattr(b.consult, name)
+        if text is not None:
+            yield from _template_errors(("consult", name), text, allowed)
     types = {f.key: f.type for f in b.fields}
     for i, rec in enumerate(b.consult.recommendations):
         for j, cond in enumerate(rec.when):
@@ -313,17 +315,20 @@ def _consult_errors(b: Business, raw: Mapping) -> Iterator[tuple[tuple, str]]:
                 yield at + ("op",), "contains applies to multi_enum slots, and only contains does"
 
 
-def _slot_errors(at: tuple, slot: FieldDef) -> Iterator[tuple[tuple, str]]:
-    if slot.type == "bucket":
-        bounds = [b.below for b in slot.buckets]
-        if not slot.buckets:
-            yield at + ("buckets",), "a bucket slot needs buckets"
+def _bucket_errors(at: tuple, f: FieldDef) -> Iterator[tuple[tuple, str]]:
+    if f.type == "bucket":
+        bounds = [b.below for b in f.buckets]
+        if not f.buckets:
+            yield at + ("buckets",), "a bucket field needs buckets"
         elif bounds[-1] is not None or None in bounds[:-1]:
             yield at + ("buckets",), "every bucket but the last needs below; the last has none"
         elif bounds[:-1] != sorted(bounds[:-1]):
             yield at + ("buckets",), "buckets must be in increasing order of below"
-    elif slot.buckets:
-        yield at + ("buckets",), f"buckets apply to bucket slots, not {slot.type}"
+    elif f.buckets:
+        yield at + ("buckets",), f"buckets apply to bucket fields, not {f.type}"
+
+
+def _slot_errors(at: tuple, slot: FieldDef) -> Iterator[tuple[tuple, str]]:
     if slot.type in field_types():
         for option in slot.aliases:
             if not check(slot.type, option.value, **slot.validator_options()).ok:
@@ -356,6 +361,7 @@ def _field_errors(at: tuple, f: Any) -> Iterator[tuple[tuple, str]]:
         yield from _alias_errors(at, f.options)
     elif f.options:
         yield at + ("options",), f"options are only allowed on enum and multi_enum fields, not {f.type}"
+    yield from _bucket_errors(at, f)
     for low, high, types in (("min", "max", _NUMERIC), ("min_length", "max_length", _LENGTH_TYPES)):
         for name in (low, high):
             if getattr(f, name) is not None and f.type not in types:

@@ -210,6 +210,7 @@ class ConsultTexts(_Model):
     closing: str
     recommendations: tuple[Recommendation, ...] = ()
     default_recommendation: str
+    handoff: str | None = None  # said to "转人工" (else the assistant's hand-off text)
 
 
 class Theme(_Model):

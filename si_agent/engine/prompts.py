@@ -98,7 +98,9 @@ def _consult(view: SessionView) -> str:
         for f in t.slots:
             st = view.fields.get(f.key)
             if st is not None and st.status == "collected":
-                slots.append(f"{f.label}({f.key})={consult.shown(f, st.value)}")
+                # Free text (health, existing cover) is not repeated to the model.
+                shown = "已收集" if f.type == "text" else consult.shown(f, st.value)
+                slots.append(f"{f.label}({f.key})={shown}")
             elif st is not None and st.status == "skipped":
                 slots.append(f"{f.label}({f.key})=已跳过")
             else:

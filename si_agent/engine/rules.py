@@ -38,7 +38,7 @@ from functools import lru_cache
 from si_agent.config.model import MASKED_TYPES, Business, FieldDef
 from si_agent.engine import lexicon as L
 from si_agent.engine.base import SURE, Decision, Rule, SessionView, TextSink, ToolCall
-from si_agent.engine.consult import extract_slots, stops
+from si_agent.engine.consult import extract_slots, meant_slot, stops
 from si_agent.flow import actions as T
 from si_agent.session.model import FieldState
 from si_agent.validators import check, extract
@@ -170,8 +170,8 @@ class RuleEngine:
         if bid and score >= MATCH_THRESHOLD and score - runner_up >= MARGIN:
             business = self.catalog[bid]
             rule = Rule.EXACT_KEYWORD if score >= 1.0 else Rule.SIMILAR_KEYWORD
-            if business.is_consult or _is_request(business, text, rest):
-                # Asking for a consultation is asking for it to start ("看看怎么配置").
+            if _is_request(business, text, rest) or (business.is_consult and L.has_intent(text)):
+                # "想咨询保险，看看怎么配置" asks for the consultation to start.
                 return self.start(view, business, text), rule, f"matched {bid} (score {score:.2f})"
             return [_answer(text, bid)], Rule.QUESTION, f"question about {bid} (score {score:.2f})"
         question = L.is_question(text)
@@ -414,9 +414,10 @@ class RuleEngine:
         found: list[_Candidate] = []
         done_types: set[str] = set()
         for f in business.fields:
-            if f.type == "enum":
-                found += [_Candidate("enum", x.raw, x.start, x.end, f.key)
-                          for x in extract("enum", text, **f.validator_options())]
+            if f.type in ("enum", "multi_enum", "bucket"):  # typed by the field's own options
+                kind = "bucket" if f.type == "bucket" else "enum"
+                found += [_Candidate(f.type, x.raw, x.start, x.end, f.key)
+                          for x in extract(kind, text, **f.validator_options())]
                 continue
             if f.type == "text" and f.pattern:
                 found += [_Candidate("text", x.raw, x.start, x.end, f.key)
@@ -432,7 +433,7 @@ class RuleEngine:
                 found += _after_cues(f, text)
         # Longer, more specific spans first; drop anything overlapping a kept span.
         priority = {"idcard": 0, "bank_card": 1, "phone": 2, "text": 3, "date": 4, "enum": 5,
-                    "city": 6, "name": 7, "year": 8, "number": 9}
+                    "multi_enum": 5, "city": 6, "name": 7, "year": 8, "bucket": 8, "number": 9}
         kept: list[_Candidate] = []
         # Two enum fields with the same options ("原参保地", "新参保地"): the one asked wins.
         for c in sorted(found, key=lambda c: (priority.get(c.type, 10), -(c.end - c.start),
@@ -454,7 +455,14 @@ class RuleEngine:
             return [_small_talk(kind)], Rule.SMALL_TALK, kind
         if stops(business, dict(view.fields), text):
             return [_cancel()], Rule.CANCEL_WORD, "cancel word"
-        found = extract_slots(business, dict(view.fields), text)
+        switch = self._switch(view, text, offered)
+        if switch is not None:
+            return switch
+        term = meant_slot(business, text)
+        if term is not None and T.EXPLAIN_FIELD in offered:
+            return [_explain(term, "help")], Rule.FIELD_HELP, f"what {term} means"
+        # "我想咨询保险" again names this business; it gives no slot.
+        found = extract_slots(business, dict(view.fields), self._without_keywords(business, text))
         if not found.values and not found.skipped:
             if found.question or len(text) > 8:
                 return [_answer(text, None)], Rule.QUESTION, "question during a consultation"

@@ -25,6 +25,7 @@ from typing import Any
 from si_agent import replies
 from si_agent.config.model import Business, Condition, FieldDef, Theme
 from si_agent.session.model import FieldState
+from si_agent.validators import mask
 
 NOT_GIVEN = "未提供"
 _OPS: dict[str, Callable[[Any, Any], bool]] = {
@@ -36,6 +37,12 @@ _OPS: dict[str, Callable[[Any, Any], bool]] = {
 def is_open(state: FieldState | None) -> bool:
     """Whether a slot is still to be asked: neither collected nor skipped."""
     return state is None or state.status not in ("collected", "skipped")
+
+
+def profile_owner(session_id: str, group_id: str | None) -> str:
+    """Where a conversation's consultation profiles are kept in the step-file store:
+    per user (session) and conversation, so a group id names only one's own."""
+    return f"consult:{session_id}:{group_id or ''}"
 
 
 def unalias(field: FieldDef, raw: str) -> str:
@@ -60,6 +67,8 @@ def shown(field: FieldDef, value: Any) -> str:
     """A slot value as the citizen reads it: with its unit, amounts in 万元, lists joined."""
     if value is None:
         return NOT_GIVEN
+    if field.masked:
+        return mask(field.type, value)
     if isinstance(value, list):
         return "、".join(str(v) for v in value)
     if isinstance(value, float) and value.is_integer():

@@ -39,6 +39,7 @@ from si_agent.errors import JobInProgress, NoStepAwaited, SessionConflict
 from si_agent.executor import Executors
 from si_agent.executor.base import Executor
 from si_agent.flow import actions as A
+from si_agent.flow import consult
 from si_agent.flow.dialogue import Turn
 from si_agent.flow.execution import JobDriver
 from si_agent.flow.machine import DialogueMachine
@@ -264,7 +265,7 @@ class Controller:
             for nonce in {session.flow_nonce, *(f.flow_nonce for f in session.suspended)}:
                 if nonce:
                     self.files.drop(f"{session_id}:{nonce}")
-            self.files.drop(f"group:{session.group_id or session_id}")
+            self.files.drop(consult.profile_owner(session_id, session.group_id))
         self.store.delete(session_id)
         return snapshot(Session(session_id=session_id), self.catalog)
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from transitions import MachineError
 
 from si_agent import replies
-from si_agent.config.model import Business, Check, FieldDef, Step
+from si_agent.config.model import Business, Check, FieldDef, Step, Theme
 from si_agent.engine.base import Decision, SessionView, TextSink, ToolCall, pending_fields
 from si_agent.errors import ExecutorError
 from si_agent.flow import actions as A
@@ -96,7 +96,8 @@ class Turn:
         # A consultation: the theme asked before this turn, and what the turn did to its
         # slots (the reply is made of these, by flow.consult).
         self.consulting: Business | None = None  # the consultation this turn started in
-        self.theme_asked: Any = None
+        self.theme_asked: Theme | None = None
+        self.opened = False  # the consultation's opening is in this reply
         self.consult_lines: list[str] = []
         self.resumed = False
 
@@ -108,6 +109,12 @@ class Turn:
         s = self.s
         if group_id is not None and group_id != s.group_id:
             s.group_id = group_id
+            b = self.business
+            if b is not None and b.is_consult and s.state == "collecting":
+                # Another conversation of this user: the one in progress stays stored
+                # under its own group id.
+                self._fire("cancel")
+                self._clear()
             if s.state in ("idle", "done"):
                 self._resume_profile()
         if s.notice:
@@ -295,7 +302,9 @@ class Turn:
         if business.is_consult:
             assert business.consult is not None
             self.parts.append(business.consult.opening)  # asks the first theme's questions
-            self.asked = True
+            self.theme_asked = business.themes[0]
+            self.opened = True
+            self.asked = False  # values given with the request are acknowledged next
             return A.applied()
         self.parts.append(replies.render(replies.START, name=business.name))
         self.asked = False  # after "不办这个了" the new business asks its first question
@@ -376,7 +385,8 @@ class Turn:
             if field.help is None:
                 return A.applied(detail="no help text: the prompt again")
             self.parts.append(replies.render(field.help, business=b.name, label=field.label))
-            self.parts.append(replies.render(replies.CONTINUE, name=b.name))
+            if not b.is_consult:  # a consultation asks its theme again instead
+                self.parts.append(replies.render(replies.CONTINUE, name=b.name))
         else:
             why = replies.render(field.why or texts.why_default, business=b.name,
                                  label=field.label)
@@ -387,8 +397,11 @@ class Turn:
 
     def small_talk(self, args: A.SmallTalkArgs) -> A.Outcome:
         texts = self.ctl.texts
+        b = self.business
         if args.kind == "greeting":
             self.parts.append(self._greeting())
+        elif args.kind == "handoff" and b is not None and b.consult and b.consult.handoff:
+            self.parts.append(b.consult.handoff)  # an adviser, not the 12333 hotline
         else:
             self.parts.append(replies.render(getattr(texts, args.kind),
                                              handoff=self.ctl.handoff_text))
@@ -496,8 +509,9 @@ class Turn:
             st = s.fields.setdefault(key, FieldState())
             said = consult.unalias(field, str(raw))
             res = validate_value(field.type, said, **field.validator_options())
-            if res.ok and field.type == "text" and any(o.value == said for o in field.aliases):
-                res = replace(res, value=said)  # an alias's value is kept as staff wrote it
+            if res.ok and field.type == "text":
+                # Kept as said (or as staff wrote an alias's value): "，" stays "，".
+                res = replace(res, value=said.strip())
             if not res.ok:
                 st.error = res.error
                 if st.status not in ("collected", "skipped"):
@@ -544,8 +558,7 @@ class Turn:
         self.asked = True
 
     def _group_owner(self) -> str:
-        """Where this conversation's consultation profiles are kept (the step-file store)."""
-        return f"group:{self.s.group_id or self.s.session_id}"
+        return consult.profile_owner(self.s.session_id, self.s.group_id)
 
     def _keep_profile(self) -> None:
         """Store the consultation's slots by group, or drop them once it ended."""
@@ -967,7 +980,7 @@ class Turn:
     def outcome_text(self, job: Job) -> str:
         """What the citizen is told about a finished job (changes nothing)."""
         b = self.business
-        if b is None or job.status != "succeeded":
+        if b is None or b.api is None or job.status != "succeeded":
             return job.error.message if job.error else replies.EXECUTOR_CRASHED
         shown = {k: (display(b.field(k).type, v) if k in b.field_keys else v)
                  for k, v in self._values().items()}
@@ -1044,8 +1057,9 @@ class Turn:
         if b is None or s.state in ("idle", "done", "executing"):
             return
         if s.state == "collecting" and b.is_consult:
-            self.parts.extend(self.consult_lines)
-            self.parts.append(consult.next_move(b, s.fields, self.theme_asked))
+            if self.consult_lines or not self.opened:  # (the opening asks the first theme)
+                self.parts.extend(self.consult_lines)
+                self.parts.append(consult.next_move(b, s.fields, self.theme_asked))
         elif s.state == "collecting":
             pending = self._pending(b)
             if not pending:

@@ -133,6 +133,8 @@ def display(field_type: str, value: Any) -> str:
         return ""
     if isinstance(value, float):
         return f"{value:.2f}".rstrip("0").rstrip(".")
+    if isinstance(value, list):  # several choices
+        return "、".join(str(v) for v in value)
     return mask(field_type, value)
 
 

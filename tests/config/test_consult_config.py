@@ -22,36 +22,41 @@ def test_the_shipped_consultation_loads_with_slots_as_fields(copy):
     assert b.field("product_types").type == "multi_enum" and b.api is None
 
 
-@pytest.mark.parametrize("old,new,error", [
+# (edit, the text on the line the error names, the error): lines are looked up, so
+# rewording the shipped YAML does not break these.
+@pytest.mark.parametrize("old,new,anchor,error", [
     ("      - key: special_needs\n", "      - key: occupation\n",
-     "insurance_consult.yaml:165: themes[5].slots[0].key: duplicate slot key 'occupation'; "
-     "first used at themes[0].slots[1]"),  # (and the theme's summary names the old key)
+     "- key: occupation\n        label: 特别需求",
+     "themes[5].slots[0].key: duplicate slot key 'occupation'; first used at themes[0].slots[1]"),
     ("summary: 家庭结构：家庭经济支柱：{is_breadwinner}，", "summary: 家庭结构：家庭经济支柱：{breadwinner}，",
-     "insurance_consult.yaml:76: themes[1].summary: unknown placeholder {breadwinner}; "
-     "allowed: {children_count}, {is_breadwinner}"),
-    ("{slot: children_count, op: \">\"", "{slot: kids, op: \">\"",
-     "insurance_consult.yaml:37: consult.recommendations[1].when[0].slot: unknown slot 'kids'; "
-     "slots of this business: age, occupation, income_range, is_breadwinner, children_count, "
-     "product_types, coverage_expectation, premium_budget, existing_insurance, health_summary, "
-     "special_needs"),
-    ("{slot: product_types, op: contains", "{slot: age, op: contains",
-     "insurance_consult.yaml:39: consult.recommendations[2].when[0].op: contains applies to "
-     "multi_enum slots, and only contains does"),
+     "summary: 家庭结构",
+     "themes[1].summary: unknown placeholder {breadwinner}; allowed: {children_count}, "
+     "{is_breadwinner}"),
+    ("{slot: children_count, op: \">\"", "{slot: kids, op: \">\"", "{slot: kids",
+     "consult.recommendations[1].when[0].slot: unknown slot 'kids'; slots of this business: "
+     "age, occupation, income_range, is_breadwinner, children_count, product_types, "
+     "coverage_expectation, premium_budget, existing_insurance, health_summary, special_needs"),
+    ("{slot: product_types, op: contains", "{slot: age, op: contains", "{slot: age, op: contains",
+     "consult.recommendations[2].when[0].op: contains applies to multi_enum slots, and only "
+     "contains does"),
     ("      - key: premium_budget\n", "      - key: premium_budget\n        prompt: 预算多少？\n",
-     "insurance_consult.yaml:128: themes[2].slots[2].prompt: unknown key 'prompt'; valid keys: "
-     "aliases, buckets, cues, date_span, error_msg, example, help, key, label, max, max_length, "
-     "min, min_length, not_future, options, type, unit, validate, why"),
+     "        prompt: 预算多少？",
+     "themes[2].slots[2].prompt: unknown key 'prompt'; valid keys: aliases, buckets, cues, "
+     "date_span, error_msg, example, help, key, label, max, max_length, min, min_length, "
+     "not_future, options, type, unit, validate, why"),
     ("          - {value: 10-20万, below: 200000}\n          - {value: 20-50万, below: 500000}\n",
      "          - {value: 20-50万, below: 500000}\n          - {value: 10-20万, below: 200000}\n",
-     "insurance_consult.yaml:66: themes[0].slots[2].buckets: buckets must be in increasing "
-     "order of below"),
-    ('          "0": [没有孩子,', '          "几个": [没有孩子,',
-     "insurance_consult.yaml:95: themes[1].slots[1].aliases.几个: '几个' is not a valid "
-     "integer value for this slot"),
+     "        buckets:\n          - {value: 10万以下",
+     "themes[0].slots[2].buckets: buckets must be in increasing order of below"),
+    ('          "0": [没有孩子,', '          "几个": [没有孩子,', '"几个": [没有孩子',
+     "themes[1].slots[1].aliases.几个: '几个' is not a valid integer value for this slot"),
 ])
-def test_a_broken_consultation_is_a_located_error(copy, old, new, error):
+def test_a_broken_consultation_is_a_located_error(copy, old, new, anchor, error):
     copy.edit(FILE, old, new)
-    assert copy.errors()[-1:] == [error]
+    text = (copy.dir / FILE).read_text("utf-8")
+    assert text.count(anchor) == 1, anchor
+    line = text[: text.index(anchor)].count("\n") + 1
+    assert copy.errors()[-1:] == [f"{FILE}:{line}: {error}"]
 
 
 def test_a_consultation_takes_no_api_and_other_types_need_one(copy):
@@ -69,3 +74,48 @@ def test_themes_need_type_consult(copy):
     copy.edit(FILE, "type: consult\n", "type: query\n")
     errors = copy.errors()
     assert any("missing required key 'api'" in e for e in errors), errors
+
+
+def test_bucket_and_several_choice_fields_serve_any_business(copy, tmp_path):
+    """A query business with a bucket and a multi_enum field: validated at load, and
+    the rule engine reads them in a sentence."""
+    from si_agent.config.loader import load_businesses
+    from si_agent.config.settings import Settings
+    from si_agent.engine.rules import RuleEngine
+    from si_agent.executor import Executors
+    from si_agent.flow.controller import Controller
+    from si_agent.session import MemoryStore
+
+    copy.edit("pension_query.yaml", "fields:\n", """fields:
+  - key: income
+    label: 年收入
+    type: bucket
+    prompt: 您的年收入大概多少？
+    error_msg: 请说一个大概的金额。
+    buckets: [{value: 低, below: 100000}, {value: 高}]
+  - key: kinds
+    label: 险种
+    type: multi_enum
+    prompt: 您想查哪些险种？
+    error_msg: 请从养老、医疗中选择。
+    options: [{value: 养老}, {value: 医疗}]
+""")
+    catalog = load_businesses(copy.dir)
+    controller = Controller(catalog, MemoryStore(), RuleEngine(catalog),
+                            Executors(Settings(business_dir=copy.dir, data_dir=tmp_path)))
+    turn = controller.handle("u", "查养老金")
+    assert turn.business.id == "pension_query"
+    turn = controller.handle("u", "年收入不到10万")
+    assert {f.key: f.value for f in turn.fields}["income"] == "低"
+    turn = controller.handle("u", "养老和医疗")
+    assert {f.key: f.value for f in turn.fields}["kinds"] == "养老、医疗"
+
+
+def test_a_bucket_field_needs_its_buckets(copy):
+    copy.edit("pension_query.yaml", "fields:\n", """fields:
+  - key: income
+    label: 年收入
+    type: bucket
+    prompt: 您的年收入大概多少？
+""")
+    assert "pension_query.yaml:8: fields[0].buckets: a bucket field needs buckets" in copy.errors()

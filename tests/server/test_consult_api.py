@@ -56,41 +56,51 @@ def test_fields_carry_their_theme_and_skipped_slots(tmp_path):
 def test_a_conversation_resumes_by_group_id_after_a_restart(tmp_path, store):
     first = Api(_settings(tmp_path, store), "alice")
     first.chat("我想咨询保险", group_id="conv-42")
-    first.chat("40岁，中学老师，年收入不到十万", group_id="conv-42")
+    first.chat("40岁，中学老师，年收入不到十万")
     first.chat("是的，有一个孩子")
+    # Another conversation of the same user: conv-42 stays stored as it was.
+    turn = first.chat("你好", group_id="conv-43")
+    assert turn["state"] == "idle" and turn["business"] is None
+    first.chat("我想咨询保险")
+    first.chat("25岁")
 
-    # A restart: a new app on the same store; a new user token (a new session) that
-    # names the conversation.
-    second = Api(_settings(tmp_path, store), "alice-on-another-device")
+    # A restart: a new app on the same store; the user comes back to conv-42.
+    second = Api(_settings(tmp_path, store), "alice")
     turn = second.chat("继续", group_id="conv-42")
     assert turn["state"] == "collecting", turn["reply"]
     assert turn["business"]["id"] == "insurance_consult"
     assert turn["reply"].startswith("已为您恢复之前的咨询进度。")
     assert "再聊聊您的需求" in turn["reply"]  # the current theme, asked again
-    assert "没有理解" not in turn["reply"]
+    assert "没有理解" not in turn["reply"] and "收到反馈" not in turn["reply"]
     fields = _fields(turn)
     assert fields["age"]["value"] == "40岁"
     assert fields["income_range"]["value"] == "10万以下"
     assert fields["children_count"]["value"] == "1个"
     assert turn["theme"]["id"] == "get_insurance_demand"
+    # ... and to conv-43, which has its own slots.
+    turn = second.chat("继续", group_id="conv-43")
+    assert _fields(turn)["age"]["value"] == "25岁"
+    assert turn["theme"]["id"] == "get_policyholder_basic"
 
-    # 重置: the session and its profile go; the group starts afresh.
+    # 重新开始: the session and the profile of its conversation go.
     reset = second.client.delete("/api/session", headers=second.headers)
     assert reset.status_code == 200 and reset.get_json()["state"] == "idle"
-    third = Api(_settings(tmp_path, store), "alice-once-more")
-    turn = third.chat("你好", group_id="conv-42")
+    turn = second.chat("你好", group_id="conv-43")
     assert turn["state"] == "idle" and turn["business"] is None
 
 
-def test_a_conversation_is_not_resumed_without_its_group_id(tmp_path):
-    first = Api(_settings(tmp_path, "sqlite"), "bob")
-    first.chat("我想咨询保险", group_id="conv-7")
-    first.chat("30岁")
-    other = Api(_settings(tmp_path, "sqlite"), "carol")
-    turn = other.chat("你好")
-    assert turn["state"] == "idle"
-    turn = other.chat("你好", group_id="conv-8")
-    assert turn["state"] == "idle"
+def test_a_group_id_names_only_the_users_own_conversation(tmp_path):
+    alice = Api(_settings(tmp_path, "sqlite"), "alice")
+    alice.chat("我想咨询保险", group_id="shared-name")
+    alice.chat("40岁，教师，年薪15万")
+    for group_id in ("shared-name", "alice"):  # alice's group, and her default one
+        mallory = Api(_settings(tmp_path, "sqlite"), "mallory")
+        turn = mallory.chat("继续", group_id=group_id)
+        assert turn["state"] == "idle" and "40岁" not in turn["reply"]
+        mallory.client.delete("/api/session", headers=mallory.headers)
+    turn = alice.chat("两个孩子")
+    assert _fields(turn)["age"]["value"] == "40岁"
+    assert _fields(turn)["children_count"]["value"] == "2个"
 
 
 @pytest.mark.parametrize("group_id", ["", "a b", "x" * 65, "中文", 42, ["g"]])
