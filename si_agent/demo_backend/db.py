@@ -92,6 +92,9 @@ def _connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA foreign_keys = ON")
+    # With WAL, a commit is safe from a crashed process without waiting for the
+    # disk (only a power cut may lose the last ones), like the sessions and jobs.
+    conn.execute("PRAGMA synchronous = NORMAL")
     return conn
 
 
