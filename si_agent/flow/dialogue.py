@@ -172,9 +172,11 @@ class Turn:
             reason=decision.reason,
             usage=decision.usage if decision.usage.model_calls else None,
         ))
-        log.info("turn %s %s: %s -> %s via %s %s (%s); model calls %d",
-                 session_ref(s.session_id), s.turn, self.state_before, s.state, decision.engine,
-                 [r.name for r in self.records], decision.rule.value, decision.usage.model_calls)
+        if log.isEnabledFor(logging.INFO):  # the digest and the list only when logged
+            log.info("turn %s %s: %s -> %s via %s %s (%s); model calls %d",
+                     session_ref(s.session_id), s.turn, self.state_before, s.state,
+                     decision.engine, [r.name for r in self.records], decision.rule.value,
+                     decision.usage.model_calls)
         return snapshot(s, self.ctl.catalog, reply, turn_usage=decision.usage)
 
     # -- helpers over the session -------------------------------------------
