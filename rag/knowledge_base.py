@@ -1,6 +1,7 @@
 """``KnowledgeBase``: a knowledge channel over a Milvus collection (si_agent's ``Knowledge``).
 
-One question goes: embed → hybrid search → relevance gate → answer
+One question goes: understand (typos and dialect put right, business words
+added: ``rag/query.py``) → embed → hybrid search → relevance gate → answer
 (extractive, or a generator's) → suggested business from the document tags.
 
 The store is opened on first use; a missing (or empty) collection is built
@@ -25,6 +26,7 @@ from rag.documents import load_documents
 from rag.embedders import Embedder
 from rag.errors import DocumentError, KnowledgeUnavailable
 from rag.ingest import IngestReport, document_hash, ingest
+from rag.query import Query, QueryUnderstanding, understanding_for
 from rag.relevance import is_relevant
 from rag.retriever import MilvusRetriever
 from rag.store import Hit, MilvusStore
@@ -43,6 +45,7 @@ class KnowledgeBase:
         kb_dir: Path | None = None,
         build_missing: bool = True,
         generator: Generator | None = None,
+        understanding: QueryUnderstanding | None = None,
         mode: str = "hybrid",
         top_k: int = 5,
         relevance_floor: float | None = None,
@@ -53,6 +56,8 @@ class KnowledgeBase:
         self.kb_dir = Path(kb_dir) if kb_dir is not None else None
         self.build_missing = build_missing
         self.generator = generator
+        # The term table is read now: a broken one fails at start-up (``TermsError``).
+        self.understanding = understanding or understanding_for(self.kb_dir)
         self.retriever = MilvusRetriever(store, embedder, mode=mode)
         self.top_k = top_k
         self.relevance_floor = (relevance_floor if relevance_floor is not None
@@ -71,17 +76,18 @@ class KnowledgeBase:
         if not question:
             return None
         try:
-            hits = self.search(question, k=self.top_k)
+            query = self.understand(question)
+            hits = self.search_query(query, k=self.top_k)
         except KnowledgeUnavailable as exc:
             log.warning("%s", exc)
             return Answer(text=texts.APOLOGY)
         except Exception:  # the dialogue must keep working whatever the store does
             log.exception("knowledge search failed")  # the question may hold personal data
             return Answer(text=texts.APOLOGY)
-        if not is_relevant(question, hits, self.relevance_floor):
+        if not is_relevant(query.text, hits, self.relevance_floor, self.understanding.domain):
             log.info("no relevant passage (question of %d characters)", len(question))
             return None
-        return compose(question, hits, generator=self.generator)
+        return compose(query.text, hits, generator=self.generator)
 
     def status(self) -> dict:
         """``{"ok", "state", "detail"}`` for /readyz; opens (and builds) the store if needed.
@@ -98,11 +104,19 @@ class KnowledgeBase:
 
     # -- the rest ---------------------------------------------------------------
 
+    def understand(self, question: str) -> Query:
+        """The question with typos and dialect put right, and the business words it adds."""
+        return self.understanding.understand(question)
+
     def search(self, question: str, k: int = 5, *, mode: str | None = None) -> list[Hit]:
-        """Ranked chunks; raises ``KnowledgeUnavailable``."""
+        """Ranked chunks for a question as asked; raises ``KnowledgeUnavailable``."""
+        return self.search_query(self.understand(question), k, mode=mode)
+
+    def search_query(self, query: Query, k: int = 5, *, mode: str | None = None) -> list[Hit]:
+        """Ranked chunks for an understood question; raises ``KnowledgeUnavailable``."""
         self.ensure_ready()
         try:
-            return self.retriever.search(question, k, mode=mode)
+            return self.retriever.search(query.search_text, k, mode=mode)
         except KnowledgeUnavailable as exc:
             self._fail(exc)
             raise

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from rag.answer import MAX_ANSWER_CHARS, compose, suggest_business
+from rag.query import DEFAULT_TERMS
 from rag.relevance import is_relevant
+from rag.terms import load_terms
 from rag.store import Hit
 
 
@@ -72,9 +74,11 @@ def test_suggestion_needs_the_top_documents_to_agree():
 
 
 def test_relevance_needs_a_domain_word_and_the_cosine_floor():
+    domain = load_terms(DEFAULT_TERMS).domain
     close = [hit("x", 0, "", cosine=0.9)]
-    assert is_relevant("社保卡丢了怎么办", close, floor=0.87)
-    assert not is_relevant("社保卡丢了怎么办", [hit("x", 0, "", cosine=0.8)], floor=0.87)
-    assert not is_relevant("今天天气怎么样", close, floor=0.87)
-    assert not is_relevant("身份证丢了怎么补办", close, floor=0.87)
-    assert not is_relevant("社保卡丢了怎么办", [], floor=0.87)
+    assert is_relevant("社保卡丢了怎么办", close, floor=0.87, domain=domain)
+    assert not is_relevant("社保卡丢了怎么办", [hit("x", 0, "", cosine=0.8)], floor=0.87,
+                           domain=domain)
+    assert not is_relevant("今天天气怎么样", close, floor=0.87, domain=domain)
+    assert not is_relevant("身份证丢了怎么补办", close, floor=0.87, domain=domain)
+    assert not is_relevant("社保卡丢了怎么办", [], floor=0.87, domain=domain)

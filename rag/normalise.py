@@ -1,0 +1,204 @@
+"""Typos and dialect in a question, put right before retrieval.
+
+Two passes, each recorded as ``Correction`` data:
+
+1. **the term table** (``_terms.yaml``, ``rag/terms.py``): literal variants
+   replaced by their right word, longest first ("咋整" → "怎么办", "俺" → "我");
+2. **homophones** (pypinyin): a run of 2–6 characters that reads like a
+   domain word but is written differently ("失叶金" → "失业金", "医报" → "医保"),
+   where the domain words are the table's right words plus any vocabulary the
+   caller adds (business names and keywords, document titles).
+
+The homophone pass must not touch correct text, so a run is replaced only when
+it differs from the word in at most one character (two for words of four or
+more), it is not a dictionary word itself (jieba's dictionary: "事业" stays
+"事业"), and it does not cut through a dictionary word ("他是业主" keeps
+"业主": "是业" is not "失业"). Without pypinyin installed the second pass is
+skipped (one warning).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from rag.terms import TermTable
+
+log = logging.getLogger(__name__)
+
+MIN_WORD = 2
+MAX_WORD = 6
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+@dataclass(frozen=True)
+class Correction:
+    """One replacement: where in the input, what was there, what it became, and why."""
+
+    start: int
+    end: int
+    original: str
+    replacement: str
+    source: str  # "table" or "pinyin"
+
+
+@dataclass(frozen=True)
+class Normalised:
+    """A question with its typos and dialect put right."""
+
+    original: str
+    text: str
+    corrections: tuple[Correction, ...] = ()
+
+
+class Normaliser:
+    """Applies the term table, then the homophone check (see the module docstring)."""
+
+    def __init__(self, table: TermTable | None = None, vocabulary: Iterable[str] = (), *,
+                 pinyin: bool = True) -> None:
+        self.table = table or TermTable()
+        variants = sorted(self.table.corrections, key=len, reverse=True)
+        self._variants = re.compile("|".join(map(re.escape, variants))) if variants else None
+        words = [*self.table.words, *self.table.domain, *vocabulary]
+        self.vocabulary = frozenset(w for w in words
+                                    if MIN_WORD <= len(w) <= MAX_WORD and _HAN.search(w))
+        self.use_pinyin = pinyin
+        self._index: dict[tuple[int, str], list[tuple[str, tuple[str, ...]]]] | None = None
+        self._lock = threading.Lock()
+
+    def normalise(self, text: str) -> Normalised:
+        """``text`` with the table's variants and homophone typos replaced."""
+        text = text or ""
+        fixed, table = self._apply_table(text)
+        fixed, sounds = self._apply_pinyin(fixed) if self.use_pinyin else (fixed, [])
+        return Normalised(original=text, text=fixed, corrections=(*table, *sounds))
+
+    # -- the table ----------------------------------------------------------------
+
+    def _apply_table(self, text: str) -> tuple[str, list[Correction]]:
+        if self._variants is None:
+            return text, []
+        found: list[Correction] = []
+
+        def replace(m: re.Match) -> str:
+            word = self.table.corrections[m.group()]
+            found.append(Correction(m.start(), m.end(), m.group(), word, "table"))
+            return word
+
+        return self._variants.sub(replace, text), found
+
+    # -- homophones ---------------------------------------------------------------
+
+    def _apply_pinyin(self, text: str) -> tuple[str, list[Correction]]:
+        if not _HAN.search(text):
+            return text, []
+        index = self._homophone_index()
+        if not index:
+            return text, []
+        tokens = _tokens(text)
+        found: list[Correction] = []
+        i = 0
+        out: list[str] = []
+        while i < len(text):
+            best = self._best_at(text, i, index, tokens)
+            if best is None:
+                out.append(text[i])
+                i += 1
+                continue
+            end, word = best
+            found.append(Correction(i, end, text[i:end], word, "pinyin"))
+            out.append(word)
+            i = end
+        return "".join(out), found
+
+    def _best_at(self, text: str, i: int, index, tokens) -> tuple[int, str] | None:
+        """The longest domain word the run starting at ``i`` is a homophone typo of."""
+        for reading in _readings(text[i]):
+            for length in range(min(MAX_WORD, len(text) - i), MIN_WORD - 1, -1):
+                for word, syllables in index.get((length, reading), ()):
+                    run = text[i:i + length]
+                    if run == word or run in self.vocabulary:
+                        continue
+                    if (_sounds_like(run, syllables) and _few_differences(run, word)
+                            and _clean_cut(i, i + length, tokens)
+                            and not _is_word(run)):
+                        return i + length, word
+        return None
+
+    def _homophone_index(self):
+        with self._lock:
+            if self._index is None:
+                self._index = self._build_index()
+            return self._index
+
+    def _build_index(self):
+        try:
+            from pypinyin import Style, lazy_pinyin
+        except ImportError:
+            log.warning("pypinyin is not installed: homophone typos are not corrected "
+                        "(pip install 'si_agent[rag]')")
+            self.use_pinyin = False
+            return {}
+        index: dict[tuple[int, str], list[tuple[str, tuple[str, ...]]]] = defaultdict(list)
+        for word in sorted(self.vocabulary):
+            syllables = tuple(lazy_pinyin(word, style=Style.NORMAL))
+            if len(syllables) == len(word):
+                index[(len(word), syllables[0])].append((word, syllables))
+        return dict(index)
+
+
+# -- helpers -------------------------------------------------------------------------
+
+@lru_cache(maxsize=8192)
+def _readings(char: str) -> tuple[str, ...]:
+    """Every toneless reading of a character (polyphones have several); () for non-Han."""
+    if not _HAN.match(char):
+        return ()
+    from pypinyin import Style, pinyin
+
+    return tuple(dict.fromkeys(pinyin(char, style=Style.NORMAL, heteronym=True)[0]))
+
+
+def _sounds_like(run: str, syllables: tuple[str, ...]) -> bool:
+    return all(s in _readings(c) for c, s in zip(run, syllables, strict=True))
+
+
+def _few_differences(run: str, word: str) -> bool:
+    """At least one character in common, and at most one (two in long words) different."""
+    different = sum(a != b for a, b in zip(run, word, strict=True))
+    return 0 < different <= (1 if len(word) < 4 else 2) and different < len(word)
+
+
+def _tokens(text: str) -> list[tuple[int, int, str]]:
+    """jieba's dictionary segmentation (no guessing of new words): (start, end, token)."""
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    out = []
+    at = 0
+    for token in jieba.cut(text, HMM=False):
+        out.append((at, at + len(token), token))
+        at += len(token)
+    return out
+
+
+def _clean_cut(start: int, end: int, tokens: list[tuple[int, int, str]]) -> bool:
+    """The run does not cut through a multi-character dictionary word."""
+    for s, e, token in tokens:
+        if e <= start or s >= end:
+            continue
+        if (s < start or e > end) and len(token) > 1:
+            return False
+    return True
+
+
+def _is_word(run: str) -> bool:
+    import jieba
+
+    jieba.dt.check_initialized()
+    return bool(jieba.dt.FREQ.get(run))  # prefixes of words are stored with frequency 0
