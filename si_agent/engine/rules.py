@@ -9,7 +9,9 @@ them from the machine), and a rule fires only if its tool is offered:
 - ``match_business`` offered (idle, done): accept a pending suggestion
   ("办理"), match a business by keyword or by character-bigram similarity
   (IDF-weighted over the businesses' vocabularies), tell questions from
-  requests; values in the same message are provided at once;
+  requests (``speech_act``: a question is answered, then the business
+  recommended; a request starts it); values in the same message are provided
+  at once;
 - an upload tool offered (a step awaited): a file path for it; values typed
   meanwhile;
 - ``provide_field`` offered (collecting): cancel words; values found by the
@@ -38,6 +40,7 @@ from functools import lru_cache
 from si_agent.config.model import MASKED_TYPES, Business, FieldDef
 from si_agent.engine import lexicon as L
 from si_agent.engine.base import SURE, Decision, Rule, SessionView, TextSink, ToolCall
+from si_agent.engine.speech_act import SpeechAct, classify
 from si_agent.flow import actions as T
 from si_agent.session.model import FieldState
 from si_agent.validators import check, extract
@@ -169,9 +172,12 @@ class RuleEngine:
         if bid and score >= MATCH_THRESHOLD and score - runner_up >= MARGIN:
             business = self.catalog[bid]
             rule = Rule.EXACT_KEYWORD if score >= 1.0 else Rule.SIMILAR_KEYWORD
-            if _is_request(business, text, rest):
-                return self.start(view, business, text), rule, f"matched {bid} (score {score:.2f})"
-            return [_answer(text, bid)], Rule.QUESTION, f"question about {bid} (score {score:.2f})"
+            act, why = classify(text, rest, query=business.type == "query")
+            if act is SpeechAct.REQUEST:
+                return self.start(view, business, text), rule, (
+                    f"matched {bid} (score {score:.2f}; {why})")
+            return [_answer(text, bid)], Rule.QUESTION, (
+                f"question about {bid} (score {score:.2f}; {why})")
         question = L.is_question(text)
         if bid and score >= SUGGEST_THRESHOLD:
             # Not a question: only the suggestion is shown, asking to confirm the guess.
@@ -822,19 +828,6 @@ def _whole_message_fits(field: FieldDef, text: str) -> bool:
     if field.type == "text" and not field.pattern and (L.is_question(text) or L.is_cancel(text)):
         return False
     return check(field.type, text, **field.validator_options()).ok
-
-
-def _is_request(business: Business, text: str, rest: str) -> bool:
-    """Whether the message asks to act rather than asks how.
-
-    "社保转移需要什么材料" asks how; "我的养老金到账了吗" asks to look up (a query);
-    "能帮我挂失社保卡吗" asks to act.
-    """
-    if L.is_how_question(rest):
-        return False
-    if L.YES_NO.search(rest):
-        return business.type == "query" or L.has_intent(text)
-    return True
 
 
 def _mentioned_step(business: Business, text: str) -> str | None:
