@@ -11,9 +11,12 @@ Two passes, each recorded as ``Correction`` data:
 
 The homophone pass must not touch correct text, so a run is replaced only when
 it differs from the word in at most one character (two for words of four or
-more), it is not a dictionary word itself (jieba's dictionary: "事业" stays
-"事业"), and it does not cut through a dictionary word ("他是业主" keeps
-"业主": "是业" is not "失业"). Without pypinyin installed the second pass is
+more), each character that differs reads like the word in its usual reading
+(有 is "you", never its rare "wei"), it is not a dictionary word itself
+(jieba's dictionary: "事业" stays "事业"), and it does not cut through a
+dictionary word ("他是业主" keeps "业主": "是业" is not "失业"). The domain
+words are the table's domain list, the right words that contain one, and the
+caller's vocabulary; dialect targets such as "为什么" are not among them. Without pypinyin installed the second pass is
 skipped (one warning).
 """
 
@@ -64,7 +67,9 @@ class Normaliser:
         self.table = table or TermTable()
         variants = sorted(self.table.corrections, key=len, reverse=True)
         self._variants = re.compile("|".join(map(re.escape, variants))) if variants else None
-        words = [*self.table.words, *self.table.domain, *vocabulary]
+        # Homophones are put right towards domain words only ("为什么" is no target).
+        domain = [w for w in self.table.words if any(d in w for d in self.table.domain)]
+        words = [*domain, *self.table.domain, *vocabulary]
         self.vocabulary = frozenset(w for w in words
                                     if MIN_WORD <= len(w) <= MAX_WORD and _HAN.search(w))
         self.use_pinyin = pinyin
@@ -124,7 +129,7 @@ class Normaliser:
                     run = text[i:i + length]
                     if run == word or run in self.vocabulary:
                         continue
-                    if (_sounds_like(run, syllables) and _few_differences(run, word)
+                    if (_sounds_like(run, word, syllables) and _few_differences(run, word)
                             and _clean_cut(i, i + length, tokens)
                             and not _is_word(run)):
                         return i + length, word
@@ -164,8 +169,14 @@ def _readings(char: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(pinyin(char, style=Style.NORMAL, heteronym=True)[0]))
 
 
-def _sounds_like(run: str, syllables: tuple[str, ...]) -> bool:
-    return all(s in _readings(c) for c, s in zip(run, syllables, strict=True))
+def _sounds_like(run: str, word: str, syllables: tuple[str, ...]) -> bool:
+    """Every character of ``run`` reads as ``word``'s syllable; a character that differs
+    from the word's must do so in its usual reading (有 is "you", not the rare "wei")."""
+    for c, w, s in zip(run, word, syllables, strict=True):
+        readings = _readings(c)
+        if not readings or (s not in readings if c == w else s != readings[0]):
+            return False
+    return True
 
 
 def _few_differences(run: str, word: str) -> bool:
