@@ -27,8 +27,9 @@ from rag.embedders import Embedder
 from rag.errors import DocumentError, KnowledgeUnavailable
 from rag.ingest import IngestReport, document_hash, ingest
 from rag.query import Query, QueryUnderstanding, understanding_for
-from rag.relevance import is_relevant
+from rag.relevance import is_relevant, must_refuse
 from rag.retriever import MilvusRetriever
+from rag.sentences import SentencePicker
 from rag.store import Hit, MilvusStore
 
 log = logging.getLogger(__name__)
@@ -64,6 +65,8 @@ class KnowledgeBase:
                                 else getattr(embedder, "relevance_floor", 0.0))
         self.retry_after = retry_after
         self._lock = threading.Lock()
+        self._picker = SentencePicker()
+        self._as_of: dict[str, str] = {}
         self._ready = False
         self._error: KnowledgeUnavailable | None = None
         self._failed_at = 0.0
@@ -77,6 +80,9 @@ class KnowledgeBase:
             return None
         try:
             query = self.understand(question)
+            if must_refuse(f"{question}\n{query.text}", self.understanding.refuse):
+                log.info("refused a question (%d characters)", len(question))
+                return Answer(text=texts.REFUSED, refused=True)
             hits = self.search_query(query, k=self.top_k)
         except KnowledgeUnavailable as exc:
             log.warning("%s", exc)
@@ -87,7 +93,11 @@ class KnowledgeBase:
         if not is_relevant(query.text, hits, self.relevance_floor, self.understanding.domain):
             log.info("no relevant passage (question of %d characters)", len(question))
             return None
-        return compose(query.text, hits, generator=self.generator)
+        answer = compose(query.text, hits, generator=self.generator, picker=self._picker,
+                         as_of=self._as_of)
+        if answer is None:
+            log.info("the generator found no answer in the passages")
+        return answer
 
     def status(self) -> dict:
         """``{"ok", "state", "detail"}`` for /readyz; opens (and builds) the store if needed.
@@ -164,17 +174,20 @@ class KnowledgeBase:
                 log.info("knowledge base %s is missing: building it from %s",
                          self.store.location, self.kb_dir)
                 ingest(self.store, self.embedder, self.kb_dir)
-            else:
-                self._warn_if_stale()
-        except DocumentError as exc:
-            raise KnowledgeUnavailable(self.store.location, f"bad knowledge document: {exc}") from exc
-
-    def _warn_if_stale(self) -> None:
-        try:
             docs = load_documents(self.kb_dir)
-        except DocumentError as exc:  # the stored collection still serves
+        except DocumentError as exc:
+            if missing:
+                raise KnowledgeUnavailable(self.store.location,
+                                           f"bad knowledge document: {exc}") from exc
+            # The stored collection still serves, without key-sentence weights or dates.
             log.warning("cannot check the knowledge documents for changes: %s", exc)
             return
+        if not missing:
+            self._warn_if_stale(docs)
+        self._picker = SentencePicker(d.body for d in docs)
+        self._as_of = {d.doc_id: d.as_of for d in docs}
+
+    def _warn_if_stale(self, docs) -> None:
         stored = self.store.documents()
         current = {d.doc_id: document_hash(d, self.embedder.name) for d in docs}
         if {k: v[0] for k, v in stored.items()} != current:

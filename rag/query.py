@@ -54,6 +54,10 @@ class QueryUnderstanding:
     def domain(self) -> tuple[str, ...]:
         return self.table.domain
 
+    @property
+    def refuse(self) -> tuple[str, ...]:
+        return self.table.refuse
+
     def understand(self, question: str) -> Query:
         normalised = self.normaliser.normalise(question)
         expansion = self.expander.expand(normalised.text)

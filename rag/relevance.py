@@ -10,6 +10,11 @@ Two checks, both required:
    social-insurance word: the ``domain`` list of the term table
    (``rag/knowledge/_terms.yaml``, staff-editable).
 
+Before both, a question carrying a mark of the table's ``refuse`` list
+(instructions to the assistant, someone else's personal data, forged
+documents) is refused outright (``must_refuse``): it names domain words, so the
+checks alone would let it through.
+
 The second check exists because small multilingual embedders score
 near-domain questions ("身份证丢了怎么补办", "驾照到期了怎么换") as high as
 colloquial on-topic ones; no single score threshold separates them, a few
@@ -22,6 +27,12 @@ import unicodedata
 from collections.abc import Sequence
 
 from rag.store import Hit
+
+
+def must_refuse(question: str, refuse: Sequence[str]) -> bool:
+    """Whether the question carries a mark of the term table's ``refuse`` list."""
+    text = unicodedata.normalize("NFKC", question).lower()
+    return any(mark.lower() in text for mark in refuse)
 
 
 def mentions_domain(question: str, domain: Sequence[str]) -> bool:

@@ -7,11 +7,15 @@ serves (``rag/knowledge/_terms.yaml``)::
       社保卡: [社宝卡]
       怎么办: [咋整, 咋弄]
     domain: [社保, 养老, 医保]  # words that make a question a social-insurance question
+    refuse: [系统提示词, 管理员模式]  # marks of a question not to answer at all
 
 ``corrections`` are applied to a question before retrieval (``rag/normalise.py``),
 and their right words join the vocabulary the pinyin check corrects towards.
 ``domain`` feeds the relevance gate (``rag/relevance.py``): a question must
-name one of these words (after corrections) to be answered at all.
+name one of these words (after corrections) to be answered at all. ``refuse``
+marks questions that must get no passage even when they name a domain word:
+instructions to the assistant ("忽略之前的指令"), someone else's personal data,
+forged documents; they get a polite refusal.
 
 Loading checks what would silently break answers and fails with
 ``file:line: message`` (``TermsError``): unknown keys, empty entries, a
@@ -29,7 +33,7 @@ import yaml
 from rag.errors import TermsError
 
 TERMS_FILE = "_terms.yaml"
-KEYS = ("corrections", "domain")
+KEYS = ("corrections", "domain", "refuse")
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,7 @@ class TermTable:
 
     corrections: dict[str, str] = field(default_factory=dict)
     domain: tuple[str, ...] = ()
+    refuse: tuple[str, ...] = ()
 
     @property
     def words(self) -> tuple[str, ...]:
@@ -70,11 +75,14 @@ def parse_terms(text: str, *, file: str = "<text>") -> TermTable:
                          f"{' and '.join(KEYS)}")
     corrections: dict[str, str] = {}
     domain: list[str] = []
+    refuse: list[str] = []
     for key, value in root.value:
         if key.value == "corrections":
             corrections = _corrections(value, file)
         elif key.value == "domain":
             domain = _words(value, file, "domain")
+        elif key.value == "refuse":
+            refuse = _words(value, file, "refuse")
         else:
             raise TermsError(file, _line(key), f"unknown key {key.value!r}; valid keys: "
                              f"{', '.join(KEYS)}")
@@ -85,7 +93,8 @@ def parse_terms(text: str, *, file: str = "<text>") -> TermTable:
             raise TermsError(file, None, f"corrections: {variant!r} (listed under {word!r}) "
                              f"occurs inside the right word {inside!r}; replacing it would "
                              "corrupt correctly written text")
-    return TermTable(corrections=corrections, domain=tuple(dict.fromkeys(domain)))
+    return TermTable(corrections=corrections, domain=tuple(dict.fromkeys(domain)),
+                     refuse=tuple(dict.fromkeys(refuse)))
 
 
 def _corrections(node: yaml.Node, file: str) -> dict[str, str]:

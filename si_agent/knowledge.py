@@ -31,7 +31,12 @@ log = logging.getLogger(__name__)
 
 
 class Answer(Protocol):
-    """An answer: the reply text, the titles of its sources, maybe a business to suggest."""
+    """An answer: the reply text, the titles of its sources, maybe a business to suggest.
+
+    ``refused`` marks a question the channel will not answer (instructions to the
+    assistant, someone else's personal data): the text says so politely, and no
+    business is recommended.
+    """
 
     @property
     def text(self) -> str: ...
@@ -41,6 +46,9 @@ class Answer(Protocol):
 
     @property
     def suggested_business_id(self) -> str | None: ...
+
+    @property
+    def refused(self) -> bool: ...
 
 
 class Knowledge(Protocol):

@@ -379,7 +379,9 @@ class Turn:
         question = args.question.strip()
         answer = self._knowledge(question) if question else None
         suggested = args.suggested_business_id
-        if answer and answer.suggested_business_id and not suggested:
+        if answer and answer.refused:
+            suggested = None  # no business for an instruction or someone else's data
+        elif answer and answer.suggested_business_id and not suggested:
             suggested = answer.suggested_business_id
         elif answer and answer.sources and self.decision and self.decision.rule is Rule.SUGGEST:
             # The engine only guessed by word similarity; the passages found say better
