@@ -172,7 +172,9 @@ class RuleEngine:
         if bid and score >= MATCH_THRESHOLD and score - runner_up >= MARGIN:
             business = self.catalog[bid]
             rule = Rule.EXACT_KEYWORD if score >= 1.0 else Rule.SIMILAR_KEYWORD
-            act, why = classify(text, rest, query=business.type == "query")
+            given = self.values_for(business, None, self._without_keywords(business, text),
+                                    whole=False)
+            act, why = classify(text, rest, query=business.type == "query", values=len(given))
             if act is SpeechAct.REQUEST:
                 return self.start(view, business, text), rule, (
                     f"matched {bid} (score {score:.2f}; {why})")
