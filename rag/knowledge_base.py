@@ -126,7 +126,7 @@ class KnowledgeBase:
         """Ranked chunks for an understood question; raises ``KnowledgeUnavailable``."""
         self.ensure_ready()
         try:
-            return self.retriever.search(query.search_text, k, mode=mode)
+            return self.retriever.search(query.text, k, mode=mode, expansion=" ".join(query.added))
         except KnowledgeUnavailable as exc:
             self._fail(exc)
             raise

@@ -3,9 +3,9 @@
     question ─ normalise.py (term table, then homophones) ─ expansion.py (business words) ─ Query
 
 ``Query.text`` is the question with typos and dialect put right ("失叶金咋领" →
-"失业金怎么领"): the relevance gate and the answer read it. ``Query.search_text``
-adds the expansion (business names, main words of synonyms): the store searches
-with it. Each step can be switched off, for measuring what it brings
+"失业金怎么领"): it is embedded, and the relevance gate and the answer read it.
+``Query.added`` is the expansion (business names, main words of synonyms): BM25
+searches with it too (``Query.search_text``). Each step can be switched off, for measuring what it brings
 (``scripts/bench_rag.py``).
 """
 

@@ -150,13 +150,13 @@ def build(root: Path, data_dir: Path, embedder: str):
 
 # -- answers, end to end -----------------------------------------------------------------------
 
-def run_answers(controller, kb, items: list[dict]) -> dict:
-    controller.handle("bench-warm-up", items[0]["q"])  # models and indexes loaded first
+def run_answers(controller, kb, name: str, items: list[dict]) -> dict:
+    controller.handle(f"{name}-warm-up", items[0]["q"])  # models and indexes loaded first
     kb.search(items[0]["q"], k=DEPTH)
     rows = []
     for i, item in enumerate(items):
         t = time.perf_counter()
-        turn = controller.handle(f"bench-{i}", item["q"])
+        turn = controller.handle(f"{name}-{i}", item["q"])  # a fresh session per question
         turn_ms = (time.perf_counter() - t) * 1000
         t = time.perf_counter()
         hits = kb.search(item["q"], k=DEPTH)
@@ -328,14 +328,16 @@ def run_modes(embedder, kb, chunks, vectors: np.ndarray, qa: list[dict], label: 
     from rag.store import MilvusStore
 
     understand = getattr(kb, "understand", None)
-    texts, understand_ms = [], []
+    texts, embedded, understand_ms = [], [], []  # BM25 text (with the expansion), embedded text
     for q in (item["q"] for item in qa):
         t = time.perf_counter()
-        texts.append(understand(q).search_text if understand else q)
+        query = understand(q) if understand else None
         understand_ms.append((time.perf_counter() - t) * 1000)
+        texts.append(query.search_text if query else q)
+        embedded.append(query.text if query else q)
     expected = [item["docs"] for item in qa]
     qvecs, embed_ms = [], []
-    for q in texts:
+    for q in embedded:
         t = time.perf_counter()
         qvecs.append(embedder.embed([q], query=True)[0])
         embed_ms.append((time.perf_counter() - t) * 1000)
@@ -429,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
         controller, kb, catalog = build(root, data_dir, args.embedder)
         print(f"code: {root}; embedder {kb.embedder.name}; {kb.status()['detail']}\n")
         if "answers" in sections:
-            results = {name: run_answers(controller, kb, items) for name, items in sets.items()}
+            results = {name: run_answers(controller, kb, name, items) for name, items in sets.items()}
             print("answers through the controller (rule engine + knowledge base)\n")
             print(table(("metric", *results), [(m, *(r[m] for r in results.values()))
                                                for m in ANSWER_METRICS]))
