@@ -17,7 +17,7 @@ more), each character that differs reads like the word in its usual reading
 dictionary word ("他是业主" keeps "业主": "是业" is not "失业"). The domain
 words are the table's domain list, the right words that contain one, and the
 caller's vocabulary; dialect targets such as "为什么" are not among them. Without pypinyin installed the second pass is
-skipped (one warning).
+skipped (one warning); so is it without jieba.
 """
 
 from __future__ import annotations
@@ -143,10 +143,11 @@ class Normaliser:
 
     def _build_index(self):
         try:
+            import jieba  # noqa: F401  (the dictionary that keeps real words unchanged)
             from pypinyin import Style, lazy_pinyin
-        except ImportError:
-            log.warning("pypinyin is not installed: homophone typos are not corrected "
-                        "(pip install 'si_agent[rag]')")
+        except ImportError as exc:
+            log.warning("%s is not installed: homophone typos are not corrected "
+                        "(pip install 'si_agent[rag]')", exc.name)
             self.use_pinyin = False
             return {}
         index: dict[tuple[int, str], list[tuple[str, tuple[str, ...]]]] = defaultdict(list)
