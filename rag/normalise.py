@@ -1,7 +1,10 @@
 """Typos and dialect in a question, put right before retrieval.
 
-Two passes, each recorded as ``Correction`` data:
+Three passes, each recorded as ``Correction`` data:
 
+0. **pinyin typed as letters**: a run of Latin letters that spells domain words
+   in toneless pinyin is written in characters ("shebaoka" → "社保卡",
+   "yanglaojin renzheng" → "养老金认证"); any other run ("App", "ok") stays;
 1. **the term table** (``_terms.yaml``, ``rag/terms.py``): literal variants
    replaced by their right word, longest first ("咋整" → "怎么办", "俺" → "我");
 2. **homophones** (pypinyin): a run of 2–6 characters that reads like a
@@ -37,6 +40,7 @@ log = logging.getLogger(__name__)
 MIN_WORD = 2
 MAX_WORD = 6
 _HAN = re.compile(r"[\u4e00-\u9fff]")
+_LETTERS = re.compile(r"[A-Za-z]{2,}(?:\s+[A-Za-z]{2,})*")
 
 
 @dataclass(frozen=True)
@@ -74,14 +78,45 @@ class Normaliser:
                                     if MIN_WORD <= len(w) <= MAX_WORD and _HAN.search(w))
         self.use_pinyin = pinyin
         self._index: dict[tuple[int, str], list[tuple[str, tuple[str, ...]]]] | None = None
+        self._spelt: dict[str, str] | None = None
         self._lock = threading.Lock()
 
     def normalise(self, text: str) -> Normalised:
         """``text`` with the table's variants and homophone typos replaced."""
         text = text or ""
-        fixed, table = self._apply_table(text)
+        fixed, spelt = self._apply_letters(text) if self.use_pinyin else (text, [])
+        fixed, table = self._apply_table(fixed)
         fixed, sounds = self._apply_pinyin(fixed) if self.use_pinyin else (fixed, [])
-        return Normalised(original=text, text=fixed, corrections=(*table, *sounds))
+        return Normalised(original=text, text=fixed, corrections=(*spelt, *table, *sounds))
+
+    # -- pinyin typed as letters ----------------------------------------------------
+
+    def _apply_letters(self, text: str) -> tuple[str, list[Correction]]:
+        if not _LETTERS.search(text) or not self._homophone_index():
+            return text, []
+        spelt = self._spelt_index()
+        found: list[Correction] = []
+
+        def replace(m: re.Match) -> str:
+            words = _segment(re.sub(r"\s+", "", m.group()).lower(), spelt)
+            if not words:
+                return m.group()
+            word = "".join(words)
+            found.append(Correction(m.start(), m.end(), m.group(), word, "pinyin"))
+            return word
+
+        return _LETTERS.sub(replace, text), found
+
+    def _spelt_index(self) -> dict[str, str]:
+        """Toneless pinyin without spaces → the one domain word spelt so."""
+        with self._lock:
+            if self._spelt is None:
+                spelt: dict[str, set[str]] = defaultdict(set)
+                for entries in self._index.values():
+                    for word, syllables in entries:
+                        spelt["".join(syllables)].add(word)
+                self._spelt = {k: next(iter(v)) for k, v in spelt.items() if len(v) == 1}
+            return self._spelt
 
     # -- the table ----------------------------------------------------------------
 
@@ -159,6 +194,19 @@ class Normaliser:
 
 
 # -- helpers -------------------------------------------------------------------------
+
+def _segment(letters: str, spelt: dict[str, str]) -> list[str] | None:
+    """``letters`` as a sequence of domain words (fewest words), or None if it is not one."""
+    best: list[list[str] | None] = [None] * (len(letters) + 1)
+    best[0] = []
+    for end in range(1, len(letters) + 1):
+        for start in range(end):
+            head = best[start]
+            word = spelt.get(letters[start:end])
+            if head is not None and word and (best[end] is None or len(head) + 1 < len(best[end])):
+                best[end] = [*head, word]
+    return best[len(letters)] or None
+
 
 @lru_cache(maxsize=8192)
 def _readings(char: str) -> tuple[str, ...]:

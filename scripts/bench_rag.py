@@ -127,7 +127,7 @@ def build(root: Path, data_dir: Path, embedder: str):
     """The controller and knowledge base of the checkout at ``root``."""
     from si_agent.config.loader import load_businesses
     from si_agent.config.settings import Settings
-    from si_agent.engine.rules import RuleEngine
+    from si_agent.engine.registry import create_engine
     from si_agent.executor import Executors
     from si_agent.flow.controller import Controller
     from si_agent.knowledge import create_knowledge
@@ -143,7 +143,8 @@ def build(root: Path, data_dir: Path, embedder: str):
         kb = create_knowledge(settings)
     status = kb.status()
     assert status["ok"], status
-    controller = Controller(catalog, MemoryStore(), RuleEngine(catalog), Executors(settings),
+    engine = create_engine("rules", catalog, settings)  # as the app builds it
+    controller = Controller(catalog, MemoryStore(), engine, Executors(settings),
                             knowledge=kb, step_handlers=fake_step_handlers())
     return controller, kb, catalog
 

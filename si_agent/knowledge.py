@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from si_agent.config.settings import KNOWLEDGE_BACKENDS
@@ -147,3 +147,19 @@ def business_terms(catalog: Mapping[str, Business]) -> list[BusinessTerms]:
                 synonyms[other] = before[-len(other):]
         out.append(BusinessTerms(b.id, b.name, tuple(dict.fromkeys(phrases)), synonyms))
     return out
+
+
+def typo_normaliser(settings: Settings, catalog: Mapping[str, Business]) -> Callable[[str], str]:
+    """The knowledge base's typo and dialect normaliser (term table of ``settings.kb_dir``,
+    homophones of domain words and of the businesses' words), for the rule engine.
+
+    It needs no store and no model; a broken term table raises ``ConfigError``.
+    """
+    from rag.errors import TermsError
+    from rag.query import understanding_for
+
+    try:
+        normaliser = understanding_for(settings.kb_dir, business_terms(catalog)).normaliser
+    except TermsError as exc:
+        raise ConfigError(exc.file, exc.line, "", exc.message) from None
+    return lambda text: normaliser.normalise(text).text

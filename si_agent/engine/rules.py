@@ -33,7 +33,7 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -99,8 +99,13 @@ class RuleEngine:
 
     name = "rules"
 
-    def __init__(self, catalog: Mapping[str, Business]) -> None:
+    def __init__(self, catalog: Mapping[str, Business], *,
+                 normalise: Callable[[str], str] | None = None) -> None:
+        """``normalise`` puts typos and dialect right ("失叶金" → "失业金", "咋整" →
+        "怎么办") before an idle message is matched to a business; values are still
+        read from the message as typed."""
         self.catalog = dict(catalog)
+        self.normalise = normalise
         self._phrases = {
             b.id: tuple(dict.fromkeys(p.lower() for p in (b.name, *b.keywords)))
             for b in self.catalog.values()
@@ -160,27 +165,28 @@ class RuleEngine:
         kind = L.small_talk(text)
         if kind is not None and T.SMALL_TALK in offered:
             return [_small_talk(kind)], Rule.SMALL_TALK, kind
-        bid, score, span, runner_up = self.match(text)
+        read = self.normalise(text) if self.normalise else text  # 失叶金咋领 → 失业金怎么领
+        bid, score, span, runner_up = self.match(read)
         if L.is_cancel(text) and score < MATCH_THRESHOLD and T.CANCEL_FLOW in offered:
             return [_cancel()], Rule.CANCEL_WORD, "cancel word"
         if (view.state == "done" and view.business is not None and L.AGAIN.search(text)
                 and (bid is None or score < MATCH_THRESHOLD)):
             return self.start(view, view.business, text), Rule.AGAIN, (
                 f"again: {view.business.id}")
-        masked = _mask_codes(text)
+        masked = _mask_codes(read)
         rest = masked[: span[0]] + masked[span[1]:] if span else masked
         if bid and score >= MATCH_THRESHOLD and score - runner_up >= MARGIN:
             business = self.catalog[bid]
             rule = Rule.EXACT_KEYWORD if score >= 1.0 else Rule.SIMILAR_KEYWORD
             given = self.values_for(business, None, self._without_keywords(business, text),
                                     whole=False)
-            act, why = classify(text, rest, query=business.type == "query", values=len(given))
+            act, why = classify(read, rest, query=business.type == "query", values=len(given))
             if act is SpeechAct.REQUEST:
                 return self.start(view, business, text), rule, (
                     f"matched {bid} (score {score:.2f}; {why})")
             return [_answer(text, bid)], Rule.QUESTION, (
                 f"question about {bid} (score {score:.2f}; {why})")
-        question = L.is_question(text)
+        question = L.is_question(read)
         if bid and score >= SUGGEST_THRESHOLD:
             # Not a question: only the suggestion is shown, asking to confirm the guess.
             return [_answer(text if question else "", bid)], Rule.SUGGEST, (

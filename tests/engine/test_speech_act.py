@@ -82,3 +82,17 @@ def test_the_engine_starts_a_request(engine, catalog):
     decision = engine.decide(_idle(catalog), "我要领失业金", _idle_tools(catalog))
     assert [c.name for c in decision.calls] == [T.MATCH_BUSINESS]
     assert decision.calls[0].arguments == {"business_id": "unemployment_benefit"}
+
+
+def test_the_app_engine_reads_typos_and_dialect(catalog, tmp_path):
+    """``create_engine`` gives the rule engine the knowledge base's normaliser: a typo'd
+    request starts its business; values are read as typed."""
+    from si_agent.config.settings import Settings
+    from si_agent.engine.registry import create_engine
+
+    engine = create_engine("rules", catalog, Settings(data_dir=tmp_path))
+    decision = engine.decide(_idle(catalog), "我要领失叶金", _idle_tools(catalog))
+    assert decision.calls[0].arguments == {"business_id": "unemployment_benefit"}
+    decision = engine.decide(_idle(catalog), "社宝卡丢了咋整", _idle_tools(catalog))
+    assert decision.calls[0].arguments == {"question": "社宝卡丢了咋整",
+                                           "suggested_business_id": "card_loss"}

@@ -31,6 +31,8 @@ def understanding() -> QueryUnderstanding:
     ("异地就医被案怎么办理", "异地就医备案怎么办理"),
     ("退体了还要交医保吗", "退休了还要交医保吗"),  # not a homophone: the table
     ("新农合一年交多少", "城乡居民医保一年交多少"),  # an old name
+    ("shebaoka丢了怎么办", "社保卡丢了怎么办"),     # pinyin typed as letters
+    ("养老金 zige renzheng 一年要搞几次", "养老金 资格认证 一年要搞几次"),
 ])
 def test_typos_and_dialect_are_put_right(understanding, asked, read):
     assert understanding.understand(asked).text == read
@@ -43,6 +45,8 @@ def test_typos_and_dialect_are_put_right(understanding, asked, read):
     "临时挂失和正式挂失有什么区别",
     "已保存的材料还要再交吗",
     "医保个人账户的钱能给爸妈用吗",
+    "社保卡能在app上办吗",           # letters that spell no domain word stay
+    "帮我把 I love you 翻译成法语",
 ])
 def test_correct_text_is_left_alone(understanding, text):
     assert understanding.understand(text).text == text
