@@ -83,9 +83,10 @@ def compose(question: str, hits: Sequence[Hit], *, generator: Generator | None =
             cited = " ".join(texts.NUMBERED_SOURCE.format(n=p.number, title=p.title) for p in numbered)
             return Answer(text=f"{text}\n{texts.SOURCES.format(titles=cited)}",
                           sources=_titles(hits), suggested_business_id=suggestion)
-    key = (picker or SentencePicker()).pick(question, hits)
+    key = (picker or SentencePicker()).pick(question, hits, top=len(hits))
     lead = "".join(_sentence_end(k.text) for k in key)
-    chosen = _choose(hits)
+    best = max(key, key=lambda k: k.score) if key else None
+    chosen = _choose(hits, best.position[0] if best else None)
     body = _fit([_render(h) for h in chosen], MAX_ANSWER_CHARS)
     parts = [lead, body] if lead and not _shows(body, key) else [body]
     docs = dict.fromkeys([*((h.doc_id, h.title) for h in chosen), *((k.doc_id, k.title) for k in key)])
@@ -166,16 +167,19 @@ def clean(text: str) -> str:
     return text.strip()
 
 
-def _choose(hits: Sequence[Hit]) -> list[Hit]:
-    """Up to two passages of the best document, the closest first, shown in document order.
+def _choose(hits: Sequence[Hit], lead_chunk: str | None = None) -> list[Hit]:
+    """Up to two passages of one document, shown in document order.
 
-    The fused ranking picks the document; within it, the question's cosine
-    picks the passages (a document's intro often wins the fusion on shared
-    words while the section that answers is a close second).
+    The passage holding the best key sentence comes first (``lead_chunk``), else
+    the fused ranking's best document; within the document, the question's
+    cosine picks the next passage (a document's intro often wins the fusion on
+    shared words while the section that answers is a close second).
     """
-    doc = hits[0].doc_id
-    same = sorted((h for h in hits if h.doc_id == doc),
+    lead = next((h for h in hits if h.chunk_id == lead_chunk), hits[0])
+    same = sorted((h for h in hits if h.doc_id == lead.doc_id and h is not lead),
                   key=lambda h: h.cosine if h.cosine is not None else 0.0, reverse=True)
+    same = [lead, *same] if lead_chunk else sorted(
+        [lead, *same], key=lambda h: h.cosine if h.cosine is not None else 0.0, reverse=True)
     chosen = same[:1]
     if len(same) > 1 and len(_render(same[0])) + 1 + len(_render(same[1])) <= MAX_ANSWER_CHARS:
         chosen.append(same[1])

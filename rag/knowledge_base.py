@@ -48,7 +48,7 @@ class KnowledgeBase:
         generator: Generator | None = None,
         understanding: QueryUnderstanding | None = None,
         mode: str = "hybrid",
-        top_k: int = 5,
+        top_k: int = 8,
         relevance_floor: float | None = None,
         retry_after: float = 30.0,
     ) -> None:

@@ -8,8 +8,9 @@ Extractive and offline: every sentence of the top passages is scored by
 - whether it has what the question asks for: a number for "多少/几年/比例/多久"
   (``NUMERIC``), a yes or no for "能…吗/会…不/用不用" (``POLAR``), a time for
   "什么时候/多久/几号" (``TIME``), a place or channel for "在哪/怎么办" (``WHERE``);
-- the passage's rank in the search, and whether it belongs to the best document
-  (the one whose passages the answer shows).
+- the passage's rank in the search and its closeness to the question (cosine);
+- a sentence of a passage other than the best-ranked and the closest must hold a
+  fair share of the question's words at all.
 
 A lead-in ending in a colon ("可以申领失业保险金：") is no answer and is skipped; a
 definition ("失业保险金是对……的保障") answers only a "what is" question; a how or
@@ -33,8 +34,9 @@ from rag.store import Hit
 MAX_SENTENCES = 3
 MAX_CHARS = 160
 KEEP_SHARE = 0.8  # a further sentence must score this share of the best
-BEST_DOCUMENT = 0.2  # the score a sentence of the best document starts with
-OTHER_DOCUMENT_OVERLAP = 0.5  # the share of the question's words another document's sentence needs
+RANK = 0.1  # the prior of the best-ranked passage's sentences (fused ranking)
+CLOSENESS = 0.3  # the prior of the passage closest to the question (cosine)
+MIN_OVERLAP = 0.2  # the share of the question's (weighted) words a sentence needs
 MIN_CHARS = 8
 
 _SPLIT = re.compile(r"(?<=[。！？；!?;])|\n")
@@ -112,18 +114,24 @@ class SentencePicker:
         how = bool(WHERE_Q.search(question))
         defines = bool(DEFINITION_Q.search(question))
         scored: list[KeySentence] = []
-        best_doc = hits[0].doc_id
-        for rank, hit in enumerate(hits[:top]):
+        pool = hits[:top]
+        cosines = [h.cosine for h in pool if h.cosine is not None]
+        low, high = (min(cosines), max(cosines)) if cosines else (0.0, 0.0)
+        # The best-ranked and the closest passage speak for themselves; other passages'
+        # sentences must share the question's words.
+        central = {pool[0].chunk_id, max(pool, key=lambda h: h.cosine or 0.0).chunk_id}
+        for rank, hit in enumerate(pool):
             heading = sum(self.weight(t) for t in terms if t in f"{hit.title}{hit.heading}") / total
-            prior = 0.1 * (top - rank) / top + (BEST_DOCUMENT if hit.doc_id == best_doc else 0.0)
+            closeness = ((hit.cosine - low) / (high - low)) if hit.cosine is not None and high > low else 0.0
+            prior = RANK * (top - rank) / top + CLOSENESS * closeness
             if how and PROCEDURE_HEADING.search(hit.heading):
                 prior += 0.2
             for i, s in enumerate(sentences(hit.text)):
                 if len(s) < MIN_CHARS or s.endswith(("：", ":")):
                     continue
                 overlap = sum(self.weight(t) for t in terms if t in s) / total
-                if hit.doc_id != best_doc and overlap < OTHER_DOCUMENT_OVERLAP:
-                    continue  # another document's sentence must be about the question
+                if overlap < MIN_OVERLAP and hit.chunk_id not in central:
+                    continue
                 bonus = sum(b for has, b in wants if has.search(s))
                 score = overlap + 0.3 * heading + bonus + prior
                 if not defines and DEFINITION.search(s):
