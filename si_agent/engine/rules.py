@@ -184,7 +184,9 @@ class RuleEngine:
             if act is SpeechAct.REQUEST:
                 return self.start(view, business, text), rule, (
                     f"matched {bid} (score {score:.2f}; {why})")
-            return [_answer(text, bid)], Rule.QUESTION, (
+            # A keyword only similar is a guess: the knowledge base's passages may say better.
+            rule = Rule.QUESTION if score >= 1.0 else Rule.SUGGEST
+            return [_answer(text, bid)], rule, (
                 f"question about {bid} (score {score:.2f}; {why})")
         question = L.is_question(read)
         if bid and score >= SUGGEST_THRESHOLD:
