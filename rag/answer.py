@@ -1,11 +1,17 @@
-"""From retrieved chunks to an ``Answer``: passages, text, sources, suggestion.
+"""From retrieved chunks to an ``Answer``: key sentences, passages, sources, suggestion.
 
-Without a model the answer is extractive: one or two passages of the best
-document, cleaned of Markdown, trimmed at a sentence end, followed by
-"来源：《title》". A ``generator`` — any callable taking the
-question and the numbered passages and returning text that cites them as
-[1], [2] — replaces the extractive text; the sources are then listed by
-number. If the generator fails, the extractive answer is used.
+Without a model the answer is extractive: first the one to three sentences
+that answer the question (``rag/sentences.py``), then one or two passages of
+the best document, cleaned of Markdown and trimmed at a sentence end, then
+"来源：《title》（2025年6月）" (the documents' as-of dates).
+
+A ``generator`` — any callable taking the question and the numbered passages
+and returning text that cites them as [1], [2] — replaces the extractive text;
+the sources are then listed by number. The generated answer must be grounded:
+text citing no passage is not used (the extractive answer is), and the
+generator's ``NOT_FOUND`` reply means the passages do not answer the question:
+``compose`` returns None, as for an irrelevant question. If the generator
+fails, the extractive answer is used.
 
 The suggested business comes from the documents' ``businesses`` tags: it is
 given when the best passage's document names it and the top passages agree.
@@ -16,10 +22,11 @@ from __future__ import annotations
 import logging
 import re
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rag import texts
+from rag.sentences import SentencePicker
 from rag.store import Hit
 
 log = logging.getLogger(__name__)
@@ -39,6 +46,7 @@ class Answer:
     text: str
     sources: list[str] = field(default_factory=list)
     suggested_business_id: str | None = None
+    refused: bool = False  # a question the channel must not answer (injection, others' data)
 
 
 @dataclass(frozen=True)
@@ -59,26 +67,75 @@ def passages(hits: Sequence[Hit]) -> list[Passage]:
     return [Passage(i + 1, h.title, h.heading, clean(h.text), h.doc_id) for i, h in enumerate(hits)]
 
 
-def compose(question: str, hits: Sequence[Hit], *, generator: Generator | None = None) -> Answer:
-    """The answer to ``question`` from relevant ``hits`` (best first)."""
+def compose(question: str, hits: Sequence[Hit], *, generator: Generator | None = None,
+            picker: SentencePicker | None = None,
+            as_of: Mapping[str, str] | None = None) -> Answer | None:
+    """The answer to ``question`` from relevant ``hits`` (best first), or None when the
+    generator says the passages do not answer it. ``as_of`` maps document ids to the
+    dates their facts were checked."""
     suggestion = suggest_business(hits)
     if generator is not None:
         numbered = passages(hits)
-        try:
-            text = (generator(question, numbered) or "").strip()
-        except Exception:  # a model backend failing must not take the answer down
-            log.warning("answer generator failed; answering extractively", exc_info=True)
-            text = ""
+        text = _generated(question, numbered, generator)
+        if text is NOT_ANSWERED:
+            return None
         if text:
             cited = " ".join(texts.NUMBERED_SOURCE.format(n=p.number, title=p.title) for p in numbered)
             return Answer(text=f"{text}\n{texts.SOURCES.format(titles=cited)}",
                           sources=_titles(hits), suggested_business_id=suggestion)
-    chosen = _choose(hits)
+    key = (picker or SentencePicker()).pick(question, hits, top=len(hits))
+    lead = "".join(_sentence_end(k.text) for k in key)
+    best = max(key, key=lambda k: k.score) if key else None
+    chosen = _choose(hits, best.position[0] if best else None)
     body = _fit([_render(h) for h in chosen], MAX_ANSWER_CHARS)
-    titles = _titles(chosen)
-    shown = "".join(texts.SOURCE_TITLE.format(title=t) for t in titles)
-    return Answer(text=f"{body}\n{texts.SOURCES.format(titles=shown)}", sources=titles,
+    parts = [lead, body] if lead and not _shows(body, key) else [body]
+    docs = dict.fromkeys([*((h.doc_id, h.title) for h in chosen), *((k.doc_id, k.title) for k in key)])
+    shown = "".join(_source(doc_id, title, as_of or {}) for doc_id, title in docs)
+    return Answer(text="\n".join([*parts, texts.SOURCES.format(titles=shown)]),
+                  sources=list(dict.fromkeys(title for _, title in docs)),
                   suggested_business_id=suggestion)
+
+
+# What ``_generated`` returns when the model says the passages do not answer.
+NOT_ANSWERED = object()
+_CITATION = re.compile(r"\[(\d+)\]")
+
+
+def _generated(question: str, numbered: list[Passage], generator: Generator):
+    """The generator's grounded text, ``NOT_ANSWERED``, or "" to answer extractively."""
+    try:
+        text = (generator(question, numbered) or "").strip()
+    except Exception:  # a model backend failing must not take the answer down
+        log.warning("answer generator failed; answering extractively", exc_info=True)
+        return ""
+    cited = {int(n) for n in _CITATION.findall(text)} & {p.number for p in numbered}
+    if texts.NOT_FOUND in text and not cited:
+        return NOT_ANSWERED
+    if text and not cited:
+        log.warning("generated answer cites no passage; answering extractively")
+        return ""
+    return text
+
+
+SHORT_BODY = 150  # a body this short that holds the key sentences is answer enough
+
+
+def _shows(body: str, key) -> bool:
+    """Whether a short body already shows every key sentence (no need to lead with them)."""
+    return len(body) <= SHORT_BODY and all(k.text in body for k in key)
+
+
+def _sentence_end(sentence: str) -> str:
+    return sentence if sentence[-1] in "。！？；!?;" else f"{sentence}。"
+
+
+def _source(doc_id: str, title: str, as_of: Mapping[str, str]) -> str:
+    shown = texts.SOURCE_TITLE.format(title=title)
+    date = as_of.get(doc_id, "")
+    if date:
+        year, month = date.split("-")[:2]
+        shown += texts.AS_OF.format(year=year, month=int(month))
+    return shown
 
 
 def suggest_business(hits: Sequence[Hit]) -> str | None:
@@ -110,16 +167,19 @@ def clean(text: str) -> str:
     return text.strip()
 
 
-def _choose(hits: Sequence[Hit]) -> list[Hit]:
-    """Up to two passages of the best document, the closest first, shown in document order.
+def _choose(hits: Sequence[Hit], lead_chunk: str | None = None) -> list[Hit]:
+    """Up to two passages of one document, shown in document order.
 
-    The fused ranking picks the document; within it, the question's cosine
-    picks the passages (a document's intro often wins the fusion on shared
-    words while the section that answers is a close second).
+    The passage holding the best key sentence comes first (``lead_chunk``), else
+    the fused ranking's best document; within the document, the question's
+    cosine picks the next passage (a document's intro often wins the fusion on
+    shared words while the section that answers is a close second).
     """
-    doc = hits[0].doc_id
-    same = sorted((h for h in hits if h.doc_id == doc),
+    lead = next((h for h in hits if h.chunk_id == lead_chunk), hits[0])
+    same = sorted((h for h in hits if h.doc_id == lead.doc_id and h is not lead),
                   key=lambda h: h.cosine if h.cosine is not None else 0.0, reverse=True)
+    same = [lead, *same] if lead_chunk else sorted(
+        [lead, *same], key=lambda h: h.cosine if h.cosine is not None else 0.0, reverse=True)
     chosen = same[:1]
     if len(same) > 1 and len(_render(same[0])) + 1 + len(_render(same[1])) <= MAX_ANSWER_CHARS:
         chosen.append(same[1])

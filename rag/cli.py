@@ -71,8 +71,18 @@ def _ingest(args: argparse.Namespace, settings) -> int:
     return 0
 
 
+def _understood(kb, question: str) -> None:
+    """Print the question as the knowledge base reads it, when that differs."""
+    query = kb.understand(question)
+    if query.search_text != question:
+        changes = "".join(f" [{c.original}→{c.replacement}]" for c in query.corrections)
+        print(f"（按“{query.search_text}”检索{changes}）")
+
+
 def _search(args: argparse.Namespace, settings) -> int:
-    hits = build_knowledge(settings).search(args.query, k=args.k, mode=args.mode)
+    kb = build_knowledge(settings)
+    _understood(kb, args.query)
+    hits = kb.search(args.query, k=args.k, mode=args.mode)
     if not hits:
         print("no results")
         return 1
@@ -88,6 +98,7 @@ def _search(args: argparse.Namespace, settings) -> int:
 
 def _ask(args: argparse.Namespace, settings) -> int:
     kb = build_knowledge(settings)
+    _understood(kb, args.question)
     answer = kb.answer(args.question)
     if answer is None:
         print("（知识库中没有相关内容）")

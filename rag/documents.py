@@ -5,6 +5,7 @@ A document looks like::
     ---
     title: 社保关系转移接续办理指南
     businesses: [social_transfer]      # business ids it helps with; [] for general policy
+    as_of: 2025-06                     # when its facts were checked: YYYY-MM or YYYY-MM-DD
     source: 本文根据《社会保险法》……整理，仅供参考，以当地经办机构为准。
     ---
     # 社保关系转移接续办理指南
@@ -16,6 +17,7 @@ file, so any edit (text or tags) re-ingests it.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import re
 from collections.abc import Iterable
@@ -28,6 +30,7 @@ from rag.errors import DocumentError
 
 _FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*\n", re.S)
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,100}$")
+_AS_OF = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,7 @@ class Document:
     source: str
     body: str
     sha256: str
+    as_of: str = ""  # "2025-06" or "2025-06-30"
     path: Path | None = None
 
 
@@ -64,13 +68,26 @@ def parse_document(text: str, *, doc_id: str, file: str = "<text>") -> Document:
     source = meta.get("source")
     if not isinstance(source, str) or not source.strip():
         raise DocumentError(file, 2, "front matter needs a 'source' note")
+    as_of = _as_of(meta.get("as_of"), file)
     body = text[match.end():].strip()
     if not body:
         raise DocumentError(file, text[: match.end()].count("\n") + 1, "the document has no body")
     return Document(
         doc_id=doc_id, title=title.strip(), businesses=tuple(tags), source=source.strip(),
-        body=body, sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        body=body, sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(), as_of=as_of,
     )
+
+
+def _as_of(value: object, file: str) -> str:
+    """The as-of date as text ("2025-06" or "2025-06-30"); YAML may have read it as a date."""
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    text = str(value).strip() if value is not None else ""
+    m = _AS_OF.match(text)
+    if not m or not 1 <= int(m.group(2)) <= 12:
+        raise DocumentError(file, 2, "front matter needs 'as_of': when its facts were checked, "
+                            f"YYYY-MM or YYYY-MM-DD (got {value!r})")
+    return text
 
 
 def load_document(path: Path) -> Document:

@@ -2,6 +2,7 @@
 
     RagError
     ├── DocumentError (ValueError)        a knowledge document is malformed: file:line: message
+    │   └── TermsError                    the term table (_terms.yaml) is malformed
     ├── UnknownEmbedder (LookupError)     an embedder name that does not exist; lists the valid ones
     ├── MissingDependency (ImportError)   a library of the rag extra is not installed; says what to install
     └── KnowledgeUnavailable              the vector store cannot be opened, read or written
@@ -29,6 +30,10 @@ class DocumentError(RagError, ValueError):
         self.line = line
         self.message = message
         super().__init__(f"{file}:{line or 0}: {message}")
+
+
+class TermsError(DocumentError):
+    """The term table (``_terms.yaml`` in the knowledge directory) is malformed."""
 
 
 class UnknownEmbedder(RagError, LookupError):

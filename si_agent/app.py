@@ -31,7 +31,7 @@ def build_controller(settings: Settings | None = None, *, engine: str | None = N
         store,
         create_engine(engine or settings.engine, catalog, settings),
         Executors(settings),
-        knowledge=create_knowledge(settings),
+        knowledge=create_knowledge(settings, catalog),
         step_handlers={**builtin_step_handlers(settings), **registered_step_handlers()},
         files=create_step_files(store, file_key(settings.upload_key or settings.jwt_secret)),
         runner=CeleryRunner(settings) if settings.job_backend == "celery" else None,

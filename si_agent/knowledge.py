@@ -15,20 +15,28 @@ installed) or ``not configured`` (``SI_KNOWLEDGE=none``).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from si_agent.config.settings import KNOWLEDGE_BACKENDS
-from si_agent.errors import UnknownBackendError
+from si_agent.errors import ConfigError, UnknownBackendError
 
 if TYPE_CHECKING:
+    from rag import BusinessTerms
+    from si_agent.config.model import Business
     from si_agent.config.settings import Settings
 
 log = logging.getLogger(__name__)
 
 
 class Answer(Protocol):
-    """An answer: the reply text, the titles of its sources, maybe a business to suggest."""
+    """An answer: the reply text, the titles of its sources, maybe a business to suggest.
+
+    ``refused`` marks a question the channel will not answer (instructions to the
+    assistant, someone else's personal data): the text says so politely, and no
+    business is recommended.
+    """
 
     @property
     def text(self) -> str: ...
@@ -38,6 +46,9 @@ class Answer(Protocol):
 
     @property
     def suggested_business_id(self) -> str | None: ...
+
+    @property
+    def refused(self) -> bool: ...
 
 
 class Knowledge(Protocol):
@@ -72,20 +83,22 @@ class DisabledKnowledge(NoKnowledge):
         return {"ok": False, "state": "disabled", "detail": self.reason}
 
 
-def create_knowledge(settings: Settings) -> Knowledge:
+def create_knowledge(settings: Settings, catalog: Mapping[str, Business] | None = None) -> Knowledge:
     """The knowledge channel named by ``settings.knowledge`` (``milvus`` or ``none``).
 
     With a model configured, answers are written by the model from the retrieved
     passages, citing them; otherwise they are extracted from the passages.
-    Without the ``rag`` extra installed, ``milvus`` gives a ``DisabledKnowledge``
-    (one warning names the extra); an unknown embedder raises ``UnknownBackendError``.
+    The businesses of ``catalog`` lend their words to query expansion
+    (``business_terms``). Without the ``rag`` extra installed, ``milvus`` gives a
+    ``DisabledKnowledge`` (one warning names the extra); an unknown embedder
+    raises ``UnknownBackendError``, a broken term table ``ConfigError``.
     """
     if settings.knowledge == "none":
         return NoKnowledge()
     if settings.knowledge != "milvus":
         raise UnknownBackendError("knowledge backend", settings.knowledge, KNOWLEDGE_BACKENDS)
     from rag import build_knowledge
-    from rag.errors import MissingDependency, UnknownEmbedder
+    from rag.errors import MissingDependency, TermsError, UnknownEmbedder
     from rag.extra import require
 
     try:
@@ -100,6 +113,53 @@ def create_knowledge(settings: Settings) -> Knowledge:
 
         generator = GroundedAnswerer(settings)
     try:
-        return build_knowledge(settings, generator=generator)
+        return build_knowledge(settings, generator=generator,
+                               businesses=business_terms(catalog or {}))
     except UnknownEmbedder as exc:
         raise UnknownBackendError("embedder", exc.name, exc.valid) from None
+    except TermsError as exc:
+        raise ConfigError(exc.file, exc.line, "", exc.message) from None
+
+
+# "临时挂失（也叫口头挂失）": a help text naming another word for the term before it.
+_ALSO_CALLED = re.compile(r"([\u4e00-\u9fff]+)（(?:也叫|也称|又称|俗称|简称)([\u4e00-\u9fff]{2,8})）")
+
+
+def business_terms(catalog: Mapping[str, Business]) -> list[BusinessTerms]:
+    """The words each business is known by, for the knowledge base's query expansion.
+
+    Phrases: the name, keywords, enum options and their aliases, and field
+    labels; synonyms: "X（也叫Y）" in the fields' help texts (Y → X). The
+    knowledge base keeps a phrase only when a single business uses it.
+    """
+    from rag import BusinessTerms
+
+    out = []
+    for b in catalog.values():
+        phrases = [*b.keywords]
+        synonyms: dict[str, str] = {}
+        for f in b.fields:
+            phrases.append(f.label)
+            for o in f.options:
+                phrases += [o.value, *o.aliases]
+            for before, other in _ALSO_CALLED.findall(f.help or ""):
+                # The term is read as long as the other word: "可以先选临时挂失（也叫口头挂失）".
+                synonyms[other] = before[-len(other):]
+        out.append(BusinessTerms(b.id, b.name, tuple(dict.fromkeys(phrases)), synonyms))
+    return out
+
+
+def typo_normaliser(settings: Settings, catalog: Mapping[str, Business]) -> Callable[[str], str]:
+    """The knowledge base's typo and dialect normaliser (term table of ``settings.kb_dir``,
+    homophones of domain words and of the businesses' words), for the rule engine.
+
+    It needs no store and no model; a broken term table raises ``ConfigError``.
+    """
+    from rag.errors import TermsError
+    from rag.query import understanding_for
+
+    try:
+        normaliser = understanding_for(settings.kb_dir, business_terms(catalog)).normaliser
+    except TermsError as exc:
+        raise ConfigError(exc.file, exc.line, "", exc.message) from None
+    return lambda text: normaliser.normalise(text).text

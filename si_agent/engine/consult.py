@@ -40,7 +40,10 @@ from si_agent.validators import check, extract
 _CLAUSE = re.compile(r"[^，,。；;！!？?\s]+[？?]?")
 _FILLER = re.compile(r"^(?:的话|就是|是|为|叫|改成|改为|换成|应该是|其实是|大概|大约|[:：])+")
 _TAIL = re.compile(r"(?:的|工作|吧|呢|啊|哈)+$")
-_ASKS = re.compile(r"[？?]|吗|什么|啥|怎么|咋|区别|哪|为什么|为啥|是否|能不能|可不可以|如何|多少钱|有用")
+# ("啥也没买过", "啥都没有": nothing, not a question)
+_ASKS = re.compile(r"[？?]|吗|什么|啥(?![也都])|怎么|咋|区别|哪|为什么|是否|能不能|可不可以|如何"
+                   r"|多少钱|有用")
+_WANTS = re.compile(r"想|要|帮|给我|推荐|看看|规划|配置|买哪|怎么买|怎么选")
 _NUMBER_WORDS = re.compile(r"[0-9零〇一二两俩三四五六七八九十百千万]")
 _OTHER_UNIT = re.compile(r"次|年|个?月|天|岁|元|块|万|倍|%|个")
 _REFUSED = re.compile(r"(?:不要|不考虑|不需要|不买|不用|除了)$")
@@ -140,6 +143,12 @@ def _whole_alias(business: Business, clause: str, asked: list[str]) -> bool:
     """"没有" answering an asked slot is an answer, though it reads like "有没有"."""
     bare = L.bare(clause)
     return any(bare in option.aliases for k in asked for option in business.field(k).aliases)
+
+
+def wants_advice(text: str) -> bool:
+    """Naming the consultation with a wish for it ("想买保险，不知道买哪种", "帮我看看"),
+    not a question about a fact ("买保险有什么坑？")."""
+    return bool(L.has_intent(text) or _WANTS.search(text))
 
 
 def stops(business: Business, fields: dict[str, FieldState], text: str) -> bool:

@@ -42,13 +42,37 @@ DECLINE = re.compile(
 RESUME = re.compile(r"继续|接着|接下去|回到")
 INTENT = ("我要", "我想", "帮我", "请帮", "给我", "麻烦", "想办", "要办", "办理", "申请", "申领",
           "我需要", "需要办", "替我", "开始", "查一下", "查询", "查查", "看看", "看一下")
-# A knowledge question ("how", "what", "which"), as opposed to a yes/no question.
+# A knowledge question ("how", "what", "which"), as opposed to a yes/no question;
+# with the dialect forms (咋, 啥, 啷个, 肿么), "谁", "几" (not 好几/十几), an either-or
+# ("是先挂失还是直接补办") and the traditional forms of the commonest words.
 HOW = re.compile(
-    r"请问|问一下|问下|咨询|需要什么|要什么|什么|哪些|哪里|哪儿|材料|条件|流程|手续|多久|"
-    r"多长时间|怎么|怎样|如何|为什么|为啥|能不能|可不可以|是否|有没有|要不要|几天|几个|多少|"
-    r"想知道|想了解|了解一下"
+    r"请问|问一下|问下|想问|咨询|需要什么|要什么|什么|哪些|哪里|哪儿|材料|条件|流程|手续|多久|"
+    r"多长时间|怎么|怎样|如何|为什么|为啥|能不能|可不可以|是否|有没有|要不要|几天|几个|多少|哪|"
+    r"想知道|想了解|了解一下|咋|啥|啷个|肿么|几时|多会|谁|(?<![好十几])几(?!乎)|是[^，,。？?]{0,15}还是|"
+    r"什麼|甚麼|怎麼|為什麼|哪裡|條件|手續"
 )
-YES_NO = re.compile(r"吗|么|呢|没有|了没|是不是|对不对|行不行|好不好|[？?]")
+# A yes/no question: a particle, "A不A" (会不会, 算不算, 交没交), or a closing 不/没
+# after a clause ("领失业金不", "审核过没"; a bare "不" or "没有" is an answer).
+YES_NO = re.compile(
+    r"吗|么|嗎|麼|呢|没有|了没|是不是|对不对|行不行|好不好|[？?]|([\u4e00-\u9fff])[不没]\1|"
+    r"(?<=[\u4e00-\u9fff]{2})[不没][啊呀呢哈嘛吧咧]?[\s。.!！~～]*$"
+)
+# A request opening the message or a clause: "我要领失业金", "帮我查下养老金到账没",
+# "麻烦给我办…", "赶紧帮我冻结" ("我妈过来帮我带孩子" is no request to the assistant, nor
+# "帮我妈刷脸认证" a request for oneself).
+REQUEST_OPENING = re.compile(
+    r"(?:^|(?<=[，,。；;！!？?\s]))(?:那|那就)?(?:[我俺]|请|麻烦(?:你|您)?)(?:就|还|也)?"
+    r"(?:要|想|想要|需要|得)|"
+    r"(?:^|(?<=[，,。；;！!？?\s]))(?:请|麻烦|你|您|赶紧|赶快|快|能|可以|能不能|就)*"
+    r"(?:帮(?:我|俺)(?![妈爸爹娘家们老婆公哥姐弟妹儿女孩])|帮忙|替我|给我(?:办|查|开|申请))"
+)
+# Still possible despite a problem ("没记住受理编号，还能查进度吗"): a question, even about a
+# look-up.
+STILL = re.compile(r"还能|还可以|还用|还会|还要|还得")
+# Asking to look something up: "能查吗", "可以看看吗".
+LOOKUP = re.compile(r"查|看看|看一下|看下")
+# What may happen or is allowed, in a yes/no question: "会停发不", "还能领吗", "要交税吗".
+MODAL = re.compile(r"会|能|可以|算|影响|允许|需要|要|用不用|是否")
 GREETING = frozenset({
     "你好", "您好", "在吗", "在不在", "hi", "hello", "哈喽", "嗨", "你好呀", "早上好", "下午好",
     "晚上好", "有人吗", "你能做什么", "你能帮我做什么", "你会什么", "你可以做什么", "帮助", "help",

@@ -259,15 +259,20 @@ class GroundedAnswerer:
 
     The question is redacted like every other text sent; on any model failure
     (``ModelUnavailable``) the knowledge base falls back to its extractive answer.
+    The model cites the passages ([1], [2]) or says the knowledge base's
+    ``NOT_FOUND`` sentence; an answer citing nothing is not used.
     """
 
     def __init__(self, settings: Settings, chat: ChatModel | None = None) -> None:
+        from rag.texts import NOT_FOUND
+
         self.chat = chat or ChatModel(settings)
+        self.not_found = NOT_FOUND
 
     def __call__(self, question: str, passages) -> str:
         redactor = Redactor()
         messages = [
-            {"role": "system", "content": grounded_prompt(passages)},
+            {"role": "system", "content": grounded_prompt(passages, self.not_found)},
             {"role": "user", "content": redactor.redact(question)},
         ]
         reply = self.chat.complete(messages)

@@ -28,8 +28,10 @@ SYSTEM = """你是社保智能帮办助手的决策模块，负责理解用户�
 只能调用本轮提供的工具，不要编造工具、业务编号或字段名；不要直接回答办理结果。
 - 用户提供了业务需要的信息：调用 provide_field，可一次给出多个字段，值照抄用户原话。
 - 用户要修改已填的信息：调用 modify_info。
-- 用户想办理或查询某项业务：调用 match_business。
-- 用户提出政策、材料、条件等问题：调用 answer_question；如果问题暗示某项业务，填写 suggested_business_id。
+- 用户明确要办理或查询某项业务（“我要领失业金”“帮我挂失社保卡”“帮我查养老金到账没”）：调用 match_business。
+- 用户提出政策、材料、条件、时间、金额等问题，或问能不能、会不会（“怎么领”“多久到账”“主动辞职还能领失业金不”
+  “忘了认证会停发不”）：调用 answer_question，不要开始办理；如果问题涉及某项业务，填写 suggested_business_id，
+  由用户回复“办理”后再开始。答案是“不符合条件”时同样只回答。
 - 用户既提问又提供信息：同时调用 answer_question 和 provide_field。
 - 用户要取消：调用 cancel_flow；确认提交：调用 confirm_submit。
 - 办理中用户明确提到另一项业务：先调用 answer_question 并在 suggested_business_id 填该业务，询问是否切换；
@@ -142,15 +144,18 @@ def _business(view: SessionView) -> str:
 
 
 GROUNDED = """你是社保政策咨询助手。只根据下面编号的资料回答群众的问题，用简体中文，简洁易懂。
-每个事实后用 [1]、[2] 这样的编号注明出处。资料里没有答案时，直接说“知识库中没有找到相关内容”，不要编造。
+先用一到三句话直接回答问题（能不能、多少、多久、去哪办），不符合条件的要说明不符合及原因；需要时再补充要点。
+每个事实后用 [1]、[2] 这样的编号注明出处。资料里的数字各地不同的，要说明以当地规定为准。
+资料不能回答这个问题时，只回复“{not_found}”，不要编造，也不要回答资料以外的问题。
 资料：
 {passages}"""
 
 
-def grounded_prompt(passages) -> str:
-    """The system message for a model-written answer over retrieved passages."""
+def grounded_prompt(passages, not_found: str) -> str:
+    """The system message for a model-written answer over retrieved passages; the model
+    replies ``not_found`` when they do not answer the question."""
     listed = "\n".join(f"[{p.number}] 《{p.title}》{p.heading}：{p.text}" for p in passages)
-    return GROUNDED.format(passages=listed)
+    return GROUNDED.format(passages=listed, not_found=not_found)
 
 
 EXTRACTION = "从用户的话中提取“{label}”，没有就返回 null。"

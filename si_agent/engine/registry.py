@@ -1,7 +1,8 @@
 """Intent engines by name: ``auto``, ``rules``, ``llm``, ``hybrid``.
 
 ``auto`` (the default) is ``hybrid`` when a model is configured
-(``SI_LLM_BASE_URL``) and ``rules`` otherwise.
+(``SI_LLM_BASE_URL``) and ``rules`` otherwise. The rule engine reads idle
+messages with the knowledge base's typo and dialect table (``typo_normaliser``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from si_agent.config.settings import Settings
 from si_agent.engine.base import IntentEngine
 from si_agent.engine.rules import RuleEngine
 from si_agent.errors import SettingsError, UnknownBackendError
+from si_agent.knowledge import typo_normaliser
 
 ENGINES = ("auto", "rules", "llm", "hybrid")
 
@@ -26,7 +28,7 @@ def create_engine(
         raise UnknownBackendError("engine", name, ENGINES)
     if name == "auto":
         name = "hybrid" if settings.llm_base_url else "rules"
-    rules = RuleEngine(catalog)
+    rules = RuleEngine(catalog, normalise=typo_normaliser(settings, catalog))
     if name == "rules":
         return rules
     if not settings.llm_base_url:

@@ -9,7 +9,9 @@ them from the machine), and a rule fires only if its tool is offered:
 - ``match_business`` offered (idle, done): accept a pending suggestion
   ("办理"), match a business by keyword or by character-bigram similarity
   (IDF-weighted over the businesses' vocabularies), tell questions from
-  requests; values in the same message are provided at once;
+  requests (``speech_act``: a question is answered, then the business
+  recommended; a request starts it); values in the same message are provided
+  at once;
 - an upload tool offered (a step awaited): a file path for it; values typed
   meanwhile;
 - ``provide_field`` offered (collecting): cancel words; values found by the
@@ -31,14 +33,15 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
 from si_agent.config.model import MASKED_TYPES, Business, FieldDef
 from si_agent.engine import lexicon as L
 from si_agent.engine.base import SURE, Decision, Rule, SessionView, TextSink, ToolCall
-from si_agent.engine.consult import extract_slots, meant_slot, stops
+from si_agent.engine.consult import extract_slots, meant_slot, stops, wants_advice
+from si_agent.engine.speech_act import SpeechAct, classify
 from si_agent.flow import actions as T
 from si_agent.session.model import FieldState
 from si_agent.validators import check, extract
@@ -97,8 +100,13 @@ class RuleEngine:
 
     name = "rules"
 
-    def __init__(self, catalog: Mapping[str, Business]) -> None:
+    def __init__(self, catalog: Mapping[str, Business], *,
+                 normalise: Callable[[str], str] | None = None) -> None:
+        """``normalise`` puts typos and dialect right ("失叶金" → "失业金", "咋整" →
+        "怎么办") before an idle message is matched to a business; values are still
+        read from the message as typed."""
         self.catalog = dict(catalog)
+        self.normalise = normalise
         self._phrases = {
             b.id: tuple(dict.fromkeys(p.lower() for p in (b.name, *b.keywords)))
             for b in self.catalog.values()
@@ -158,23 +166,31 @@ class RuleEngine:
         kind = L.small_talk(text)
         if kind is not None and T.SMALL_TALK in offered:
             return [_small_talk(kind)], Rule.SMALL_TALK, kind
-        bid, score, span, runner_up = self.match(text)
+        read = self.normalise(text) if self.normalise else text  # 失叶金咋领 → 失业金怎么领
+        bid, score, span, runner_up = self.match(read)
         if L.is_cancel(text) and score < MATCH_THRESHOLD and T.CANCEL_FLOW in offered:
             return [_cancel()], Rule.CANCEL_WORD, "cancel word"
         if (view.state == "done" and view.business is not None and L.AGAIN.search(text)
                 and (bid is None or score < MATCH_THRESHOLD)):
             return self.start(view, view.business, text), Rule.AGAIN, (
                 f"again: {view.business.id}")
-        masked = _mask_codes(text)
+        masked = _mask_codes(read)
         rest = masked[: span[0]] + masked[span[1]:] if span else masked
         if bid and score >= MATCH_THRESHOLD and score - runner_up >= MARGIN:
             business = self.catalog[bid]
             rule = Rule.EXACT_KEYWORD if score >= 1.0 else Rule.SIMILAR_KEYWORD
-            if _is_request(business, text, rest) or (business.is_consult and L.has_intent(text)):
-                # "想咨询保险，看看怎么配置" asks for the consultation to start.
-                return self.start(view, business, text), rule, f"matched {bid} (score {score:.2f})"
-            return [_answer(text, bid)], Rule.QUESTION, f"question about {bid} (score {score:.2f})"
-        question = L.is_question(text)
+            given = self.values_for(business, None, self._without_keywords(business, text),
+                                    whole=False)
+            act, why = classify(read, rest, query=business.type == "query", values=len(given))
+            if act is SpeechAct.REQUEST or (business.is_consult and wants_advice(text)):
+                # ("想买保险，不知道买哪种" asks for the consultation to start)
+                return self.start(view, business, text), rule, (
+                    f"matched {bid} (score {score:.2f}; {why})")
+            # A keyword only similar is a guess: the knowledge base's passages may say better.
+            rule = Rule.QUESTION if score >= 1.0 else Rule.SUGGEST
+            return [_answer(text, bid)], rule, (
+                f"question about {bid} (score {score:.2f}; {why})")
+        question = L.is_question(read)
         if bid and score >= SUGGEST_THRESHOLD:
             # Not a question: only the suggestion is shown, asking to confirm the guess.
             return [_answer(text if question else "", bid)], Rule.SUGGEST, (
@@ -867,19 +883,6 @@ def _whole_message_fits(field: FieldDef, text: str) -> bool:
     if field.type == "text" and not field.pattern and (L.is_question(text) or L.is_cancel(text)):
         return False
     return check(field.type, text, **field.validator_options()).ok
-
-
-def _is_request(business: Business, text: str, rest: str) -> bool:
-    """Whether the message asks to act rather than asks how.
-
-    "社保转移需要什么材料" asks how; "我的养老金到账了吗" asks to look up (a query);
-    "能帮我挂失社保卡吗" asks to act.
-    """
-    if L.is_how_question(rest):
-        return False
-    if L.YES_NO.search(rest):
-        return business.type == "query" or L.has_intent(text)
-    return True
 
 
 def _mentioned_step(business: Business, text: str) -> str | None:

@@ -26,7 +26,7 @@ from transitions import MachineError
 
 from si_agent import replies
 from si_agent.config.model import Business, Check, FieldDef, Step, Theme
-from si_agent.engine.base import Decision, SessionView, TextSink, ToolCall, pending_fields
+from si_agent.engine.base import Decision, Rule, SessionView, TextSink, ToolCall, pending_fields
 from si_agent.errors import ExecutorError
 from si_agent.flow import actions as A
 from si_agent.flow import consult
@@ -419,7 +419,13 @@ class Turn:
         question = args.question.strip()
         answer = self._knowledge(question) if question else None
         suggested = args.suggested_business_id
-        if answer and answer.suggested_business_id and not suggested:
+        if answer and answer.refused:
+            suggested = None  # no business for an instruction or someone else's data
+        elif answer and answer.suggested_business_id and not suggested:
+            suggested = answer.suggested_business_id
+        elif answer and answer.sources and self.decision and self.decision.rule is Rule.SUGGEST:
+            # The engine only guessed by word similarity; the passages found say better
+            # (a parent's account inherited is no pension estimate), even "none".
             suggested = answer.suggested_business_id
         current = self.business if self.s.state not in ("idle", "done") else None
         if (current is not None and args.suggested_business_id in self.ctl.catalog

@@ -326,18 +326,3 @@ def test_strip_cue(catalog, bid, key, text, answer):
 ])
 def test_whole_message_fits(catalog, bid, key, text, fits):
     assert R._whole_message_fits(catalog[bid].field(key), text) is fits
-
-
-@pytest.mark.parametrize("text,acts", [
-    ("社保转移需要什么材料", False),
-    ("挂失社保卡要多久", False),
-    ("失业金能领多少", False),
-    ("我的养老金到账了吗", True),  # a query business: looking it up is the answer
-    ("能帮我挂失社保卡吗", True),
-    ("我要办社保卡", True),
-])
-def test_is_request(catalog, engine, text, acts):
-    bid, _, span, _ = engine.match(text)
-    masked = R._mask_codes(text)
-    rest = masked[:span[0]] + masked[span[1]:]
-    assert R._is_request(catalog[bid], text, rest) is acts

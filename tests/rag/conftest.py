@@ -23,6 +23,7 @@ SMALL_DOCS = {
     "transfer": """---
 title: 社保转移小指南
 businesses: [social_transfer]
+as_of: 2025-06
 source: 测试用文档。
 ---
 # 社保转移小指南
@@ -38,6 +39,7 @@ source: 测试用文档。
     "card": """---
 title: 社保卡挂失小指南
 businesses: [card_loss]
+as_of: 2025-06
 source: 测试用文档。
 ---
 社保卡丢了要尽快挂失，可以拨打12333或在电子社保卡里挂失。
@@ -45,6 +47,7 @@ source: 测试用文档。
     "five": """---
 title: 五险一金小常识
 businesses: []
+as_of: 2025-06
 source: 测试用文档。
 ---
 五险是养老、医疗、失业、工伤和生育保险；一金是住房公积金。

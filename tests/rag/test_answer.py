@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from rag import texts
 from rag.answer import MAX_ANSWER_CHARS, compose, suggest_business
+from rag.query import DEFAULT_TERMS
 from rag.relevance import is_relevant
 from rag.store import Hit
+from rag.terms import load_terms
 
 
 def hit(doc, n, text, *, businesses=(), cosine=0.9, heading="", title=None) -> Hit:
@@ -20,15 +23,37 @@ def test_extractive_answer_has_passages_in_document_order_and_the_source():
         hit("other", 0, "无关内容。", cosine=0.92),
     ]
     answer = compose("社保转移要什么材料", hits)
+    # The one sentence that answers is shown in the short body already: no lead.
     assert answer.text == "换城市后社保可以转移。\n【所需材料】· 本人身份证。\n· 社保卡。\n来源：《t指南》"
     assert answer.sources == ["t指南"]
     assert answer.suggested_business_id == "social_transfer"
 
 
+def test_the_sentences_that_answer_come_first_with_the_dated_source():
+    text = ("领取期限根据失业前累计缴费时间确定。累计缴费满1年不满5年的，最长领取12个月；"
+            "满5年不满10年的，最长领取18个月；满10年以上的，最长领取24个月。"
+            "重新就业后再次失业的，缴费时间重新计算。领取失业保险金期间不缴纳基本养老保险费。"
+            "有下列情形之一的，停止领取失业保险金：重新就业的；应征服兵役的；移居境外的。")
+    hits = [hit("amount", 1, text, heading="能领多长时间", businesses=["unemployment_benefit"]),
+            hit("other", 0, "失业登记可以在线上办理。")]
+    answer = compose("交了7年失业保险能领几个月失业金", hits, as_of={"amount": "2025-06"})
+    lead, body, source = answer.text.split("\n")
+    assert "满5年不满10年的，最长领取18个月" in lead
+    assert len(lead) <= 160
+    assert body.startswith("【能领多长时间】领取期限根据")
+    assert source == "来源：《amount指南》（2025年6月）"
+
+
+def test_a_short_passage_that_is_the_answer_is_not_repeated():
+    hits = [hit("card", 0, "社保卡丢失后应当尽快挂失，可以拨打12333电话挂失。", businesses=["card_loss"])]
+    answer = compose("社保卡丢了怎么挂失", hits)
+    assert answer.text == "社保卡丢失后应当尽快挂失，可以拨打12333电话挂失。\n来源：《card指南》"
+
+
 def test_long_passages_are_trimmed_at_a_sentence_end():
     long = "".join(f"第{i}条规定说明了办理的具体要求。" for i in range(60))
     answer = compose("问题", [hit("t", 0, long)])
-    body = answer.text.split("\n来源：")[0]
+    body = answer.text.split("\n来源：")[0].split("\n")[-1]
     assert len(body) <= MAX_ANSWER_CHARS + 2
     assert body.endswith("。……")
 
@@ -46,6 +71,18 @@ def test_generator_answers_with_numbered_sources():
     assert seen == {"question": "怎么办", "numbers": [(1, "a指南"), (2, "b指南")]}
     assert answer.text == "需要身份证[1]，可以线上办理[2]。\n来源：[1]《a指南》 [2]《b指南》"
     assert answer.sources == ["a指南", "b指南"]
+
+
+def test_a_generated_answer_that_cites_nothing_is_not_used():
+    answer = compose("社保卡丢了怎么办", [hit("a", 0, "社保卡丢了要尽快挂失。")],
+                     generator=lambda q, p: "社保卡丢了要尽快挂失，还要报警。")
+    assert answer.text == "社保卡丢了要尽快挂失。\n来源：《a指南》"
+
+
+def test_the_model_saying_the_passages_do_not_answer_means_no_answer():
+    answer = compose("社保卡能当公交卡吗", [hit("a", 0, "社保卡丢了要尽快挂失。")],
+                     generator=lambda q, p: f"{texts.NOT_FOUND}。")
+    assert answer is None
 
 
 def test_a_failing_generator_falls_back_to_the_extractive_answer():
@@ -72,9 +109,11 @@ def test_suggestion_needs_the_top_documents_to_agree():
 
 
 def test_relevance_needs_a_domain_word_and_the_cosine_floor():
+    domain = load_terms(DEFAULT_TERMS).domain
     close = [hit("x", 0, "", cosine=0.9)]
-    assert is_relevant("社保卡丢了怎么办", close, floor=0.87)
-    assert not is_relevant("社保卡丢了怎么办", [hit("x", 0, "", cosine=0.8)], floor=0.87)
-    assert not is_relevant("今天天气怎么样", close, floor=0.87)
-    assert not is_relevant("身份证丢了怎么补办", close, floor=0.87)
-    assert not is_relevant("社保卡丢了怎么办", [], floor=0.87)
+    assert is_relevant("社保卡丢了怎么办", close, floor=0.87, domain=domain)
+    assert not is_relevant("社保卡丢了怎么办", [hit("x", 0, "", cosine=0.8)], floor=0.87,
+                           domain=domain)
+    assert not is_relevant("今天天气怎么样", close, floor=0.87, domain=domain)
+    assert not is_relevant("身份证丢了怎么补办", close, floor=0.87, domain=domain)
+    assert not is_relevant("社保卡丢了怎么办", [], floor=0.87, domain=domain)

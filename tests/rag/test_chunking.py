@@ -9,7 +9,7 @@ from .conftest import KB_DIR
 
 
 def _doc(body: str, title: str = "测试文档"):
-    return parse_document(f"---\ntitle: {title}\nbusinesses: [x]\nsource: 来源\n---\n{body}",
+    return parse_document(f"---\ntitle: {title}\nbusinesses: [x]\nas_of: 2025-06\nsource: 来源\n---\n{body}",
                           doc_id="t")
 
 

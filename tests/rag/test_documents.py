@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from rag.documents import load_documents, parse_document
@@ -21,6 +23,21 @@ def test_corpus_has_forty_documents_with_notes(docs):
     for d in docs:
         assert d.title and d.source and len(d.body) > 200, d.doc_id
         assert "仅供参考" in d.source, d.doc_id
+        assert d.as_of, d.doc_id
+
+
+def test_as_of_is_read_as_text():
+    doc = parse_document("---\ntitle: 标题\nbusinesses: []\nas_of: 2025-06-30\nsource: 来源\n---\n正文",
+                         doc_id="x")
+    assert doc.as_of == "2025-06-30"
+
+
+def test_numbers_that_vary_by_city_say_so(docs):
+    """A document quoting rates or amounts that differ by place names the national rule
+    and says the local figure governs (各地, 当地, 参保地)."""
+    for d in docs:
+        if re.search(r"\d+(?:\.\d+)?%|\d+元", d.body):
+            assert re.search(r"各地|当地|参保地|各省|统筹地区", d.body + d.source), d.doc_id
 
 
 def test_tags_name_real_businesses_and_cover_all_twelve(docs):
@@ -42,6 +59,9 @@ def test_missing_front_matter_is_located():
     ("businesses: []\nsource: 来源", "title"),
     ("title: 标题\nbusinesses: []", "source"),
     ("title: 标题\nbusinesses: social_transfer\nsource: 来源", "businesses"),
+    ("title: 标题\nbusinesses: []\nsource: 来源", "as_of"),
+    ("title: 标题\nbusinesses: []\nas_of: 2025-13\nsource: 来源", "as_of"),
+    ("title: 标题\nbusinesses: []\nas_of: 去年\nsource: 来源", "as_of"),
     ("title: [unclosed\n", "front matter"),
 ])
 def test_bad_front_matter_is_rejected(front, message):
@@ -51,7 +71,7 @@ def test_bad_front_matter_is_rejected(front, message):
 
 def test_duplicate_ids_are_rejected(tmp_path):
     (tmp_path / "a").mkdir()
-    text = "---\ntitle: 标题\nbusinesses: []\nsource: 来源\n---\n正文"
+    text = "---\ntitle: 标题\nbusinesses: []\nas_of: 2025-06\nsource: 来源\n---\n正文"
     (tmp_path / "x.md").write_text(text, encoding="utf-8")
     (tmp_path / "a" / "x.md").write_text(text, encoding="utf-8")
     with pytest.raises(DocumentError, match="also used"):
