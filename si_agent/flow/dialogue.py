@@ -486,7 +486,10 @@ class Turn:
     def _knowledge(self, question: str) -> Answer | None:
         key = ("answer", question)
         if key not in self.memo:
-            self.memo[key] = self.ctl.knowledge.answer(question)
+            # A consultation makes one model call a turn at most: the decision's.
+            b = self.business
+            generate = not (b is not None and b.is_consult and self.s.state == "collecting")
+            self.memo[key] = self.ctl.knowledge.answer(question, generate=generate)
         return self.memo[key]
 
     def provide_field(self, args: A.ProvideFieldArgs) -> A.Outcome:
