@@ -74,11 +74,12 @@ def parse_terms(text: str, *, file: str = "<text>") -> TermTable:
         raise TermsError(file, _line(root), "the term table must be a mapping with "
                          f"{' and '.join(KEYS)}")
     corrections: dict[str, str] = {}
+    lines: dict[str, int] = {}
     domain: list[str] = []
     refuse: list[str] = []
     for key, value in root.value:
         if key.value == "corrections":
-            corrections = _corrections(value, file)
+            corrections, lines = _corrections(value, file)
         elif key.value == "domain":
             domain = _words(value, file, "domain")
         elif key.value == "refuse":
@@ -90,17 +91,19 @@ def parse_terms(text: str, *, file: str = "<text>") -> TermTable:
     for variant, word in corrections.items():
         inside = next((w for w in sorted(right) if variant in w), None)
         if inside is not None:
-            raise TermsError(file, None, f"corrections: {variant!r} (listed under {word!r}) "
+            raise TermsError(file, lines.get(variant), f"corrections: {variant!r} (listed under {word!r}) "
                              f"occurs inside the right word {inside!r}; replacing it would "
                              "corrupt correctly written text")
     return TermTable(corrections=corrections, domain=tuple(dict.fromkeys(domain)),
                      refuse=tuple(dict.fromkeys(refuse)))
 
 
-def _corrections(node: yaml.Node, file: str) -> dict[str, str]:
+def _corrections(node: yaml.Node, file: str) -> tuple[dict[str, str], dict[str, int]]:
+    """``{variant: right word}`` and the line of each variant."""
     if not isinstance(node, yaml.MappingNode):
         raise TermsError(file, _line(node), "corrections: a mapping of right word → [variants]")
     out: dict[str, str] = {}
+    lines: dict[str, int] = {}
     for key, value in node.value:
         word = _word(key, file, "corrections")
         for variant_node, variant in zip(_nodes(value, file, f"corrections: {word}"),
@@ -112,7 +115,8 @@ def _corrections(node: yaml.Node, file: str) -> dict[str, str]:
                 raise TermsError(file, _line(variant_node), f"corrections: {variant!r} is listed "
                                  f"under both {out[variant]!r} and {word!r}")
             out[variant] = word
-    return out
+            lines[variant] = _line(variant_node)
+    return out, lines
 
 
 def _nodes(node: yaml.Node, file: str, where: str) -> list[yaml.Node]:

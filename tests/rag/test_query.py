@@ -120,7 +120,7 @@ def test_the_shipped_table_loads():
 
 
 @pytest.mark.parametrize("text, line, message", [
-    ("corrections:\n  社保卡: [社保]\n", None, "occurs inside the right word '社保卡'"),
+    ("corrections:\n  社保卡: [社保]\n", 2, "occurs inside the right word '社保卡'"),
     ("corrections:\n  怎么办: [咋整]\n  怎么: [咋整]\n", 3, "listed under both"),
     ("corrections:\n  怎么办: 咋整\n", 2, "a list of words"),
     ("corrections:\n  怎么办: [怎么办]\n", 2, "equal to the word itself"),
@@ -142,3 +142,16 @@ def test_yes_and_no_stay_words():
 def test_without_pinyin_only_the_table_applies():
     normaliser = Normaliser(load_terms(DEFAULT_TERMS), pinyin=False)
     assert normaliser.normalise("失叶金咋领").text == "失叶金怎么领"
+
+
+def test_a_broken_table_stops_the_start(tmp_path):
+    from si_agent.config.settings import Settings
+    from si_agent.errors import ConfigError
+    from si_agent.knowledge import create_knowledge, typo_normaliser
+
+    (tmp_path / "_terms.yaml").write_text("corrections:\n  社保卡: [社保]\n", encoding="utf-8")
+    settings = Settings(data_dir=tmp_path / "data", kb_dir=tmp_path, embed_model="hashing")
+    catalog = load_businesses(ROOT / "businesses")
+    for build in (typo_normaliser, create_knowledge):
+        with pytest.raises(ConfigError, match=r"_terms.yaml:2: .*occurs inside"):
+            build(settings, catalog)
