@@ -182,7 +182,7 @@ class Normaliser:
             from pypinyin import Style, lazy_pinyin
         except ImportError as exc:
             log.warning("%s is not installed: homophone typos are not corrected "
-                        "(pip install 'si_agent[rag]')", exc.name)
+                        "(the rag extra installs it)", exc.name)
             self.use_pinyin = False
             return {}
         index: dict[tuple[int, str], list[tuple[str, tuple[str, ...]]]] = defaultdict(list)
