@@ -73,8 +73,12 @@ class KnowledgeBase:
 
     # -- the Knowledge protocol ---------------------------------------------
 
-    def answer(self, question: str) -> Answer | None:
-        """An answer with its sources, None when nothing relevant, an apology when broken."""
+    def answer(self, question: str, *, generate: bool = True) -> Answer | None:
+        """An answer with its sources, None when nothing relevant, an apology when broken.
+
+        ``generate=False`` answers extractively even with a generator (a model):
+        for a turn that has already made its one model call.
+        """
         question = (question or "").strip()
         if not question:
             return None
@@ -93,7 +97,8 @@ class KnowledgeBase:
         if not is_relevant(query.text, hits, self.relevance_floor, self.understanding.domain):
             log.info("no relevant passage (question of %d characters)", len(question))
             return None
-        answer = compose(query.text, hits, generator=self.generator, picker=self._picker,
+        answer = compose(query.text, hits, generator=self.generator if generate else None,
+                         picker=self._picker,
                          as_of=self._as_of)
         if answer is None:
             log.info("the generator found no answer in the passages")

@@ -19,7 +19,18 @@ the answers are the rule engine's, so the pass counts only show where the
 model path diverges from the rules (for example, a bug in what the engine does
 around the model), not how well a real model would understand citizens.
 
-    python scripts/bench_llm_calls.py [--dialogues tests/dialogues] [--by-business]
+The consultation corpus (``tests/dialogues_consult``) is replayed the same way,
+as its own table. For it, the two tool designs the issue names are compared on
+the same turns: the one ``provide_field`` tool with every theme's slots (what
+si_agent offers) against one tool per theme (built here for the comparison):
+the JSON each design sends, and how many tool calls a turn's values would need.
+
+Prompt tokens are estimated (no tokenizer can be downloaded here): one token per
+CJK character and one per four other characters, which is close to what the
+DeepSeek and Qwen tokenizers give for Chinese text and JSON; treat them as a
+relative measure.
+
+    python scripts/bench_llm_calls.py [--dialogues DIR ...] [--by-business]
 """
 
 from __future__ import annotations
@@ -50,6 +61,7 @@ from si_agent.session import MemoryStore
 from si_agent.testing import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parents[1]
+CORPORA = (ROOT / "tests" / "dialogues", ROOT / "tests" / "dialogues_consult")
 TARGETS = {"llm": ("≥ 1", lambda x: x >= 1.0), "hybrid": ("≤ 0.5", lambda x: x <= 0.5)}
 
 
@@ -108,6 +120,7 @@ class Tally:
     failures: list[str] = field(default_factory=list)
     prompt_chars: list[int] = field(default_factory=list)
     tool_chars: list[int] = field(default_factory=list)
+    prompt_tokens: list[int] = field(default_factory=list)  # estimated: messages and tools
     by_business: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
 
 
@@ -170,12 +183,68 @@ def run(name: str, dialogues: list[tuple[str, dict]], fake: FakeOpenAI, base_url
             tally.completions += meter.completions
             tally.calls_in_completing += meter.calls
     for body in fake.requests[first_request:]:
-        tally.prompt_chars.append(sum(len(m.get("content") or "") for m in body["messages"]))
-        tally.tool_chars.append(len(json.dumps(body.get("tools", []), ensure_ascii=False)))
+        messages = "".join(m.get("content") or "" for m in body["messages"])
+        tools = json.dumps(body.get("tools", []), ensure_ascii=False)
+        tally.prompt_chars.append(len(messages))
+        tally.tool_chars.append(len(tools))
+        tally.prompt_tokens.append(estimate_tokens(messages) + estimate_tokens(tools))
     if len(tally.prompt_chars) != tally.calls:
         print(f"warning: {name}: {len(tally.prompt_chars)} requests but {tally.calls} "
               "model calls counted in the turns")
     return tally
+
+
+def estimate_tokens(text: str) -> int:
+    """One token per CJK character, one per four others (see the module docstring)."""
+    cjk = sum(1 for c in text if "\u3000" <= c <= "\u9fff" or "\uff00" <= c <= "\uffef")
+    return cjk + (len(text) - cjk + 3) // 4
+
+
+def per_theme_tools(business: Business) -> list[dict]:
+    """The other design: one tool per theme, named by the theme id, with its slots."""
+    return [{"type": "function", "function": {
+        "name": t.id, "description": f"Give values the user stated about {t.label}.",
+        "parameters": {"type": "object", "additionalProperties": False, "minProperties": 1,
+                       "properties": {s.key: {"type": "string",
+                                              "description": f"{s.label} ({s.type})"}
+                                      for s in t.slots}}}} for t in business.themes]
+
+
+def compare_tool_designs(dialogues: list[tuple[str, dict]]) -> None:
+    """Single provide_field vs one tool per theme, on the consultation corpus's turns."""
+    catalog = load_businesses(ROOT / "businesses")
+    business = catalog["insurance_consult"]
+    offered = T.toolset("collecting", business, None, catalog)
+    single = next(t for t in offered if t["function"]["name"] == T.PROVIDE_FIELD)
+    others = [t for t in offered if t["function"]["name"] != T.PROVIDE_FIELD]
+    themed = per_theme_tools(business)
+    theme_of = {f.key: f.group for f in business.fields}
+    settings = Settings(business_dir=ROOT / "businesses",
+                        data_dir=Path(tempfile.mkdtemp(prefix="si-bench-tools-")))
+    controller = Controller(catalog, MemoryStore(), RuleEngine(catalog), Executors(settings))
+    spans: list[int] = []  # themes the values of each collecting turn belong to
+    for source, transcript in dialogues:
+        session = f"tools-{Path(source).name}"
+        for turn in transcript["turns"]:
+            controller.handle(session, turn["user"])
+            record = controller.load(session).memory[-1]
+            values = [c.arguments.get("values", {}) for c in record.calls
+                      if c.name == T.PROVIDE_FIELD and c.status == "applied"]
+            if record.state_before == "collecting" and values:
+                spans.append(len({theme_of[k] for k in values[0] if k in theme_of}))
+    rows = [("one provide_field (shipped)", [single, *others], 1.0),
+            ("one tool per theme", [*themed, *others], _mean(spans))]
+    print(f"\nconsultation tool design ({len(spans)} turns with values in the corpus; "
+          f"{sum(1 for n in spans if n > 1)} of them span more than one theme)")
+    head = f"{'design':<28} {'tools':>5} {'tools chars':>11} {'est. tokens':>11} {'calls/turn':>10}"
+    print(head)
+    print("-" * len(head))
+    for label, tools, calls in rows:
+        text = json.dumps(tools, ensure_ascii=False)
+        print(f"{label:<28} {len(tools):>5} {len(text):>11} {estimate_tokens(text):>11} "
+              f"{calls:>10.2f}")
+    print("calls/turn: tool calls one model answer must hold to give the turn's values "
+          "(still one model call per turn either way).")
 
 
 def _mean(xs: list[int]) -> float:
@@ -188,7 +257,8 @@ def _p95(xs: list[int]) -> int:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dialogues", default=str(ROOT / "tests" / "dialogues"))
+    ap.add_argument("--dialogues", nargs="+", default=[str(c) for c in CORPORA],
+                    help="transcript folders, each replayed and reported on its own")
     ap.add_argument("--by-business", action="store_true",
                     help="also print model calls per user message for each business")
     ap.add_argument("--failures", action="store_true",
@@ -196,23 +266,27 @@ def main() -> None:
     args = ap.parse_args()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
 
-    dialogues = load_dialogues([args.dialogues])
-    engines = ("rules", "llm", "hybrid")
     fake = FakeOpenAI()
     base_url = fake.start()
     try:
-        tallies = {name: run(name, dialogues, fake, base_url) for name in engines}
+        for corpus in args.dialogues:
+            report(corpus, load_dialogues([corpus]), fake, base_url, args)
     finally:
         fake.stop()
 
+
+def report(corpus: str, dialogues: list[tuple[str, dict]], fake: FakeOpenAI, base_url: str,
+           args: argparse.Namespace) -> None:
+    engines = ("rules", "llm", "hybrid")
+    tallies = {name: run(name, dialogues, fake, base_url) for name in engines}
     skipped = tallies["rules"].skipped
-    print(f"{len(dialogues)} dialogues from {args.dialogues}; the fake model answers what "
+    print(f"\n{len(dialogues)} dialogues from {corpus}; the fake model answers what "
           "the rule engine decides (an oracle): this counts calls and prompt sizes, it does "
           f"not measure a model's quality. {skipped} empty or too-long messages never reach "
           "an engine and are not counted.\n")
     head = (f"{'engine':<7} {'messages':>8} {'calls':>6} {'calls/msg':>9} {'target':>7} "
             f"{'prompt chars/call':>17} {'p95':>6} {'tools chars/call':>16} "
-            f"{'done':>5} {'calls/done':>10} {'passed':>8}")
+            f"{'est. tokens/msg':>15} {'done':>5} {'calls/done':>10} {'passed':>8}")
     print(head)
     print("-" * len(head))
     for name in engines:
@@ -223,11 +297,14 @@ def main() -> None:
         per_done = t.calls_in_completing / t.completions if t.completions else 0.0
         print(f"{name:<7} {t.messages:>8} {t.calls:>6} {per_msg:>9.2f} {target:>7} "
               f"{_mean(t.prompt_chars):>17.0f} {_p95(t.prompt_chars):>6} "
-              f"{_mean(t.tool_chars):>16.0f} {t.completions:>5} {per_done:>10.2f} "
+              f"{_mean(t.tool_chars):>16.0f} "
+              f"{sum(t.prompt_tokens) / t.messages if t.messages else 0:>15.0f} "
+              f"{t.completions:>5} {per_done:>10.2f} "
               f"{t.passed:>4}/{t.dialogues:<3}")
     print("\ncalls/msg: model calls per user message (the issue's target: hybrid ≤ 0.5, "
           "model-only ≥ 1); prompt chars: system prompt + history + message per request; "
-          "tools chars: the JSON of the tools offered; done: businesses completed; "
+          "tools chars: the JSON of the tools offered; est. tokens/msg: estimated prompt "
+          "tokens (messages and tools) sent per user message; done: businesses completed; "
           "calls/done: model calls in the dialogues that completed one, per completion; "
           "passed: transcripts whose rule-engine expectations still hold.")
 
@@ -244,6 +321,8 @@ def main() -> None:
         for name in engines:
             for line in tallies[name].failures:
                 print(f"{name}: {line}")
+    if any(Path(s).name.startswith("insurance_consult__") for s, _ in dialogues):
+        compare_tool_designs(dialogues)
 
 
 if __name__ == "__main__":

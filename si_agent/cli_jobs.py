@@ -63,7 +63,7 @@ def _rpa_discover(args: argparse.Namespace, settings: Settings) -> int:
 
     if args.business:
         business = load_businesses(settings.business_dir).get(args.business)
-        if business is None or business.api.kind != "rpa":
+        if business is None or business.api is None or business.api.kind != "rpa":
             print(f"error: {args.business!r} is not an rpa business", file=sys.stderr)
             return 2
         options = Executors(settings).options(business).model_copy(update={"url": args.url})
@@ -164,7 +164,7 @@ def _rpa_run(args: argparse.Namespace, settings: Settings) -> int:
 
     catalog = load_businesses(settings.business_dir)
     business = catalog.get(args.business)
-    if business is None or business.api.kind != "rpa":
+    if business is None or business.api is None or business.api.kind != "rpa":
         print(f"error: {args.business!r} is not an rpa business in {settings.business_dir}",
               file=sys.stderr)
         return 2

@@ -58,7 +58,9 @@ class Knowledge(Protocol):
     rather than raising: business dialogues must keep working.
     """
 
-    def answer(self, question: str) -> Answer | None: ...
+    def answer(self, question: str, *, generate: bool = True) -> Answer | None:
+        """``generate=False``: no model writes the answer (it is extractive)."""
+        ...
 
     def status(self) -> dict: ...
 
@@ -66,7 +68,7 @@ class Knowledge(Protocol):
 class NoKnowledge:
     """The knowledge channel used when no knowledge base is configured."""
 
-    def answer(self, question: str) -> Answer | None:
+    def answer(self, question: str, *, generate: bool = True) -> Answer | None:
         return None
 
     def status(self) -> dict:

@@ -37,7 +37,7 @@ def broken(tmp_path) -> Path:
 def test_validate_ok(tmp_path):
     out = run("validate", "businesses", tmp_path=tmp_path)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "ok: 12 businesses in businesses; assistant texts: _assistant.yaml"
+    assert out.stdout.strip() == "ok: 13 businesses in businesses; assistant texts: _assistant.yaml"
 
 
 def test_validate_reports_file_line_path(tmp_path, broken):
@@ -62,7 +62,7 @@ def test_validate_checks_the_assistant_texts(tmp_path):
     (target / "_assistant.yaml").unlink()
     out = run("validate", str(target), tmp_path=tmp_path)
     assert out.returncode == 0, out.stdout
-    assert out.stdout.strip() == f"ok: 12 businesses in {target}; assistant texts: built-in defaults"
+    assert out.stdout.strip() == f"ok: 13 businesses in {target}; assistant texts: built-in defaults"
 
 
 def test_chat_refuses_to_start_on_invalid_config(tmp_path, broken):

@@ -20,6 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DIALOGUES = load_dialogues([ROOT / "tests" / "dialogues"])
 # Photo-step dialogues, replayed with stand-ins for the OCR and face engines.
 STEP_DIALOGUES = load_dialogues([ROOT / "tests" / "dialogues_steps"])
+# Guided consultations (type: consult), written blind from the YAML and the issue.
+CONSULT_DIALOGUES = load_dialogues([ROOT / "tests" / "dialogues_consult"])
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +46,7 @@ def step_controller(settings) -> Controller:
 def test_corpus_covers_every_business(controller):
     started = {
         t["expect"]["business"]
-        for _, d in DIALOGUES + STEP_DIALOGUES for t in d["turns"]
+        for _, d in DIALOGUES + STEP_DIALOGUES + CONSULT_DIALOGUES for t in d["turns"]
         if (t.get("expect") or {}).get("business")
     }
     assert len(DIALOGUES) >= 60
@@ -63,4 +65,11 @@ def test_dialogue(controller, settings, source, transcript):
 def test_step_dialogue(step_controller, settings, source, transcript):
     report = replay(step_controller, transcript, source=source,
                     backend=demo_backend_hook(settings))
+    assert report.passed, "\n".join(report.failures)
+
+
+@pytest.mark.parametrize("source,transcript", CONSULT_DIALOGUES,
+                         ids=[Path(s).name for s, _ in CONSULT_DIALOGUES])
+def test_consult_dialogue(controller, source, transcript):
+    report = replay(controller, transcript, source=source)
     assert report.passed, "\n".join(report.failures)

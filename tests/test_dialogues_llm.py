@@ -100,10 +100,12 @@ def test_recorded_requests_offer_each_state_its_tools_and_no_personal_data(fake,
         offered = {t["function"]["name"] for t in body.get("tools", [])}
         if state.group(1) in TOOLSETS:
             # A business with steps (card_apply's optional photo, never uploaded in these
-            # transcripts) adds what the action table derives for it.
+            # transcripts) or a consultation (skip_field) adds what the action table
+            # derives for it.
             business = re.search(r"当前业务：.*（([a-z_]+)）", system)
             expected = TOOLSETS[state.group(1)]
-            if business is not None and catalog[business.group(1)].steps:
+            if business is not None and (catalog[business.group(1)].steps
+                                         or catalog[business.group(1)].is_consult):
                 b = catalog[business.group(1)]
                 name = next(k for k, v in STATE_NAMES.items() if v == state.group(1))
                 optional = next((st for st in b.steps if st.optional), None)

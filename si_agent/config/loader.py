@@ -41,7 +41,7 @@ from si_agent.config.yamlio import YamlDocument, format_path, load_yaml
 from si_agent.errors import ConfigError, ConfigErrors, DefinitionError, UnknownBackendError
 from si_agent.executor.registry import executor_class, executor_kinds, option_errors
 from si_agent.validators import TYPES as BUILTIN_TYPES
-from si_agent.validators import field_types
+from si_agent.validators import check, field_types
 
 log = logging.getLogger(__name__)
 
@@ -231,7 +231,7 @@ def _meaning_errors(b: Business, stem: str, raw: Mapping) -> Iterator[tuple[tupl
     """What the schema cannot say; yields (path, message). ``raw`` is the YAML data."""
     if b.id != stem:
         yield ("id",), f"business id {b.id!r} must equal the file name {stem!r}"
-    if b.discover and b.api.kind != "rpa":
+    if b.discover and (b.api is None or b.api.kind != "rpa"):
         yield ("fields",), "fields: discover needs api.kind: rpa (the fields are read from its form)"
     for label, override in b.field_overrides.items():
         try:  # what the pinned keys would make of a discovered field
@@ -245,6 +245,12 @@ def _meaning_errors(b: Business, stem: str, raw: Mapping) -> Iterator[tuple[tupl
         if "type" in override and override["type"] not in field_types():
             yield ("field_overrides", label, "type"), (
                 f"unknown field type {override['type']!r}; valid: {', '.join(sorted(field_types()))}")
+    if b.is_consult:
+        yield from _consult_errors(b, raw)
+        return
+    for key in ("themes", "consult"):
+        if key in raw:
+            yield (key,), f"{key} applies to consult businesses only (type: consult)"
     if not b.fields and not b.steps and not b.discover:
         yield (), "a business needs at least one entry in fields or steps"
     yield from _duplicates("fields", "key", [f.key for f in b.fields], "field key")
@@ -253,6 +259,7 @@ def _meaning_errors(b: Business, stem: str, raw: Mapping) -> Iterator[tuple[tupl
         yield from _field_errors(("fields", i), f)
     yield from _check_errors(b)
     yield from _step_errors(b)
+    assert b.api is not None  # required by the schema for every type but consult
     yield from _api_errors(b, raw["api"])
     if b.type == "handle" and not b.require_confirm and not b.steps:
         yield ("type",), "a handle business needs require_confirm: true or steps"
@@ -261,6 +268,72 @@ def _meaning_errors(b: Business, stem: str, raw: Mapping) -> Iterator[tuple[tupl
             yield ("confirm_text",), "confirm_text is set but require_confirm is not true"
         yield from _template_errors(("confirm_text",), b.confirm_text, CONFIRM_PLACEHOLDERS)
     yield from _template_errors(("api", "result_template"), b.api.result_template, None)
+
+
+_CONSULT_ONLY_NOT = ("fields", "steps", "checks", "api", "require_confirm", "confirm_text")
+_CONSULT_PLACEHOLDERS = {
+    "received": frozenset({"items"}), "corrected": frozenset({"label", "old", "new"}),
+    "skipped": frozenset({"labels"}), "closing": frozenset({"summary", "recommendation"}),
+    "opening": frozenset(), "resumed": frozenset(), "handoff": frozenset(),
+}
+
+
+def _consult_errors(b: Business, raw: Mapping) -> Iterator[tuple[tuple, str]]:
+    """A consultation: slots unique across themes, valid types, templates that name
+    only what they can be given, recommendations over known slots."""
+    for key in _CONSULT_ONLY_NOT:
+        if key in raw:
+            yield (key,), f"{key} does not apply to a consult business (its values are the slots of its themes)"
+    yield from _duplicates("themes", "id", [t.id for t in b.themes], "theme id")
+    first: dict[str, tuple] = {}
+    for t, theme in enumerate(b.themes):
+        keys = frozenset(s.key for s in theme.slots)
+        for j, slot in enumerate(theme.slots):
+            at = ("themes", t, "slots", j)
+            if slot.key in first:
+                yield at + ("key",), (f"duplicate slot key {slot.key!r}; first used at "
+                                      f"themes[{first[slot.key][1]}].slots[{first[slot.key][3]}]")
+            first.setdefault(slot.key, at)
+            yield from _field_errors(at, slot)
+            yield from _slot_errors(at, slot)
+        for name, allowed in (("opening", frozenset()), ("follow_up", frozenset({"missing"})),
+                              ("summary", keys)):
+            yield from _template_errors(("themes", t, name), getattr(theme, name), allowed)
+    assert b.consult is not None
+    for name, allowed in _CONSULT_PLACEHOLDERS.items():
+        text = getattr(b.consult, name)
+        if text is not None:
+            yield from _template_errors(("consult", name), text, allowed)
+    types = {f.key: f.type for f in b.fields}
+    for i, rec in enumerate(b.consult.recommendations):
+        for j, cond in enumerate(rec.when):
+            at = ("consult", "recommendations", i, "when", j)
+            if cond.slot not in types:
+                yield at + ("slot",), (f"unknown slot {cond.slot!r}; slots of this business: "
+                                       f"{', '.join(types)}")
+            elif (cond.op == "contains") != (types[cond.slot] == "multi_enum"):
+                yield at + ("op",), "contains applies to multi_enum slots, and only contains does"
+
+
+def _bucket_errors(at: tuple, f: FieldDef) -> Iterator[tuple[tuple, str]]:
+    if f.type == "bucket":
+        bounds = [b.below for b in f.buckets]
+        if not f.buckets:
+            yield at + ("buckets",), "a bucket field needs buckets"
+        elif bounds[-1] is not None or None in bounds[:-1]:
+            yield at + ("buckets",), "every bucket but the last needs below; the last has none"
+        elif bounds[:-1] != sorted(bounds[:-1]):
+            yield at + ("buckets",), "buckets must be in increasing order of below"
+    elif f.buckets:
+        yield at + ("buckets",), f"buckets apply to bucket fields, not {f.type}"
+
+
+def _slot_errors(at: tuple, slot: FieldDef) -> Iterator[tuple[tuple, str]]:
+    if slot.type in field_types():
+        for option in slot.aliases:
+            if not check(slot.type, option.value, **slot.validator_options()).ok:
+                yield at + ("aliases", option.value), (
+                    f"{option.value!r} is not a valid {slot.type} value for this slot")
 
 
 def _duplicates(list_key: str, item_key: str, names: list[str], what: str) -> Iterator:
@@ -282,12 +355,13 @@ def _field_errors(at: tuple, f: Any) -> Iterator[tuple[tuple, str]]:
             re.compile(f.pattern)
         except re.error as exc:
             yield at + ("validate",), f"invalid regular expression {f.pattern!r}: {exc}"
-    if f.type == "enum":
+    if f.type in ("enum", "multi_enum"):
         if not f.options:
-            yield at + ("options",), "an enum field needs at least one option"
+            yield at + ("options",), f"an {f.type} field needs at least one option"
         yield from _alias_errors(at, f.options)
     elif f.options:
-        yield at + ("options",), f"options are only allowed on enum fields, not {f.type}"
+        yield at + ("options",), f"options are only allowed on enum and multi_enum fields, not {f.type}"
+    yield from _bucket_errors(at, f)
     for low, high, types in (("min", "max", _NUMERIC), ("min_length", "max_length", _LENGTH_TYPES)):
         for name in (low, high):
             if getattr(f, name) is not None and f.type not in types:

@@ -9,13 +9,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 # A field type names a validator (``si_agent.validators``): the built-in ones,
 # or any registered by code or an entry point; the loader checks the name.
 FieldType = str
 MASKED_TYPES: frozenset[str] = frozenset({"idcard", "phone", "bank_card"})
+# What a consultation's slot is written with and a field is not, and the other way
+# round (the JSON Schema's "slot" and "field" definitions; FieldDef reads both).
+SLOT_ONLY_KEYS = frozenset({"aliases", "unit"})
+FIELD_ONLY_KEYS = frozenset({"prompt", "required"})
 CompareOp = Literal["==", "!=", "<", "<=", ">", ">="]
 # How a date field reads a span such as "去年年底": its last day, its first day,
 # or ask the citizen for the exact day (the date validator's default).
@@ -33,13 +37,21 @@ class Option(_Model):
     aliases: tuple[str, ...] = ()
 
 
+class Bucket(_Model):
+    """One range of a ``bucket`` field: amounts below ``below`` (the last has none)."""
+
+    value: str
+    below: float | None = None
+
+
 class FieldDef(_Model):
-    """A value the business needs from the citizen."""
+    """A value the business needs from the citizen (a consultation's slot, too)."""
 
     key: str
     label: str
     type: FieldType
-    prompt: str
+    # A consultation's slots are asked by their theme's templates, not one by one.
+    prompt: str = ""
     pattern: str | None = Field(default=None, alias="validate")
     error_msg: str | None = None
     options: tuple[Option, ...] = ()
@@ -60,6 +72,21 @@ class FieldDef(_Model):
     help: str | None = None
     # Date fields only; None leaves the validator's default ("ask").
     date_span: DateSpan | None = None
+    # bucket fields: the ranges an amount falls in, in increasing order.
+    buckets: tuple[Bucket, ...] = ()
+    # Consultation slots: words that stand for a value ("没孩子" for 0), by value;
+    # the unit shown after the value ("40岁"); the theme the slot belongs to.
+    # (Written as a mapping, value -> phrases; kept as options, which hash.)
+    aliases: tuple[Option, ...] = ()
+    unit: str | None = None
+    group: str | None = Field(default=None, exclude=True)  # set from the theme
+
+    @field_validator("aliases", mode="before")
+    @classmethod
+    def _aliases_by_value(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            return tuple({"value": str(k), "aliases": v} for k, v in data.items())
+        return data
 
     @property
     def masked(self) -> bool:
@@ -80,6 +107,8 @@ class FieldDef(_Model):
             opts["not_future"] = True
         if self.date_span is not None:
             opts["date_span"] = self.date_span
+        if self.buckets:
+            opts["buckets"] = [(b.value, b.below) for b in self.buckets]
         return opts
 
 
@@ -155,12 +184,58 @@ class Ask(_Model):
     max_fields: int = 1
 
 
+class Condition(_Model):
+    """``slot op value`` over a consultation's slots; ``contains`` for multi-choice slots."""
+
+    slot: str
+    op: CompareOp | Literal["contains"]
+    value: str | int | float
+
+
+class Recommendation(_Model):
+    """A recommendation line, given when every condition holds."""
+
+    when: tuple[Condition, ...]
+    text: str
+
+
+class ConsultTexts(_Model):
+    """The templates a consultation's replies are made of (no model writes them)."""
+
+    opening: str
+    received: str
+    corrected: str
+    skipped: str
+    resumed: str
+    closing: str
+    recommendations: tuple[Recommendation, ...] = ()
+    default_recommendation: str
+    handoff: str | None = None  # said to "转人工" (else the assistant's hand-off text)
+
+
+class Theme(_Model):
+    """One ordered part of a consultation: its slots and the templates that ask and
+    sum them up."""
+
+    id: str
+    label: str
+    opening: str
+    follow_up: str
+    summary: str
+    slots: tuple[FieldDef, ...]
+
+
 class Business(_Model):
-    """A service citizens can query or handle, declared in one YAML file."""
+    """A service citizens can query, handle or consult about, declared in one YAML file.
+
+    A consultation (``type: consult``) gathers a profile in ordered ``themes``
+    and submits nothing; its slots are also its ``fields`` (each with ``group``
+    set to its theme id), so everything that reads fields reads slots.
+    """
 
     id: str
     name: str
-    type: Literal["query", "handle"]
+    type: Literal["query", "handle", "consult"]
     description: str
     keywords: tuple[str, ...]
     fields: tuple[FieldDef, ...] = ()
@@ -170,7 +245,9 @@ class Business(_Model):
     field_overrides: dict[str, dict[str, Any]] = {}
     checks: tuple[Check, ...] = ()
     steps: tuple[Step, ...] = ()
-    api: Api
+    themes: tuple[Theme, ...] = ()
+    consult: ConsultTexts | None = None
+    api: Api | None = None  # every business but a consultation has one (the schema says so)
     require_confirm: bool = False
     confirm_text: str | None = None
     max_attempts: int = 3
@@ -187,6 +264,17 @@ class Business(_Model):
             return {**data, "fields": (), "discover": True}
         return data
 
+    @model_validator(mode="before")
+    @classmethod
+    def _slots_as_fields(cls, data: Any) -> Any:
+        if not (isinstance(data, Mapping) and data.get("type") == "consult"
+                and isinstance(data.get("themes"), list) and "fields" not in data):
+            return data
+        fields = [{**slot, "group": theme.get("id")}
+                  for theme in data["themes"] if isinstance(theme, Mapping)
+                  for slot in theme.get("slots") or () if isinstance(slot, Mapping)]
+        return {**data, "fields": fields}
+
     def field(self, key: str) -> FieldDef:
         for f in self.fields:
             if f.key == key:
@@ -196,3 +284,7 @@ class Business(_Model):
     @property
     def field_keys(self) -> tuple[str, ...]:
         return tuple(f.key for f in self.fields)
+
+    @property
+    def is_consult(self) -> bool:
+        return self.type == "consult"

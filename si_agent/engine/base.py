@@ -102,10 +102,11 @@ class SessionView:
 
 
 def pending_fields(business: Business, fields: Mapping[str, FieldState]) -> list[FieldDef]:
-    """The required fields of ``business`` not yet collected, in order."""
+    """The required fields of ``business`` not yet collected (nor skipped, in a
+    consultation), in order."""
     return [
         f for f in business.fields
-        if f.required and fields.get(f.key, FieldState()).status != "collected"
+        if f.required and fields.get(f.key, FieldState()).status not in ("collected", "skipped")
     ]
 
 

@@ -128,6 +128,16 @@ CONVERSATIONAL = frozenset({
     "没问题", "提交", "对", "对的", "好", "嗯", "行", "在吗",
 })
 NON_ANSWER = re.compile(r"不知道|不清楚|不记得|忘了|记不清|没有带|不确定|没带")
+# A consultation's slot declined or unknown ("先空着", "收入不想说"): skipped, not asked again.
+DECLINE_SLOT = re.compile(
+    r"不(?:太)?清楚|不知道|先空着|空着|不想说|就不说了|不说了|不方便(?:说|透露)|保密|跳过|说不好"
+    r"|说不准|不好说|没想好|不告诉|暂时不说|不确定|不想填|不想回答|不固定")
+# Ending a consultation for good ("不咨询了"); "先这样，明天再聊" only pauses it.
+STOP_CONSULT = re.compile(r"不(?:咨询|问|聊)了|不想(?:咨询|问|聊)了|结束咨询")
+# A later value that replaces one given before ("不对", "说错了", "改成"), and, for a
+# several-choice slot, one added to it ("再加一个", "还有").
+CORRECTION = re.compile(r"不对|说错|错了|改成|改为|改一下|换成|其实|应该是|更正|重新说")
+ADDITION = re.compile(r"再加|加上|加一个|还有|也要|也想|另外")
 AGAIN = re.compile(r"再(查|办|来|申请|测算|算|看)|还要(查|办)|也(查|办)一下|另一个|换个人")
 # Words between a field's label and the new value: "姓名写错了，应该是张伟".
 FILLER = re.compile(

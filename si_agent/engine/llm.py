@@ -150,8 +150,8 @@ class LLMEngine:
     # -- per-field extraction (optional) --------------------------------------
 
     def _per_field(self, view: SessionView) -> bool:
-        if view.state != "collecting" or view.business is None:
-            return False
+        if view.state != "collecting" or view.business is None or view.business.is_consult:
+            return False  # a consultation: one call per turn, whatever the setting
         mode = view.business.extraction or self.settings.llm_extraction
         return mode == "per_field"
 

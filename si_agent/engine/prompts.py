@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import date
 
-from si_agent.config.model import Business
+from si_agent.config.model import Business, FieldDef
 from si_agent.engine.base import SessionView
+from si_agent.flow import consult
 from si_agent.flow.turn import display
 
 STATE_NAMES = {
@@ -56,6 +57,13 @@ BUSINESS = """当前业务：{name}（{id}）
 
 NO_BUSINESS = "当前业务：无"
 
+CONSULT = """当前业务：{name}（{id}），是一次咨询：按主题收集信息，回复由系统按模板生成，你只负责提取。
+- 用户的话里有任何主题的信息（不限当前主题）：调用 provide_field，一次给出全部槽位，值照抄用户原话；说错后更正的，给出新值。
+- 用户说不清楚、先空着、不想说：调用 skip_field，field_keys 填所说的槽位（没点名就填当前主题待收集的槽位）。
+- 用户提问：调用 answer_question（可同时调用 provide_field）。
+当前主题：{theme}
+{themes}"""
+
 
 def system_prompt(view: SessionView, catalog: Mapping[str, Business]) -> str:
     """The system message for this turn (no raw personal data in it)."""
@@ -81,9 +89,43 @@ def _pending_offers(view: SessionView, catalog: Mapping[str, Business]) -> str:
     return "".join("\n" + line for line in lines)
 
 
+def _consult(view: SessionView) -> str:
+    """A consultation's slots by theme: collected, skipped, or what may be said."""
+    b = view.business
+    assert b is not None
+    theme = consult.current_theme(b, view.fields)
+    lines = []
+    for t in b.themes:
+        slots = []
+        for f in t.slots:
+            st = view.fields.get(f.key)
+            if st is not None and st.status == "collected":
+                # Free text (health, existing cover) is not repeated to the model.
+                shown = "已收集" if f.type == "text" else consult.shown(f, st.value)
+                slots.append(f"{f.label}({f.key})={shown}")
+            elif st is not None and st.status == "skipped":
+                slots.append(f"{f.label}({f.key})=已跳过")
+            else:
+                slots.append(f"{f.label}({f.key})：待收集，{slot_hint(f)}")
+        lines.append(f"{t.label}：" + "；".join(slots))
+    return CONSULT.format(name=b.name, id=b.id, theme=theme.label if theme else "无",
+                          themes="\n".join(lines))
+
+
+def slot_hint(f: FieldDef) -> str:
+    """What a slot takes, in a few words: its type and choices."""
+    if f.options:
+        return f.type + "，可选：" + "、".join(o.value for o in f.options)
+    if f.buckets:
+        return "金额区间：" + "、".join(b.value for b in f.buckets)
+    return f.type + (f"，单位{f.unit}" if f.unit else "")
+
+
 def _business(view: SessionView) -> str:
     b = view.business
     assert b is not None
+    if b.is_consult:
+        return _consult(view)
     collected, pending = [], []
     for f in b.fields:
         st = view.fields.get(f.key)

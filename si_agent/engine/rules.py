@@ -40,6 +40,7 @@ from functools import lru_cache
 from si_agent.config.model import MASKED_TYPES, Business, FieldDef
 from si_agent.engine import lexicon as L
 from si_agent.engine.base import SURE, Decision, Rule, SessionView, TextSink, ToolCall
+from si_agent.engine.consult import extract_slots, meant_slot, stops, wants_advice
 from si_agent.engine.speech_act import SpeechAct, classify
 from si_agent.flow import actions as T
 from si_agent.session.model import FieldState
@@ -182,7 +183,8 @@ class RuleEngine:
             given = self.values_for(business, None, self._without_keywords(business, text),
                                     whole=False)
             act, why = classify(read, rest, query=business.type == "query", values=len(given))
-            if act is SpeechAct.REQUEST:
+            if act is SpeechAct.REQUEST or (business.is_consult and wants_advice(text)):
+                # ("想买保险，不知道买哪种" asks for the consultation to start)
                 return self.start(view, business, text), rule, (
                     f"matched {bid} (score {score:.2f}; {why})")
             # A keyword only similar is a guess: the knowledge base's passages may say better.
@@ -212,8 +214,14 @@ class RuleEngine:
         The business's own keywords are blanked out first: "通讯地址备案" names the
         business, it does not give an address.
         """
-        values = self.values_for(business, None, self._without_keywords(business, text),
-                                 whole=False)
+        rest = self._without_keywords(business, text)
+        if business.is_consult:  # slots said with the request ("我40岁，想咨询保险")
+            found = extract_slots(business, {}, rest, guess=False)
+            calls = [_match(business.id)]
+            if found.values:
+                calls.append(ToolCall(name=T.PROVIDE_FIELD, arguments={"values": found.values}))
+            return calls
+        values = self.values_for(business, None, rest, whole=False)
         if view.state == "done" and view.result and view.business is not business:
             # A number just issued is what "查询办理进度" right after means (but
             # "再查一个" after a query asks about another one).
@@ -271,6 +279,8 @@ class RuleEngine:
     def _collecting(self, view: SessionView, text: str, offered: frozenset[str]) -> _Ruled:
         business = view.business
         assert business is not None
+        if business.is_consult:
+            return self._consulting(view, business, text, offered)
         switch = self._switch(view, text, offered)
         if switch is not None:
             return switch
@@ -426,9 +436,10 @@ class RuleEngine:
         found: list[_Candidate] = []
         done_types: set[str] = set()
         for f in business.fields:
-            if f.type == "enum":
-                found += [_Candidate("enum", x.raw, x.start, x.end, f.key)
-                          for x in extract("enum", text, **f.validator_options())]
+            if f.type in ("enum", "multi_enum", "bucket"):  # typed by the field's own options
+                kind = "bucket" if f.type == "bucket" else "enum"
+                found += [_Candidate(f.type, x.raw, x.start, x.end, f.key)
+                          for x in extract(kind, text, **f.validator_options())]
                 continue
             if f.type == "text" and f.pattern:
                 found += [_Candidate("text", x.raw, x.start, x.end, f.key)
@@ -444,7 +455,7 @@ class RuleEngine:
                 found += _after_cues(f, text)
         # Longer, more specific spans first; drop anything overlapping a kept span.
         priority = {"idcard": 0, "bank_card": 1, "phone": 2, "text": 3, "date": 4, "enum": 5,
-                    "city": 6, "name": 7, "year": 8, "number": 9}
+                    "multi_enum": 5, "city": 6, "name": 7, "year": 8, "bucket": 8, "number": 9}
         kept: list[_Candidate] = []
         # Two enum fields with the same options ("原参保地", "新参保地"): the one asked wins.
         for c in sorted(found, key=lambda c: (priority.get(c.type, 10), -(c.end - c.start),
@@ -457,6 +468,34 @@ class RuleEngine:
             kept += _bare_names(business, text, kept)
             kept += _rest_as_text(business, text, kept)
         return sorted(kept, key=lambda c: c.start)
+
+    def _consulting(self, view: SessionView, business: Business, text: str,
+                    offered: frozenset[str]) -> _Ruled:
+        """A consultation: slot values across every theme, declined slots, a question."""
+        kind = L.small_talk(text)
+        if kind in ("handoff", "self_intro") and T.SMALL_TALK in offered:
+            return [_small_talk(kind)], Rule.SMALL_TALK, kind
+        if stops(business, dict(view.fields), text):
+            return [_cancel()], Rule.CANCEL_WORD, "cancel word"
+        switch = self._switch(view, text, offered)
+        if switch is not None:
+            return switch
+        term = meant_slot(business, text)
+        if term is not None and T.EXPLAIN_FIELD in offered:
+            return [_explain(term, "help")], Rule.FIELD_HELP, f"what {term} means"
+        # "我想咨询保险" again names this business; it gives no slot.
+        found = extract_slots(business, dict(view.fields), self._without_keywords(business, text))
+        if not found.values and not found.skipped:
+            if found.question or len(text) > 8:
+                return [_answer(text, None)], Rule.QUESTION, "question during a consultation"
+            return [], Rule.CONVERSATIONAL, "nothing for the slots"
+        calls = [_answer(text, None)] if found.question else []
+        if found.values:
+            calls.append(ToolCall(name=T.PROVIDE_FIELD, arguments={"values": found.values}))
+        if found.skipped:
+            calls.append(ToolCall(name=T.SKIP_FIELD, arguments={"field_keys": found.skipped}))
+        rule = Rule.AWAITED_ANSWER if found.guessed else Rule.VALUES
+        return calls, rule, f"slots {sorted(found.values)} skipped {found.skipped}"
 
     # -- confirming / failed ----------------------------------------------
 
@@ -576,11 +615,17 @@ def _confidence(view: SessionView, calls: list[ToolCall], rule: Rule, text: str)
         return SURE
     if rule is Rule.NONE:
         return 0.0
+    started = view.catalog.get(calls[0].arguments.get("business_id", "")) if (
+        rule is Rule.EXACT_KEYWORD and calls) else None
+    if started is not None and started.is_consult:
+        return SURE  # asking how to choose ("怎么配置") is what a consultation is for
     if L.is_question(text):
         return _UNSURE
     if rule is Rule.EXACT_KEYWORD:
         return SURE
     business = view.business
+    if rule is Rule.VALUES and business is not None and business.is_consult:
+        return SURE  # typed values, cued text or aliases: the model could add nothing
     if rule is Rule.VALUES and business is not None and calls:
         values = calls[-1].arguments["values"]
         awaited = view.awaiting if view.awaiting in values else None

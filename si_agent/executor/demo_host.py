@@ -53,15 +53,20 @@ class _LazyDemoApp:
 
     def __init__(self, db_path: str | Path) -> None:
         self.db_path = db_path
+        self._app: Callable[..., Iterable[bytes]] | None = None  # once built
 
     def __call__(self, environ: dict[str, Any], start_response: Callable) -> Iterable[bytes]:
-        try:
-            app = demo_app(self.db_path)
-        except Exception:
-            logger.exception("cannot start the demo backend on %s", self.db_path)
-            body = json.dumps({"error": {"message": texts.BUSY}}, ensure_ascii=False).encode()
-            start_response("503 Service Unavailable", [("Content-Type", "application/json")])
-            return [body]
+        app = self._app
+        if app is None:
+            try:
+                app = self._app = demo_app(self.db_path)
+            except Exception:
+                logger.exception("cannot start the demo backend on %s", self.db_path)
+                body = json.dumps({"error": {"message": texts.BUSY}},
+                                  ensure_ascii=False).encode()
+                start_response("503 Service Unavailable",
+                               [("Content-Type", "application/json")])
+                return [body]
         return app(environ, start_response)
 
 

@@ -18,6 +18,7 @@ business in progress can use it (``needs``)::
     upload_<step>    steps_done                  -                    a step is awaited
     skip_step        steps_done                  collecting,          an optional step is
                                                  confirming           offered
+    skip_field       fields_done                 -                    a consultation
     explain_field    -                           collecting,          business has fields
                                                  confirming
     switch_business  suspend                     -                    -
@@ -28,7 +29,7 @@ business in progress can use it (``needs``)::
 which gives (``tests/flow/test_actions.py`` checks it against this table)::
 
     idle, done       match_business, cancel_flow, answer_question, small_talk
-    collecting       provide_field, modify_info, [redo_step], [skip_step], [explain_field], switch_business, cancel_flow, answer_question, small_talk
+    collecting       provide_field, modify_info, [redo_step], [skip_step], [skip_field], [explain_field], switch_business, cancel_flow, answer_question, small_talk
     step_executing   [provide_field], upload_<step>, [skip_step], switch_business, cancel_flow, answer_question, small_talk
     confirming       confirm_submit, modify_info, [redo_step], [skip_step], [explain_field], switch_business, cancel_flow, answer_question, small_talk
     executing        cancel_flow, answer_question, small_talk
@@ -60,6 +61,7 @@ CONFIRM_SUBMIT = "confirm_submit"
 MODIFY_INFO = "modify_info"
 REDO_STEP = "redo_step"
 SKIP_STEP = "skip_step"
+SKIP_FIELD = "skip_field"
 RETRY_SUBMIT = "retry_submit"
 UPLOAD = "upload"
 STEP_PREFIX = "upload_"
@@ -112,6 +114,10 @@ class ProvideFieldArgs(Args):
 class ModifyInfoArgs(Args):
     field_key: str
     value: str | None = None
+
+
+class SkipFieldArgs(Args):
+    field_keys: list[str] = Field(min_length=1)
 
 
 class RedoStepArgs(Args):
@@ -205,6 +211,10 @@ def _has_fields(o: Offer) -> bool:
     return o.business is not None and bool(o.business.fields)
 
 
+def _consults(o: Offer) -> bool:
+    return o.business is not None and o.business.is_consult
+
+
 def _has_steps(o: Offer) -> bool:
     return o.business is not None and bool(o.business.steps)
 
@@ -230,6 +240,9 @@ ACTIONS: tuple[Action, ...] = (
            "of their own): go on without it.",
            NoArgs, "skip_step", triggers=("steps_done",), also_in=("collecting", "confirming"),
            needs=lambda o: o.step is not None and o.step.optional),
+    Action(SKIP_FIELD, "The user does not know or does not want to give these values "
+           "(不清楚 / 先空着 / 不想说): they are not asked again.",
+           SkipFieldArgs, "skip_field", triggers=("fields_done",), needs=_consults),
     Action(EXPLAIN_FIELD,
            "Explain a field instead of storing a value: why it is needed (the user "
            "hesitates or refuses: never store a refusal) or what its term means; the field "
@@ -311,11 +324,17 @@ def tool_schema(action: Action, offer: Offer, catalog: Mapping[str, Business]) -
     elif action.name == ANSWER_QUESTION:
         props["suggested_business_id"] = {"type": ["string", "null"], "enum": [*catalog, None]}
     elif action.name == PROVIDE_FIELD and b is not None:
-        fields = {f.key: {"type": "string", "description": f"{f.label} ({f.type})"}
+        themes = {t.id: t.label for t in b.themes}
+        fields = {f.key: {"type": "string", "description": (
+                      f"{themes[f.group]}·{f.label} ({f.type})" if f.group else
+                      f"{f.label} ({f.type})")}
                   for f in b.fields}
         props["values"] = {"type": "object", "properties": fields, "minProperties": 1,
                            "additionalProperties": False}
         description = f"Give values the user stated for the business {b.name}; several at once."
+    elif action.name == SKIP_FIELD and b is not None:
+        props["field_keys"] = {"type": "array", "minItems": 1,
+                               "items": {"type": "string", "enum": list(b.field_keys)}}
     elif action.name == EXPLAIN_FIELD and b is not None:
         props["field_key"] = {"type": "string", "enum": list(b.field_keys)}
     elif action.name == MODIFY_INFO and b is not None:

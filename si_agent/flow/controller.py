@@ -39,6 +39,7 @@ from si_agent.errors import JobInProgress, NoStepAwaited, SessionConflict
 from si_agent.executor import Executors
 from si_agent.executor.base import Executor
 from si_agent.flow import actions as A
+from si_agent.flow import consult
 from si_agent.flow.dialogue import Turn
 from si_agent.flow.execution import JobDriver
 from si_agent.flow.machine import DialogueMachine
@@ -140,13 +141,15 @@ class Controller:
     # -- public API -------------------------------------------------------
 
     def handle(
-        self, session_id: str, message: str, on_delta: TextSink | None = None
+        self, session_id: str, message: str, on_delta: TextSink | None = None, *,
+        group_id: str | None = None,
     ) -> TurnResult:
         """Run one user turn and return the turn object.
 
         ``on_delta`` receives a model's free-text answer as it is generated,
         when there is no knowledge base to answer instead; the reply then
-        starts with exactly that text.
+        starts with exactly that text. ``group_id`` names the conversation whose
+        consultation profile to keep or take up again (the session id by default).
         """
         text = (message or "").strip()
         if not text or len(text) > self.max_message_chars:
@@ -156,7 +159,8 @@ class Controller:
                 else replies.render(replies.TOO_LONG, limit=self.max_message_chars)
             )
             return snapshot(session, self.catalog, reply)
-        return self._turn(session_id, text, lambda turn: turn.decide(on_delta))
+        return self._turn(session_id, text, lambda turn: turn.decide(on_delta),
+                          group_id=group_id)
 
     def upload(self, session_id: str, image: CleanImage, step_id: str | None = None) -> TurnResult:
         """Apply a checked photo to the step being awaited; the turn object.
@@ -182,14 +186,14 @@ class Controller:
         return self._turn(session_id, UPLOAD_TEXT, decide, always_decide=True)
 
     def _turn(self, session_id: str, text: str, decide: Callable[[Turn], Decision], *,
-              always_decide: bool = False) -> TurnResult:
+              always_decide: bool = False, group_id: str | None = None) -> TurnResult:
         with self._locks.hold(session_id):
             memo: dict[tuple, Any] = {}  # knowledge answers and step results, across re-runs
             decision: Decision | None = None
             for _ in range(_MAX_CONFLICT_RETRIES):
                 session = self.load(session_id)
                 turn = Turn(self, session, text, memo)
-                turn.prepare()
+                turn.prepare(group_id)
                 if decision is None or always_decide:
                     decision = decide(turn)
                 result = turn.run(decision)
@@ -257,10 +261,11 @@ class Controller:
             job = self.jobs.load(session.job_id)
             if job is not None and not job.finished:
                 raise JobInProgress(session_ref(session_id), job.id)
-        if session is not None:  # the photos of its flows go with it
+        if session is not None:  # the photos of its flows go with it, and its profiles
             for nonce in {session.flow_nonce, *(f.flow_nonce for f in session.suspended)}:
                 if nonce:
                     self.files.drop(f"{session_id}:{nonce}")
+            self.files.drop(consult.profile_owner(session_id, session.group_id))
         self.store.delete(session_id)
         return snapshot(Session(session_id=session_id), self.catalog)
 

@@ -18,16 +18,18 @@ import operator
 import time
 import uuid
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from transitions import MachineError
 
 from si_agent import replies
-from si_agent.config.model import Business, Check, FieldDef, Step
+from si_agent.config.model import Business, Check, FieldDef, Step, Theme
 from si_agent.engine.base import Decision, Rule, SessionView, TextSink, ToolCall, pending_fields
 from si_agent.errors import ExecutorError
 from si_agent.flow import actions as A
+from si_agent.flow import consult
 from si_agent.flow.machine import FlowModel
 from si_agent.flow.steps import FILE_REF, StepContext, StepResult, Upload
 from si_agent.flow.turn import TurnResult, awaited_step, display, snapshot
@@ -91,12 +93,30 @@ class Turn:
         # a re-run after a concurrent save must not leave files of a discarded attempt.
         self.file_ops: list[tuple[str, str, Any]] = []
         self.unreadable: set[str] = set()  # businesses whose form could not be read
+        # A consultation: the theme asked before this turn, and what the turn did to its
+        # slots (the reply is made of these, by flow.consult).
+        self.consulting: Business | None = None  # the consultation this turn started in
+        self.theme_asked: Theme | None = None
+        self.opened = False  # the consultation's opening is in this reply
+        self.consult_lines: list[str] = []
+        self.resumed = False
 
     # -- lifecycle --------------------------------------------------------
 
-    def prepare(self) -> None:
-        """Bring the session up to date before deciding: stale business, finished job."""
+    def prepare(self, group_id: str | None = None) -> None:
+        """Bring the session up to date before deciding: stale business, finished job,
+        a consultation to take up again (``group_id``)."""
         s = self.s
+        if group_id is not None and group_id != s.group_id:
+            s.group_id = group_id
+            b = self.business
+            if b is not None and b.is_consult and s.state == "collecting":
+                # Another conversation of this user: the one in progress stays stored
+                # under its own group id.
+                self._fire("cancel")
+                self._clear()
+            if s.state in ("idle", "done"):
+                self._resume_profile()
         if s.notice:
             self.notices.append(s.notice)
             s.notice = None
@@ -122,6 +142,11 @@ class Turn:
     def run(self, decision: Decision) -> TurnResult:
         s = self.s
         self.decision = decision
+        b = self.business
+        self.consulting = b if b is not None and b.is_consult and s.state == "collecting" \
+            else None
+        if self.consulting is not None:
+            self.theme_asked = consult.current_theme(self.consulting, s.fields)
         self.pending_suggestion = s.suggestion
         s.suggestion = None  # a suggestion is good for the next turn only
         offered = self._tools()
@@ -133,6 +158,7 @@ class Turn:
         self.prompt_next()
         reply = join([*self.notices, *self.answers, *self.parts])
         s.turn += 1
+        self._keep_profile()
         if s.step_files:  # the photos live as long as the session
             self.file_ops.append(("touch", self._owner(), None))
         s.usage = s.usage + decision.usage
@@ -146,9 +172,11 @@ class Turn:
             reason=decision.reason,
             usage=decision.usage if decision.usage.model_calls else None,
         ))
-        log.info("turn %s %s: %s -> %s via %s %s (%s); model calls %d",
-                 session_ref(s.session_id), s.turn, self.state_before, s.state, decision.engine,
-                 [r.name for r in self.records], decision.rule.value, decision.usage.model_calls)
+        if log.isEnabledFor(logging.INFO):  # the digest and the list only when logged
+            log.info("turn %s %s: %s -> %s via %s %s (%s); model calls %d",
+                     session_ref(s.session_id), s.turn, self.state_before, s.state,
+                     decision.engine, [r.name for r in self.records], decision.rule.value,
+                     decision.usage.model_calls)
         return snapshot(s, self.ctl.catalog, reply, turn_usage=decision.usage)
 
     # -- helpers over the session -------------------------------------------
@@ -217,6 +245,7 @@ class Turn:
             steps_pending=lambda: bool(b and any(st.id not in s.step_data and not st.optional
                                                  for st in b.steps)),
             fields_pending=lambda: bool(b and self._pending(b)),
+            concludes=bool(b and b.is_consult),
         )
         self.ctl.machine.fire(model, trigger)
         s.state = model.state
@@ -272,6 +301,13 @@ class Turn:
         s.fields = {f.key: FieldState() for f in business.fields}
         s.flow_nonce = uuid.uuid4().hex
         self._fire("begin")
+        if business.is_consult:
+            assert business.consult is not None
+            self.parts.append(business.consult.opening)  # asks the first theme's questions
+            self.theme_asked = business.themes[0]
+            self.opened = True
+            self.asked = False  # values given with the request are acknowledged next
+            return A.applied()
         self.parts.append(replies.render(replies.START, name=business.name))
         self.asked = False  # after "不办这个了" the new business asks its first question
         return A.applied()
@@ -351,7 +387,8 @@ class Turn:
             if field.help is None:
                 return A.applied(detail="no help text: the prompt again")
             self.parts.append(replies.render(field.help, business=b.name, label=field.label))
-            self.parts.append(replies.render(replies.CONTINUE, name=b.name))
+            if not b.is_consult:  # a consultation asks its theme again instead
+                self.parts.append(replies.render(replies.CONTINUE, name=b.name))
         else:
             why = replies.render(field.why or texts.why_default, business=b.name,
                                  label=field.label)
@@ -362,8 +399,11 @@ class Turn:
 
     def small_talk(self, args: A.SmallTalkArgs) -> A.Outcome:
         texts = self.ctl.texts
+        b = self.business
         if args.kind == "greeting":
             self.parts.append(self._greeting())
+        elif args.kind == "handoff" and b is not None and b.consult and b.consult.handoff:
+            self.parts.append(b.consult.handoff)  # an adviser, not the 12333 hotline
         else:
             self.parts.append(replies.render(getattr(texts, args.kind),
                                              handoff=self.ctl.handoff_text))
@@ -409,7 +449,8 @@ class Turn:
         elif can_suggest:
             self.s.suggestion = suggested
             self.parts.append(replies.render(replies.SUGGEST, name=self.ctl.catalog[suggested].name))
-        elif self.business is not None and self.s.state not in ("idle", "done"):
+        elif (self.business is not None and self.s.state not in ("idle", "done")
+              and not self.business.is_consult):  # a consultation re-asks its theme instead
             self.parts.append(replies.render(replies.CONTINUE, name=self.business.name))
         return A.applied()
 
@@ -445,7 +486,10 @@ class Turn:
     def _knowledge(self, question: str) -> Answer | None:
         key = ("answer", question)
         if key not in self.memo:
-            self.memo[key] = self.ctl.knowledge.answer(question)
+            # A consultation makes one model call a turn at most: the decision's.
+            b = self.business
+            generate = not (b is not None and b.is_consult and self.s.state == "collecting")
+            self.memo[key] = self.ctl.knowledge.answer(question, generate=generate)
         return self.memo[key]
 
     def provide_field(self, args: A.ProvideFieldArgs) -> A.Outcome:
@@ -455,10 +499,109 @@ class Turn:
                  if k in business.field_keys and v is not None}
         if not known:
             return A.rejected(A.Reason.UNKNOWN_FIELD, f"unknown fields {sorted(args.values)}")
+        if business.is_consult:
+            return self._set_slots(business, known)
         outcome = self._set_fields(business, known)
         if self.s.state == "collecting" and not self._pending(business):
             self._complete()
         return outcome
+
+    # -- consultations (type: consult) ------------------------------------------
+
+    def _set_slots(self, business: Business, values: Mapping[str, Any]) -> A.Outcome:
+        """Take slot values: new ones are acknowledged, changed ones said to be
+        corrected, invalid ones explained; the reply's next move is flow.consult's."""
+        s, texts = self.s, business.consult
+        assert texts is not None
+        received: list[str] = []
+        invalid: list[str] = []
+        for key, raw in values.items():
+            field = business.field(key)
+            st = s.fields.setdefault(key, FieldState())
+            said = consult.unalias(field, str(raw))
+            res = validate_value(field.type, said, **field.validator_options())
+            if res.ok and field.type == "text":
+                # Kept as said (or as staff wrote an alias's value): "，" stays "，".
+                res = replace(res, value=said.strip())
+            if not res.ok:
+                st.error = res.error
+                if st.status not in ("collected", "skipped"):
+                    st.status = "invalid"
+                self.consult_lines.append(f"{field.label}：{res.error}")
+                invalid.append(key)
+            elif st.status == "collected" and st.value != res.value:
+                self.consult_lines.append(replies.render(
+                    texts.corrected, label=field.label, old=consult.shown(field, st.value),
+                    new=consult.shown(field, res.value)))
+            elif st.status != "collected":
+                received.append(key)
+            if res.ok:
+                st.value, st.status, st.error, st.attempts = res.value, "collected", None, 0
+        if received:
+            received.sort(key=business.field_keys.index)
+            self.consult_lines.insert(0, replies.render(
+                texts.received, items=consult.items(business, received, s.fields)))
+        self._consult_progress(business)
+        return A.applied(detail=f"collected={received} invalid={invalid}")
+
+    def skip_field(self, args: A.SkipFieldArgs) -> A.Outcome:
+        b, s = self.business, self.s
+        assert b is not None and b.consult is not None
+        keys = [k for k in dict.fromkeys(args.field_keys) if k in b.field_keys
+                and s.fields.get(k, FieldState()).status not in ("collected", "skipped")]
+        if not keys:
+            return A.rejected(A.Reason.UNKNOWN_FIELD, f"nothing open to skip in {args.field_keys}")
+        for key in keys:
+            s.fields[key] = FieldState(status="skipped")
+        self.consult_lines.append(replies.render(
+            b.consult.skipped, labels="、".join(b.field(k).label for k in keys)))
+        self._consult_progress(b)
+        return A.applied(detail=f"skipped={keys}")
+
+    def _consult_progress(self, business: Business) -> None:
+        """Every slot in: the consultation is done, and the closing says what it found."""
+        if self.s.state != "collecting" or consult.current_theme(business, self.s.fields):
+            return
+        self._fire("fields_done")
+        self.parts.extend(self.consult_lines)
+        self.consult_lines = []
+        self.parts.append(consult.closing(business, self.s.fields))
+        self.asked = True
+
+    def _group_owner(self) -> str:
+        return consult.profile_owner(self.s.session_id, self.s.group_id)
+
+    def _keep_profile(self) -> None:
+        """Store the consultation's slots by group, or drop them once it ended."""
+        b, s = self.business, self.s
+        if b is not None and b.is_consult and s.state == "collecting":
+            data = json.dumps(consult.profile(b, s.fields), ensure_ascii=False).encode()
+            self.file_ops.append(("put", self._group_owner(), (b.id, data)))
+        elif self.consulting is not None:
+            self._drop_files(self._group_owner(), (self.consulting.id,))
+
+    def _resume_profile(self) -> None:
+        """A conversation named by its group: take up the consultation it left open."""
+        s = self.s
+        for b in (x for x in self.ctl.catalog.values() if x.is_consult):
+            data = self.ctl.files.get(self._group_owner(), b.id)
+            if data is None:
+                continue
+            try:
+                saved = {k: FieldState.model_validate(v) for k, v in json.loads(data).items()}
+            except (ValueError, TypeError) as exc:
+                log.warning("consultation profile of %s unreadable (%s); starting afresh",
+                            b.id, type(exc).__name__)
+                continue
+            assert b.consult is not None
+            self._clear()
+            s.business_id = b.id
+            s.fields = {f.key: saved.get(f.key, FieldState()) for f in b.fields}
+            s.flow_nonce = uuid.uuid4().hex
+            self._fire("begin")
+            self.parts.append(b.consult.resumed)
+            self.resumed = True
+            return
 
     def _set_fields(self, business: Business, values: Mapping[str, Any]) -> A.Outcome:
         s = self.s
@@ -848,7 +991,7 @@ class Turn:
     def outcome_text(self, job: Job) -> str:
         """What the citizen is told about a finished job (changes nothing)."""
         b = self.business
-        if b is None or job.status != "succeeded":
+        if b is None or b.api is None or job.status != "succeeded":
             return job.error.message if job.error else replies.EXECUTOR_CRASHED
         shown = {k: (display(b.field(k).type, v) if k in b.field_keys else v)
                  for k, v in self._values().items()}
@@ -899,6 +1042,8 @@ class Turn:
 
     def _not_understood(self) -> None:
         s = self.s
+        if self.resumed:
+            return  # "继续" took the consultation up again: its theme is asked next
         if s.state in ("idle", "done"):
             self.parts.append(self._greeting())
             self.asked = True
@@ -922,7 +1067,11 @@ class Turn:
         s, b = self.s, self.business
         if b is None or s.state in ("idle", "done", "executing"):
             return
-        if s.state == "collecting":
+        if s.state == "collecting" and b.is_consult:
+            if self.consult_lines or not self.opened:  # (the opening asks the first theme)
+                self.parts.extend(self.consult_lines)
+                self.parts.append(consult.next_move(b, s.fields, self.theme_asked))
+        elif s.state == "collecting":
             pending = self._pending(b)
             if not pending:
                 return

@@ -3,8 +3,8 @@
 States and triggers (conditions in brackets, tried in order)::
 
     idle|done ──begin──▶ step_executing [steps_pending] | collecting
-    collecting ──fields_done──▶ step_executing [steps_pending] | confirming [requires_confirm]
-                                | executing
+    collecting ──fields_done──▶ done [concludes] | step_executing [steps_pending]
+                                | confirming [requires_confirm] | executing
     step_executing ──steps_done──▶ collecting [fields_pending] | confirming [requires_confirm]
                                    | executing
     collecting|step_executing|confirming ──suspend──▶ idle   (put aside for another business)
@@ -17,7 +17,9 @@ States and triggers (conditions in brackets, tried in order)::
     any state ──cancel──▶ idle
 
 A business may have steps (uploads run by step handlers), fields (typed
-values), or both; steps come first, then the fields they did not fill.
+values), or both; steps come first, then the fields they did not fill. A
+consultation (``type: consult``) concludes: once its slots are in, it is done,
+with nothing to submit.
 
 A turn's lifecycle, driven by ``flow.controller.Controller``:
 
@@ -60,6 +62,8 @@ TRANSITIONS: tuple[dict[str, Any], ...] = (
     {"trigger": "begin", "source": ["idle", "done"], "dest": "step_executing",
      "conditions": "steps_pending"},
     {"trigger": "begin", "source": ["idle", "done"], "dest": "collecting"},
+    {"trigger": "fields_done", "source": "collecting", "dest": "done",
+     "conditions": "concludes"},
     {"trigger": "fields_done", "source": "collecting", "dest": "step_executing",
      "conditions": "steps_pending"},
     {"trigger": "fields_done", "source": "collecting", "dest": "confirming",
@@ -82,7 +86,7 @@ TRANSITIONS: tuple[dict[str, Any], ...] = (
     {"trigger": "fix", "source": "failed", "dest": "collecting"},
     {"trigger": "cancel", "source": "*", "dest": "idle"},
 )
-CONDITIONS = ("requires_confirm", "steps_pending", "fields_pending")
+CONDITIONS = ("requires_confirm", "steps_pending", "fields_pending", "concludes")
 
 
 Flag = bool | Callable[[], bool]
@@ -95,10 +99,11 @@ class FlowModel:
     """
 
     def __init__(self, state: str, requires_confirm: Flag = False, *,
-                 steps_pending: Flag = False, fields_pending: Flag = False) -> None:
+                 steps_pending: Flag = False, fields_pending: Flag = False,
+                 concludes: Flag = False) -> None:
         self.state = state
         self._flags = {"requires_confirm": requires_confirm, "steps_pending": steps_pending,
-                       "fields_pending": fields_pending}
+                       "fields_pending": fields_pending, "concludes": concludes}
 
     def _flag(self, name: str) -> bool:
         flag = self._flags[name]
@@ -112,6 +117,9 @@ class FlowModel:
 
     def fields_pending(self) -> bool:
         return self._flag("fields_pending")
+
+    def concludes(self) -> bool:
+        return self._flag("concludes")
 
 
 def _sources(t: dict[str, Any]) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from si_agent import replies
 from si_agent.config.model import Business, Step
+from si_agent.flow import consult
 from si_agent.session.model import Session, Usage
 from si_agent.validators import mask
 
@@ -19,6 +20,14 @@ class FieldView(BaseModel):
     value: str | None
     status: str
     error: str | None = None  # why an invalid or failed field is asked again
+    group: str | None = None  # a consultation's slot: the label of its theme
+
+
+class ThemeView(BaseModel):
+    """The theme a consultation asks about now."""
+
+    id: str
+    label: str
 
 
 class BusinessRef(BaseModel):
@@ -81,6 +90,7 @@ class TurnResult(BaseModel):
     notice: str | None = None  # an outcome that arrived since the last turn
     suspended: list[SuspendedView] = Field(default_factory=list)  # newest last
     step: StepView | None = None  # the step awaiting an upload (POST /api/upload)
+    theme: ThemeView | None = None  # a consultation's current theme
 
 
 def awaited_step(session: Session, business: Business | None) -> Step | None:
@@ -110,25 +120,37 @@ def _step_view(session: Session, business: Business | None) -> StepView | None:
                     optional=step.optional)
 
 
+def _theme_view(session: Session, business: Business | None) -> ThemeView | None:
+    if business is None or not business.is_consult or session.state != "collecting":
+        return None
+    theme = consult.current_theme(business, session.fields)
+    return ThemeView(id=theme.id, label=theme.label) if theme else None
+
+
 def display(field_type: str, value: Any) -> str:
     """How a field value is shown to the citizen: masked if personal, numbers plain."""
     if value is None:
         return ""
     if isinstance(value, float):
         return f"{value:.2f}".rstrip("0").rstrip(".")
+    if isinstance(value, list):  # several choices
+        return "、".join(str(v) for v in value)
     return mask(field_type, value)
 
 
 def field_views(session: Session, business: Business | None) -> list[FieldView]:
     if business is None:
         return []
+    labels = {t.id: t.label for t in business.themes}
     views = []
     for f in business.fields:
         st = session.fields.get(f.key)
-        value = None if st is None or st.value is None else display(f.type, st.value)
+        value = None if st is None or st.value is None else (
+            consult.shown(f, st.value) if f.group else display(f.type, st.value))
         status = st.status if st else "pending"
         views.append(FieldView(key=f.key, label=f.label, value=value, status=status,
-                               error=st.error if st and status in ("invalid", "failed") else None))
+                               error=st.error if st and status in ("invalid", "failed") else None,
+                               group=labels.get(f.group) if f.group else None))
     return views
 
 
@@ -158,6 +180,7 @@ def snapshot(
         job=job_view(job),
         notice=session.notice,
         step=_step_view(session, business),
+        theme=_theme_view(session, business),
         suspended=[SuspendedView(business_id=f.business_id, name=catalog[f.business_id].name,
                                  filled=f.filled)
                    for f in session.suspended if f.business_id in catalog],

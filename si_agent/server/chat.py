@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import queue
+import re
 import threading
 from collections.abc import Iterator
 
@@ -24,6 +25,7 @@ DELTA_CHARS = 6  # characters per streamed delta of a templated reply
 # How long /api/session/events follows a submission; each stream holds a server
 # thread meanwhile (see docs/deploy.md for sizing gunicorn's threads).
 WATCH_SECONDS = 120.0
+GROUP_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 def _controller() -> Controller:
@@ -49,11 +51,14 @@ def chat():
     limit = _settings().max_message_chars
     if len(message) > limit:
         raise ApiError(413, "message_too_long", limit=limit)
+    group_id = body.get("group_id")
+    if group_id is not None and not (isinstance(group_id, str) and GROUP_ID.fullmatch(group_id)):
+        raise ApiError(400, "invalid_group_id")
     if _wants_stream():
-        events = _stream_turn(_controller(), user, message)
+        events = _stream_turn(_controller(), user, message, group_id)
         return Response(stream_with_context(events), mimetype="text/event-stream",
                         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
-    turn = _controller().handle(user, message)
+    turn = _controller().handle(user, message, group_id=group_id)
     return jsonify(turn.model_dump(mode="json"))
 
 
@@ -109,7 +114,8 @@ def _sse(event: str, data: dict) -> str:
 _DONE = object()
 
 
-def _stream_turn(controller: Controller, user: str, message: str) -> Iterator[str]:
+def _stream_turn(controller: Controller, user: str, message: str,
+                 group_id: str | None = None) -> Iterator[str]:
     """Run the turn in a worker thread; stream a model's text as it comes, then the rest.
 
     Templated replies are streamed in small chunks too, so every client reads
@@ -120,7 +126,8 @@ def _stream_turn(controller: Controller, user: str, message: str) -> Iterator[st
 
     def work() -> None:
         try:
-            outcome["turn"] = controller.handle(user, message, on_delta=pieces.put)
+            outcome["turn"] = controller.handle(user, message, on_delta=pieces.put,
+                                                group_id=group_id)
         except StoreUnavailable as exc:
             outcome["error"] = ApiError(503, "store_unavailable")
             log.error("session store unavailable: %s", exc)

@@ -37,6 +37,7 @@ CODE_MESSAGES = {
     "malformed_json": "请求体应为 JSON 对象。",
     "empty_message": "消息不能为空。",
     "invalid_characters": "消息中有无法识别的字符，请重新输入。",
+    "invalid_group_id": "会话编号格式不正确，请刷新页面后重试。",
     "message_too_long": "消息不能超过{limit}个字，请精简后再发送。",
     "debug_disabled": "调试信息仅在开发模式下可用。",
     "store_unavailable": "服务暂时不可用，请稍后再试。",

@@ -12,7 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-FieldStatus = Literal["pending", "collected", "invalid", "failed"]
+# skipped: a consultation's slot the citizen declined or does not know (not asked again).
+FieldStatus = Literal["pending", "collected", "invalid", "failed", "skipped"]
 
 HISTORY_TURNS = 6
 MEMORY_RECORDS = 50
@@ -115,6 +116,9 @@ class Session(BaseModel):
     """One user's dialogue state; owned by the controller, persisted by a store."""
 
     session_id: str
+    # Whose consultation profile this conversation keeps (flow.consult); the session
+    # id unless a client names one to resume with.
+    group_id: str | None = None
     state: str = "idle"
     business_id: str | None = None
     fields: dict[str, FieldState] = Field(default_factory=dict)

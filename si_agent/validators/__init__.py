@@ -13,7 +13,8 @@ come from ``register_validator`` and the ``si_agent.validators`` entry points
 any registered type, and an unknown one is a located error at load. Options are
 keywords, all optional, ignored by types that do not use them (see
 ``FieldDef.validator_options``): ``pattern``, ``options``, ``min``, ``max``,
-``min_length``, ``max_length``, ``not_future``, ``today`` and ``date_span``.
+``min_length``, ``max_length``, ``not_future``, ``today``, ``date_span`` and
+``buckets``.
 Diagnoses are in ``messages``.
 """
 
@@ -25,7 +26,19 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from ..errors import DefinitionError, UnknownBackendError
-from . import bank_card, choices, city, dates, idcard, messages, name, numbers, phone, text
+from . import (
+    bank_card,
+    choices,
+    city,
+    dates,
+    idcard,
+    messages,
+    name,
+    numbers,
+    phone,
+    ranges,
+    text,
+)
 from .base import Found, Result, Validator, fold_width, invalid, normalize
 from .masking import mask as _mask
 
@@ -47,6 +60,8 @@ _VALIDATORS: dict[str, Validator] = {
     "name": Validator(name.check, name.extract),
     "bank_card": Validator(bank_card.check, bank_card.extract),
     "text": Validator(text.check, text.extract),
+    "multi_enum": Validator(choices.check_many, choices.extract_many),
+    "bucket": Validator(ranges.check, ranges.extract),
 }
 
 TYPES: tuple[str, ...] = tuple(_VALIDATORS)  # the built-in types

@@ -146,6 +146,25 @@ def check(raw: str, *, options: Iterable | None = None, **_: object) -> Result:
     return invalid(messages.ENUM_NO_MATCH.format(options=_listed(opts.values, opts)))
 
 
+def check_many(raw: str, *, options: Iterable | None = None, **_: object) -> Result:
+    """Several of ``options`` (multi_enum fields); the value is a list in option order.
+
+    Every option whose value or alias the answer contains counts ("重疾和百万医疗").
+    """
+    opts = _options(options)
+    text = _fold(raw)
+    exact = opts.exact(text)
+    chosen = {exact} if exact is not None else _contained(text, opts)
+    if not chosen:
+        return invalid(messages.ENUM_NO_MATCH.format(options=_listed(opts.values, opts)))
+    return valid([v for v in opts.values if v in chosen])
+
+
+def extract_many(text: str, *, options: Iterable | None = None, **_: object) -> list[Found]:
+    """Like ``extract``, each value as the one-item list ``check_many`` gives for it."""
+    return [Found([f.value], f.start, f.end, f.raw) for f in extract(text, options=options)]
+
+
 def extract(text: str, *, options: Iterable | None = None, **_: object) -> list[Found]:
     """Values and aliases of ``options`` in a sentence, longest first, not overlapping."""
     opts = _options(options)

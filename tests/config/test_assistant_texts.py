@@ -78,7 +78,7 @@ def test_the_file_is_not_a_business(tmp_path):
     shutil.copytree(REPO_BUSINESSES, target)
     assert (target / "_assistant.yaml").is_file()
     businesses, errors = check_directory(target)
-    assert errors == [] and len(businesses) == 12 and "_assistant" not in businesses
+    assert errors == [] and len(businesses) == 13 and "_assistant" not in businesses
     assert sorted(load_businesses(REPO_BUSINESSES)) == sorted(businesses)
 
 
@@ -86,7 +86,7 @@ def test_a_broken_assistant_file_does_not_break_the_businesses(tmp_path):
     target = tmp_path / "businesses"
     shutil.copytree(REPO_BUSINESSES, target)
     write(target, "greting: 你好\n")
-    assert len(load_businesses(target)) == 12
+    assert len(load_businesses(target)) == 13
     with pytest.raises(ConfigErrors):
         load_assistant_texts(target)
 
@@ -103,7 +103,7 @@ def test_other_underscore_files_are_skipped_with_a_warning(tmp_path, caplog):
     (target / "_draft.yaml").write_text("id: draft\n", "utf-8")
     with caplog.at_level(logging.WARNING, logger="si_agent.config.loader"):
         businesses, errors = check_directory(target)
-    assert errors == [] and len(businesses) == 12
+    assert errors == [] and len(businesses) == 13
     assert "_draft.yaml: skipped; files starting with _ are not businesses" in caplog.text
 
 

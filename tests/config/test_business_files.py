@@ -61,8 +61,18 @@ def _placeholders(template: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
 
 
+# The consultation (type: consult) gathers slots in themes and submits nothing.
+CONSULT = {"insurance_consult": ("保险需求咨询", [
+    "age", "occupation", "income_range", "is_breadwinner", "children_count", "product_types",
+    "coverage_expectation", "premium_budget", "existing_insurance", "health_summary",
+    "special_needs"])}
+
+
 def test_the_contract(businesses):
-    assert sorted(businesses) == sorted(CONTRACT)
+    assert sorted(businesses) == sorted({**CONTRACT, **CONSULT})
+    for business_id, (name, keys) in CONSULT.items():
+        b = businesses[business_id]
+        assert (b.name, b.type, list(b.field_keys), b.api) == (name, "consult", keys, None)
     for business_id, (name, kind, keys) in CONTRACT.items():
         b = businesses[business_id]
         assert (b.name, b.type, list(b.field_keys)) == (name, kind, keys), business_id

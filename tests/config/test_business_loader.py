@@ -11,12 +11,13 @@ from si_agent.config.model import Business
 from si_agent.errors import ConfigError, ConfigErrors
 from si_agent.executor import HANDLERS
 
-FIELD_TYPES = "idcard, phone, year, date, integer, number, enum, city, name, bank_card, text"
+FIELD_TYPES = ("idcard, phone, year, date, integer, number, enum, city, name, bank_card, text, "
+               "multi_enum, bucket")
 
 
 def test_the_real_directory_loads(copy):
     businesses = load_businesses(copy.dir)
-    assert len(businesses) == 12
+    assert len(businesses) == 13
     assert list(businesses) == sorted(businesses)  # ordered by file name = id
     for business_id, business in businesses.items():
         assert isinstance(business, Business)
@@ -26,7 +27,7 @@ def test_the_real_directory_loads(copy):
 def test_check_directory_reports_nothing_for_the_real_directory(copy):
     businesses, errors = check_directory(copy.dir)
     assert errors == []
-    assert len(businesses) == 12
+    assert len(businesses) == 13
 
 
 # --- step 1: YAML ---------------------------------------------------------------------
@@ -201,7 +202,7 @@ def test_aliases_are_compared_after_nfkc_and_case_folding(copy):
 def test_options_on_a_non_enum_field(copy):
     copy.edit("card_apply.yaml", "    label: 合作银行\n    type: enum\n", "    label: 合作银行\n    type: text\n")
     assert copy.errors() == [
-        "card_apply.yaml:36: fields[3].options: options are only allowed on enum fields, not text",
+        "card_apply.yaml:36: fields[3].options: options are only allowed on enum and multi_enum fields, not text",
     ]
 
 
@@ -320,7 +321,7 @@ def test_every_problem_of_every_file_is_reported(copy):
     assert str(info.value).count("\n") == 2
     businesses, _ = check_directory(copy.dir)
     assert "card_loss" not in businesses and "social_transfer" not in businesses
-    assert len(businesses) == 10
+    assert len(businesses) == 11
 
 
 def test_a_step_id_may_not_be_a_field_key(copy):

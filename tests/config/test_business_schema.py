@@ -8,13 +8,28 @@ import jsonschema
 import pytest
 
 from si_agent.config.loader import load_schema
-from si_agent.config.model import Api, Ask, Business, Check, FieldDef, Option, Step
+from si_agent.config.model import (
+    FIELD_ONLY_KEYS,
+    SLOT_ONLY_KEYS,
+    Api,
+    Ask,
+    Business,
+    Check,
+    ConsultTexts,
+    FieldDef,
+    Option,
+    Step,
+    Theme,
+)
 from si_agent.validators import TYPES
 
 MODELS = {
-    "#": Business, "field": FieldDef, "option": Option, "check": Check,
-    "step": Step, "api": Api, "ask": Ask,
+    "#": Business, "field": FieldDef, "slot": FieldDef, "option": Option, "check": Check,
+    "step": Step, "api": Api, "ask": Ask, "theme": Theme, "consult": ConsultTexts,
 }
+# FieldDef reads fields and consultation slots; each definition leaves out the other's keys.
+LEFT_OUT = {"field": SLOT_ONLY_KEYS, "slot": FIELD_ONLY_KEYS}
+REQUIRED_TOO = {"field": {"prompt"}}  # a slot has none: its theme asks for it
 
 
 @pytest.fixture(scope="module")
@@ -43,11 +58,11 @@ def test_properties_and_required_keys_match_the_model(schema, name):
     # api alone is open: its other keys are shorthand for api.options, which the
     # executor kind's own Options model checks at load.
     assert definition["additionalProperties"] is (name == "api")
-    assert set(definition["properties"]) == _yaml_keys(model)
+    assert set(definition["properties"]) == _yaml_keys(model) - LEFT_OUT.get(name, set())
     required = {
         (info.alias or key) for key, info in model.model_fields.items()
         if info.is_required()
-    }
+    } | REQUIRED_TOO.get(name, set())
     assert set(definition.get("required", [])) == required
 
 

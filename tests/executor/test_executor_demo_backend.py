@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,34 @@ def test_setup_is_idempotent_across_processes(db_path: Path):
     assert rows(db_path, "SELECT count(*) FROM persons") == [(6,)]
     assert rows(db_path, "SELECT count(*) FROM applications") == [(len(APPLICATIONS),)]
     assert rows(db_path, "PRAGMA journal_mode") == [("wal",)]
+
+
+def test_each_thread_keeps_one_connection(tmp_path: Path):
+    a, b = tmp_path / "a.db", tmp_path / "b.db"
+    with db.connection(a) as first, db.connection(a) as again:
+        assert first is again
+    seen: list[sqlite3.Connection] = []
+
+    def work() -> None:
+        with db.connection(a) as conn:
+            seen.append(conn)
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+    assert seen[0] is not first
+    with db.connection(b) as other:  # another file: the kept connection is closed
+        assert other is not first
+    with pytest.raises(sqlite3.ProgrammingError):
+        first.execute("SELECT 1")
+
+
+def test_a_kept_connection_is_never_left_in_a_transaction(db_path: Path):
+    with pytest.raises(RuntimeError), db.connection(db_path) as conn:
+        conn.execute("BEGIN IMMEDIATE")
+        raise RuntimeError("the block failed mid-transaction")
+    with db.connection(db_path) as conn:
+        assert not conn.in_transaction
 
 
 def test_demo_app_is_built_once_per_path(tmp_path: Path):

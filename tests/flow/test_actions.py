@@ -40,6 +40,7 @@ def expected_tools(doc: list[str], business, step, retryable: bool) -> set[str]:
         "[retry_submit]": retryable,
         "[explain_field]": business is not None and bool(business.fields),
         "[skip_step]": step is not None and step.optional,
+        "[skip_field]": business is not None and business.is_consult,
     }
     out = set()
     for tool in doc:

@@ -39,3 +39,39 @@ def test_unrelated_question_falls_back_to_the_generic_reply(controller):
     turn = controller.handle("u2", "推荐一部电影好不好看的")
     assert "来源：" not in turn.reply
     assert turn.state == "idle"
+
+
+def test_a_commercial_insurance_question_recommends_the_consultation(controller):
+    turn = controller.handle("u3", "重疾险和医疗险有什么区别？")
+    assert "按实际发生的医疗费用报销" in turn.reply
+    assert turn.state == "idle"
+    assert turn.suggestion is not None and turn.suggestion.business_id == "insurance_consult"
+
+    turn = controller.handle("u3", "办理")
+    assert turn.state == "collecting" and turn.business.id == "insurance_consult"
+    assert "请问您的年龄、职业和大概年收入区间" in turn.reply
+
+    # Mid-consultation the same question is answered and the theme asked again.
+    turn = controller.handle("u3", "重疾险和医疗险有什么区别？")
+    assert "按实际发生的医疗费用报销" in turn.reply
+    assert turn.reply.endswith("请问您的年龄、职业和大概年收入区间？")
+    assert turn.state == "collecting"
+
+
+def test_a_consultation_answers_without_a_second_model_call(controller, kb, monkeypatch):
+    """A model writing answers (the generator) is not called during a consultation:
+    its turn has one model call at most, the decision's."""
+    written: list[str] = []
+
+    def generator(question, passages):
+        written.append(question)
+        return "模型写的回答 [1]"
+
+    monkeypatch.setattr(kb, "generator", generator)
+    turn = controller.handle("u4", "重疾险和医疗险有什么区别？")  # idle: the model may write it
+    assert written and "模型写的回答" in turn.reply
+    controller.handle("u4", "办理")
+    written.clear()
+    turn = controller.handle("u4", "重疾险和医疗险有什么区别？")
+    assert written == [] and "按实际发生的医疗费用报销" in turn.reply
+    assert turn.state == "collecting"

@@ -14,7 +14,7 @@ from si_agent.server.auth import InsecureSettings
 
 ID = "330122196303150178"
 TURN_KEYS = {"reply", "state", "business", "fields", "awaiting", "suggestion", "result", "turn",
-             "usage", "job", "notice", "suspended", "step"}
+             "usage", "job", "notice", "suspended", "step", "theme"}
 
 
 def chat(client, headers, message, **kw):
@@ -36,7 +36,7 @@ def test_token_and_a_whole_business(client, login):
     fields = {f["key"]: f for f in turns[2]["fields"]}
     assert fields["id_number"] == {"key": "id_number", "label": "身份证号",
                                    "value": "3301**********0178", "status": "collected",
-                                   "error": None}
+                                   "error": None, "group": None}
     assert fields["name"]["status"] == "pending" and fields["name"]["value"] is None
     assert re.fullmatch(r"SI\d{14}", turns[-1]["result"]["application_no"])
     assert turns[-1]["result"]["application_no"] in turns[-1]["reply"]
@@ -101,7 +101,7 @@ def test_users_are_isolated(client, login):
 
 def test_businesses_health_openapi(client):
     businesses = client.get("/api/businesses").get_json()
-    assert len(businesses) == 12
+    assert len(businesses) == 13
     by_id = {b["id"]: b for b in businesses}
     assert by_id["pension_query"]["name"] == "养老金查询"
     assert by_id["pension_query"]["type"] == "query"

@@ -25,7 +25,7 @@ from si_agent.validators import (
 def test_builtin_types_and_registered_ones():
     assert TYPES == (
         "idcard", "phone", "year", "date", "integer", "number",
-        "enum", "city", "name", "bank_card", "text",
+        "enum", "city", "name", "bank_card", "text", "multi_enum", "bucket",
     )
     assert set(TYPES) <= set(field_types())
     digits = Validator(lambda raw, **_: Result(raw.isdigit() and len(raw) == 6, raw if raw.isdigit() else None,

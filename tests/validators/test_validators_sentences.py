@@ -12,6 +12,7 @@ from si_agent.validators import TYPES, check, extract
 
 OPTIONS = {
     "options": [("临时挂失", ("临挂",)), ("正式挂失", ())],
+    "buckets": [("10万以下", 100_000), ("10-20万", 200_000), ("20万以上", None)],
     "pattern": r"[A-Z]\d{3}",
     "today": TODAY,
 }

@@ -53,6 +53,7 @@
     pending: { icon: "○", text: "待填写" },
     invalid: { icon: "!", text: "格式有误" },
     failed: { icon: "✕", text: "未通过核验" },
+    skipped: { icon: "–", text: "未提供" },
   };
   const STORAGE_USER = "si_agent.user_id";
   const STORAGE_TOKEN = "si_agent.token";
@@ -372,6 +373,41 @@
     return li;
   }
 
+  /**
+   * A consultation's slots, grouped by theme: each theme with its progress
+   * ("2/3": collected or skipped of all), the current one marked.
+   */
+  function groupItems(fields, view) {
+    const groups = new Map();
+    for (const f of fields) {
+      if (!groups.has(f.group)) groups.set(f.group, []);
+      groups.get(f.group).push(f);
+    }
+    const current = view.theme ? view.theme.label : null;
+    return [...groups].map(([label, slots], i) => {
+      const li = document.createElement("li");
+      li.className = "field-group";
+      li.dataset.testid = "group-" + i;
+      if (label === current) li.setAttribute("aria-current", "true");
+      const head = document.createElement("div");
+      head.className = "group-head";
+      const name = document.createElement("span");
+      name.className = "group-label";
+      name.textContent = label;
+      const done = slots.filter((f) => f.status === "collected" || f.status === "skipped").length;
+      const progress = document.createElement("span");
+      progress.className = "group-progress";
+      progress.dataset.testid = "group-progress";
+      progress.textContent = `${done}/${slots.length}`;
+      head.append(name, progress);
+      const list = document.createElement("ul");
+      list.className = "fields";
+      list.append(...slots.map((f) => fieldItem(f, null)));
+      li.append(head, list);
+      return li;
+    });
+  }
+
   /** The web form's per-field outcome (填写成功 / 填写失败 / 未填写), when a form was filled. */
   function renderFormStatus(rows) {
     const list = Array.isArray(rows) ? rows : [];
@@ -417,9 +453,11 @@
     els.business.textContent = view.business ? view.business.name : TEXTS.noBusiness;
 
     const fields = Array.isArray(view.fields) ? view.fields : [];
-    els.fields.replaceChildren(...fields.map((f) => fieldItem(f, view.awaiting)));
+    const grouped = fields.length > 0 && fields.every((f) => f.group);
+    els.fields.replaceChildren(...(grouped ? groupItems(fields, view)
+      : fields.map((f) => fieldItem(f, view.awaiting))));
     els.fieldsEmpty.hidden = fields.length > 0;
-    const collected = fields.filter((f) => f.status === "collected").length;
+    const collected = fields.filter((f) => f.status === "collected" || f.status === "skipped").length;
     els.toggleCount.replaceChildren();
     if (fields.length) {
       const spoken = document.createElement("span");

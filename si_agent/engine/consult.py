@@ -1,0 +1,316 @@
+"""Offline slot extraction for consultations (``type: consult``), across every theme.
+
+The rule engine's share of a consultation turn: find the slot values a message
+holds, the slots it declines ("不想说", "先空着"), and a question in it. Each
+clause is read on its own:
+
+- a phrase a slot lists under ``aliases`` ("没孩子" → 0): a free-text slot's only
+  as the whole answer ("没有"), others' anywhere when longer than two characters
+  or when the slot is being asked;
+- options of enum and multi_enum slots (several-choice slots add up across
+  clauses, leave out what is refused: "不要寿险", and take "都要" as all);
+- numbers and amounts, given to the slot named just before ("年收入说错了，
+  应该是25万"), whose unit follows ("40岁", "40多岁"), whose cue stands closest,
+  or to the one slot of the asked theme they are a valid value for;
+- free text after a text slot's cue, for the slot asked ("我是做IT的"), or the
+  whole clause for a slot of another theme ("有高血压").
+
+A value for a slot already collected counts only as a correction: with a word
+that says so ("不对", "改成", "再加一个") or the slot's label in the clause, so
+"有个儿子今年5岁" does not change the citizen's own age. When the asked theme is
+one free-text slot ("已有保障"), the whole answer is its value; in a mixed theme,
+words nothing else took answer its free-text slot, unless they hold a number or
+a word of the business (a guess, which a model may do better).
+
+Values are reported as raw text: the flow validates and normalises them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from si_agent.config.model import Business, FieldDef
+from si_agent.engine import lexicon as L
+from si_agent.flow.consult import current_theme, open_slots
+from si_agent.session.model import FieldState
+from si_agent.validators import check, extract
+
+_CLAUSE = re.compile(r"[^，,。；;！!？?\s]+[？?]?")
+_FILLER = re.compile(r"^(?:的话|就是|是|为|叫|改成|改为|换成|应该是|其实是|大概|大约|[:：])+")
+_TAIL = re.compile(r"(?:的|工作|吧|呢|啊|哈)+$")
+# ("啥也没买过", "啥都没有": nothing, not a question)
+_ASKS = re.compile(r"[？?]|吗|什么|啥(?![也都])|怎么|咋|区别|哪|为什么|是否|能不能|可不可以|如何"
+                   r"|多少钱|有用")
+_WANTS = re.compile(r"想|要|帮|给我|推荐|看看|规划|配置|买哪|怎么买|怎么选")
+_NUMBER_WORDS = re.compile(r"[0-9零〇一二两俩三四五六七八九十百千万]")
+_OTHER_UNIT = re.compile(r"次|年|个?月|天|岁|元|块|万|倍|%|个")
+_REFUSED = re.compile(r"(?:不要|不考虑|不需要|不买|不用|除了)$")
+_ALL = re.compile(r"都要|都想|都行|全部|都了解|都看看|都可以")
+_UNIT_GAP = re.compile(r"(?:多|来|左右)?")  # "40多岁": the unit after a rough number
+_SHORT_ALIAS = 2  # an alias this short ("没有", "是的") counts only for an asked slot
+_DIRECT_ANSWER = 6  # a clause this short may be a bare answer to the question asked
+_NUMERIC = ("integer", "number", "bucket")
+_CHOICES = ("enum", "multi_enum")
+
+
+@dataclass
+class Extraction:
+    """What one message says about the slots."""
+
+    values: dict[str, str] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)
+    question: bool = False
+    guessed: bool = False  # free text taken as the asked slot's answer (a model may do better)
+
+
+def extract_slots(business: Business, fields: dict[str, FieldState], text: str, *,
+                  guess: bool = True) -> Extraction:
+    """The slots ``text`` speaks of; with ``guess``, unclaimed words answer the asked
+    free-text slot."""
+    asked = _asked(business, fields)
+    theme = current_theme(business, fields)
+    here = {s.key for s in theme.slots} if theme else set()
+    collected = {k: st.value for k, st in fields.items() if st.status == "collected"}
+    correcting = bool(L.CORRECTION.search(text))
+    out = Extraction()
+    answer: list[str] = []  # clauses that may answer the asked free-text slot
+    declines: list[str] = []
+    named: str | None = None  # a numeric slot a clause named without its value
+    clauses = _CLAUSE.findall(text)
+    for clause in clauses:
+        if asks(clause) and not _whole_alias(business, clause, asked):
+            out.question = True  # answered as a question; its words are not values
+            continue
+        if L.DECLINE_SLOT.search(clause):
+            declines.append(clause)
+            continue
+        found = _clause_values(business, clause, asked, out.values, named,
+                               alone=len(clauses) == 1)
+        named = next((f.key for f in business.fields if f.key not in found
+                      and f.type in _NUMERIC and _cued(f, clause)), None)
+        adding = bool(L.ADDITION.search(clause))
+        kept = {k: v for k, v in found.items() if k not in collected or correcting
+                or (k in here and not _other_cue(business, k, clause))  # "我28" again
+                or business.field(k).label in clause
+                or (business.field(k).type == "multi_enum" and adding)}
+        for key, value in kept.items():
+            kind = business.field(key).type
+            if kind == "multi_enum" and adding and key in collected and key not in out.values:
+                value = "、".join([*collected[key], value])  # "再加一个意外险"
+            earlier = out.values.get(key)
+            if earlier and kind in ("multi_enum", "text"):
+                value = f"{earlier}{'、' if kind == 'multi_enum' else '，'}{value}"
+            out.values[key] = value
+        if not kept and not _chatter(clause):
+            answer.append(clause)
+    free = [k for k in asked if business.field(k).type == "text" and k not in out.values]
+    if free and guess and answer:
+        whole = theme is not None and len(theme.slots) == 1  # one free-text answer: all of it
+        usable = answer if whole else [c for c in answer if not _NUMBER_WORDS.search(c)]
+        if usable:
+            out.values[free[0]] = "，".join(usable)
+            out.guessed = True
+    if not out.values:  # "收入不想说"; "不清楚" alone declines what was asked
+        for clause in declines:
+            targets = [f.key for f in business.fields if _names(f, clause)] or asked
+            out.skipped += [k for k in targets if k not in out.skipped]
+    else:
+        out.skipped += [f.key for clause in declines for f in business.fields
+                        if _names(f, clause) and f.key not in out.values]
+    return out
+
+
+def _other_cue(business: Business, key: str, clause: str) -> bool:
+    """Whether the clause is about another slot too ("有个儿子今年5岁": 儿子)."""
+    return any(_cued(f, clause) for f in business.fields if f.key != key)
+
+
+def _asked(business: Business, fields: dict[str, FieldState]) -> list[str]:
+    """The open slots of the current theme: what the last reply asked for."""
+    theme = current_theme(business, fields)
+    return [s.key for s in open_slots(theme, fields)] if theme else []
+
+
+def _chatter(clause: str) -> bool:
+    """A clause with nothing to store: 好的, 你好, 继续, 我想想."""
+    return bool(L.is_conversational(clause) or L.is_greeting(clause)
+                or L.is_preamble_only(clause) or L.RESUME.fullmatch(L.bare(clause)))
+
+
+def _whole_alias(business: Business, clause: str, asked: list[str]) -> bool:
+    """"没有" answering an asked slot is an answer, though it reads like "有没有"."""
+    bare = L.bare(clause)
+    return any(bare in option.aliases for k in asked for option in business.field(k).aliases)
+
+
+def wants_advice(text: str) -> bool:
+    """Naming the consultation with a wish for it ("想买保险，不知道买哪种", "帮我看看"),
+    not a question about a fact ("买保险有什么坑？")."""
+    return bool(L.has_intent(text) or _WANTS.search(text))
+
+
+def stops(business: Business, fields: dict[str, FieldState], text: str) -> bool:
+    """Ending the consultation ("不咨询了", "取消"), unless it answers the slot asked."""
+    return bool(L.is_cancel(text) or L.abandons(text) or L.STOP_CONSULT.search(text)) and not (
+        _whole_alias(business, text, _asked(business, fields)))
+
+
+def asks(clause: str) -> bool:
+    """A question, not an answer that reads like one ("想了解年金险", "暂时没有")."""
+    return L.is_question(clause) and bool(_ASKS.search(clause))
+
+
+def meant_slot(business: Business, text: str) -> str | None:
+    """The slot whose term a question asks about ("经济支柱是什么意思"), if it explains it."""
+    if not (L.ASKS_MEANING.search(text) or asks(text)):
+        return None
+    return next((f.key for f in business.fields if f.help and f.label in text
+                 or f.help and any(len(c) > 2 and c in text for c in f.cues)), None)
+
+
+def _names(f: FieldDef, clause: str) -> bool:
+    return f.label in clause or any(c in clause for c in f.cues if len(c) >= 2)
+
+
+def _clause_values(business: Business, clause: str, asked: list[str],
+                   taken: dict[str, str], named: str | None = None, *,
+                   alone: bool = False) -> dict[str, str]:
+    values: dict[str, str] = {}
+    rest = clause
+    for f in business.fields:
+        if f.key in taken:
+            continue
+        alias = _alias(f, clause, f.key in asked, alone)
+        if alias is not None:
+            values[f.key], phrase = alias
+            rest = rest.replace(phrase, " " * len(phrase))
+    for f in business.fields:
+        if f.type in _CHOICES and f.key not in values:
+            chosen = _choices(f, clause, f.key in asked)
+            if chosen:
+                values[f.key] = chosen
+                for option in f.options:
+                    for word in (option.value, *option.aliases):
+                        rest = rest.replace(word, " " * len(word))
+    for f in business.fields:  # "收入十几万": a range said in words, by its cue
+        if (f.type == "bucket" and f.key not in taken and f.key not in values
+                and _cued(f, clause) and check(f.type, clause, **f.validator_options()).ok):
+            values[f.key] = clause
+    values.update(_numbers(business, rest, asked, {**taken, **values}, named))
+    for f in business.fields:  # (free text said over several clauses adds up)
+        if f.type == "text" and f.key not in values:
+            value = _after_cue(f, clause, f.key in asked)
+            if value is not None:
+                values[f.key] = value
+    return values
+
+
+def _alias(f: FieldDef, clause: str, asked: bool, alone: bool) -> tuple[str, str] | None:
+    """(value, phrase) for a phrase of ``f.aliases`` in the clause (see the module); a
+    free-text slot's only in an answer of one clause ("啥也没买过", not "身体挺好的，
+    就是住过院")."""
+    bare = L.bare(clause)
+    for option in f.aliases:
+        for phrase in sorted(option.aliases, key=len, reverse=True):
+            if f.type == "text":
+                if asked and (phrase == bare or (alone and phrase in clause
+                                                 and len(phrase) > _SHORT_ALIAS)):
+                    return option.value, phrase
+            elif phrase in clause and (asked or len(phrase) > _SHORT_ALIAS
+                                       or any(c in phrase for c in f.cues)):  # "俩娃"
+                return option.value, phrase
+    return None
+
+
+def _choices(f: FieldDef, clause: str, asked: bool) -> str | None:
+    """The options a clause chooses ("重疾和百万医疗"), without those it refuses."""
+    options = [(o.value, o.aliases) for o in f.options]
+    found = extract("enum", clause, options=options)
+    chosen = [x for x in found if not _REFUSED.search(clause[max(0, x.start - 3):x.start])]
+    if f.type == "multi_enum" and not chosen and _ALL.search(clause):  # "除了年金都要"
+        refused = {x.value for x in found} - {x.value for x in chosen}
+        return "、".join(o.value for o in f.options if o.value not in refused)
+    sure = [x for x in chosen if len(x.raw) > _SHORT_ALIAS or f.type == "multi_enum"]
+    if sure or (chosen and (asked and len(clause) <= _DIRECT_ANSWER or _cued(f, clause))):
+        return "、".join(dict.fromkeys(x.value for x in (sure or chosen)))
+    return None
+
+
+def _cued(f: FieldDef, clause: str) -> bool:
+    return any(c in clause for c in (f.label, *f.cues))
+
+
+def _numbers(business: Business, clause: str, asked: list[str],
+             taken: dict[str, str], named: str | None) -> dict[str, str]:
+    """Numbers and amounts, each given to the slot named just before, whose unit
+    follows (a unit no other slot has), whose cue stands closest, or to the one slot
+    of the asked theme the number is a valid value for."""
+    slots = [f for f in business.fields if f.type in _NUMERIC and f.key not in taken]
+    if not slots:
+        return {}
+    units = Counter(f.unit for f in slots if f.unit)
+    values: dict[str, str] = {}
+    invalid: dict[str, str] = {}
+    for x in extract("number", clause):
+        free = [f for f in slots if f.key not in values]
+        gap = _UNIT_GAP.match(clause, x.end).end()
+        unit = [f for f in free if f.unit and units[f.unit] == 1
+                and clause.startswith(f.unit, gap)]
+        cued = sorted(((_distance(f, clause, x.start, x.end), f) for f in free
+                       if _cued(f, clause)), key=lambda p: p[0])
+        if named in [f.key for f in free] and not cued:
+            target = business.field(named)
+        elif unit:
+            target = unit[0]
+        elif cued:
+            target = cued[0][1]
+        else:
+            after = _OTHER_UNIT.match(clause, gap)
+            fitting = [f for f in free if f.key in asked
+                       and (after is None or after.group() == f.unit)  # not "住过一次院"
+                       and check(f.type, _span_for(f, clause, x.start, x.end),
+                                 **f.validator_options()).ok]
+            if len(fitting) != 1:
+                continue
+            target = fitting[0]
+        raw = _span_for(target, clause, x.start, x.end)
+        if check(target.type, raw, **target.validator_options()).ok:
+            values[target.key] = raw
+        elif target.key in asked:  # "200岁": said, and told why it cannot be taken
+            invalid.setdefault(target.key, raw)
+    return {**{k: v for k, v in invalid.items() if k not in values}, **values}
+
+
+def _distance(f: FieldDef, clause: str, start: int, end: int) -> int:
+    best = len(clause)
+    for cue in (f.label, *f.cues):
+        at = clause.find(cue)
+        while at >= 0:
+            best = min(best, start - (at + len(cue)) if at < start else at - end)
+            at = clause.find(cue, at + 1)
+    return abs(best)
+
+
+def _span_for(f: FieldDef, clause: str, start: int, end: int) -> str:
+    """The words around a number that belong to its value: "不到10万", "月薪8000"."""
+    if f.type == "bucket":
+        return clause  # hedges and "月薪" around the amount change its range
+    if f.unit and clause.startswith(f.unit, end):
+        end += len(f.unit)
+    return clause[start:end]
+
+
+def _after_cue(f: FieldDef, clause: str, asked: bool) -> str | None:
+    """Free text a cue introduces: what follows it for the slot asked ("我是做IT的" →
+    IT), the whole clause for another theme's slot ("有高血压")."""
+    for cue in sorted(f.cues, key=len, reverse=True):
+        at = clause.find(cue)
+        if at < 0:
+            continue
+        if not asked:
+            return clause
+        after = _TAIL.sub("", _FILLER.sub("", clause[at + len(cue):]).strip())
+        return after if len(after) >= 2 else clause
+    return None

@@ -1,0 +1,130 @@
+"""Amounts read into ranges (bucket fields): "不到十万" → 10万以下, "年薪15万" → 10-20万.
+
+``buckets`` is a list of ``(value, below)`` pairs in increasing order: an amount
+falls in the first range it stays under; the last range has ``below=None``. A
+range's own value is accepted as written ("10-20万"). Otherwise the amount is
+read with its hedges: "不到/以下/低于/不足" put it just under the number, a span
+"15到25万" counts as its middle, a monthly amount ("月薪8000") is made yearly.
+An amount under 1,000 without a unit is refused: "收入15" does not say 15 what.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from decimal import Decimal
+
+from . import messages
+from .base import Found, Result, invalid, valid
+from .numbers import extract_number
+
+_BELOW = re.compile(r"(?:不到|不足|低于|少于|没有|没到|不超过)\s*$")
+_BELOW_AFTER = re.compile(r"\s*(?:元|块)?\s*(?:以下|不到|以内|之内)")
+_LOOK_BEHIND = 4
+_CURRENCY = re.compile(r"\s*(?:元|块)")
+_MONTHLY = re.compile(r"(?:月薪|每月|一个月|月收入|每个月|月入)\s*$")
+_SPAN_WORDS = frozenset({"到", "至", "-", "~", "～", "—"})
+_BARE_MIN = 1000
+_MULTIPLIERS = frozenset("百千万亿kKwW")
+
+
+def _frozen(buckets: Iterable | None) -> tuple[tuple[str, float | None], ...]:
+    if not buckets:
+        raise ValueError("a bucket field needs buckets: a list of (value, below)")
+    return tuple((b.value, b.below) if hasattr(b, "value") else (b[0], b[1]) for b in buckets)
+
+
+def _bucket(amount: float, buckets: tuple[tuple[str, float | None], ...]) -> str:
+    for value, below in buckets:
+        if below is None or amount < below:
+            return value
+    return buckets[-1][0]
+
+
+def _amounts(text: str) -> list[tuple[float, int, int]]:
+    """Amounts in ``text`` with their hedges applied: (amount, start, end); the span
+    takes in the hedges and a "月薪" just before, so checking it gives the same range."""
+    found = extract_number(text)
+    out: list[tuple[float, int, int]] = []
+    i = 0
+    while i < len(found):
+        f = found[i]
+        amount, start, end = Decimal(str(f.value)), f.start, f.end
+        multiplied = any(c in _MULTIPLIERS for c in f.raw)
+        nxt = found[i + 1] if i + 1 < len(found) else None
+        if nxt is not None and text[f.end:nxt.start].strip() in _SPAN_WORDS:
+            # "15到25万": the unit of the second number is the first's too.
+            high = Decimal(str(nxt.value))
+            if not multiplied and "万" in nxt.raw:
+                amount *= 10_000
+            amount, end, multiplied = (amount + high) / 2, nxt.end, True
+            i += 1
+        i += 1
+        currency = _CURRENCY.match(text, end)
+        if not multiplied and amount < _BARE_MIN:
+            if currency is None:
+                continue  # "收入15": 15 what?
+            end = currency.end()
+        before = text[max(0, start - _LOOK_BEHIND):start]
+        monthly = _MONTHLY.search(before)
+        if monthly:
+            amount *= 12
+            start -= len(before) - monthly.start()
+        below = _BELOW.search(text[max(0, start - _LOOK_BEHIND):start])
+        after = _BELOW_AFTER.match(text, end)
+        if below or after:
+            amount -= Decimal("0.01")
+            start -= len(below.group()) if below else 0
+            end = after.end() if after else end
+        out.append((float(amount), start, end))
+    return out
+
+
+_DIGITS = "一二三四五六七八九"
+# Rough amounts said in words: "七八万", "二三十万", "十几万", "二十多万", "三十来万", "百万".
+_NEIGHBOURS = re.compile(r"([一二两三四五六七八])([二三四五六七八九])(十)?([百千万])")
+_TENS_AND_SOME = re.compile(r"([一二两三四五六七八九]?)十(几|多|来)([百千万])")
+_BARE_MILLION = re.compile(r"(?<![0-9零〇一二两三四五六七八九十])百万")
+
+
+def rough(text: str) -> str:
+    """Rough amounts in words rewritten as digits ("七八万" → "7.5万", "十几万" → "15万")."""
+    def neighbours(m: re.Match) -> str:
+        low, high = _DIGITS.index(m[1].replace("两", "二")) + 1, _DIGITS.index(m[2]) + 1
+        if high != low + 1:
+            return m[0]
+        return f"{(low + high) / 2 * (10 if m[3] else 1):g}{m[4]}"
+
+    def tens(m: re.Match) -> str:
+        base = (_DIGITS.index(m[1].replace("两", "二")) + 1 if m[1] else 1) * 10
+        return f"{base + (0 if m[2] == '来' else 5)}{m[3]}"
+
+    return _BARE_MILLION.sub("100万", _TENS_AND_SOME.sub(tens, _NEIGHBOURS.sub(neighbours, text)))
+
+
+def check(raw: str, *, buckets: Iterable | None = None, **_: object) -> Result:
+    """The range ``raw`` names or its amount falls in; the value is the range's value."""
+    table = _frozen(buckets)
+    text = rough(re.sub(r"\s+", "", raw))
+    for value, _below in table:
+        if text == re.sub(r"\s+", "", value):
+            return valid(value)
+    amounts = _amounts(text)
+    if not amounts:
+        return invalid(messages.BUCKET_UNREADABLE.format(
+            options="、".join(value for value, _ in table)))
+    return valid(_bucket(amounts[0][0], table))
+
+
+def extract(text: str, *, buckets: Iterable | None = None, **_: object) -> list[Found]:
+    """Every range named or amount stated in a sentence, as its range."""
+    table = _frozen(buckets)
+    found = []
+    for value, _below in table:
+        at = text.find(value)
+        if at >= 0:
+            found.append(Found(value, at, at + len(value), value))
+    for amount, start, end in _amounts(text):
+        if not any(f.start < end and start < f.end for f in found):
+            found.append(Found(_bucket(amount, table), start, end, text[start:end]))
+    return sorted(found, key=lambda f: f.start)

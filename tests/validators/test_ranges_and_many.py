@@ -1,0 +1,50 @@
+"""bucket (an amount read into a range) and multi_enum (several options) fields."""
+
+from __future__ import annotations
+
+import pytest
+
+from si_agent.validators import check, extract
+
+BUCKETS = [("10万以下", 100_000), ("10-20万", 200_000), ("20-50万", 500_000), ("50万以上", None)]
+PRODUCTS = [("重疾险", ("重疾", "大病险")), ("寿险", ("定期寿险",)), ("意外险", ("意外",)),
+            ("医疗险", ("百万医疗", "住院险")), ("年金险", ("养老年金",))]
+
+
+@pytest.mark.parametrize("said,bucket", [
+    ("10万元不到", "10万以下"), ("不到十万", "10万以下"), ("八万", "10万以下"),
+    ("10万", "10-20万"), ("年薪15万", "10-20万"), ("十五万左右", "10-20万"),
+    ("月薪8000", "10万以下"), ("月薪两万", "20-50万"), ("15到25万", "20-50万"),
+    ("20万以下", "10-20万"), ("五十万以上", "50万以上"), ("120万", "50万以上"),
+    ("10-20万", "10-20万"), ("50万以上", "50万以上"), ("9000元", "10万以下"),
+])
+def test_an_amount_falls_in_its_range(said, bucket):
+    assert check("bucket", said, buckets=BUCKETS).value == bucket
+
+
+@pytest.mark.parametrize("said", ["收入15", "不告诉你", "很多"])
+def test_no_amount_is_a_chinese_diagnosis_listing_the_ranges(said):
+    result = check("bucket", said, buckets=BUCKETS)
+    assert not result.ok
+    assert result.error.endswith("10万以下、10-20万、20-50万、50万以上。")
+
+
+def test_amounts_in_a_sentence_keep_their_hedges():
+    found = extract("bucket", "我40岁，年收入不到10万，两个孩子", buckets=BUCKETS)
+    assert [(f.value, f.raw) for f in found] == [("10万以下", "不到10万")]
+    assert check("bucket", found[0].raw, buckets=BUCKETS).value == "10万以下"
+
+
+@pytest.mark.parametrize("said,chosen", [
+    ("重疾和百万医疗都想看看", ["重疾险", "医疗险"]),
+    ("意外险", ["意外险"]),
+    ("养老年金和定期寿险吧", ["寿险", "年金险"]),
+    ("重疾险、寿险、意外险、医疗险、年金险", ["重疾险", "寿险", "意外险", "医疗险", "年金险"]),
+])
+def test_several_options_in_option_order(said, chosen):
+    assert check("multi_enum", said, options=PRODUCTS).value == chosen
+
+
+def test_no_option_lists_them():
+    result = check("multi_enum", "理财", options=PRODUCTS)
+    assert not result.ok and "重疾险、寿险、意外险、医疗险、年金险" in result.error
