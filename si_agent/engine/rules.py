@@ -50,6 +50,7 @@ log = logging.getLogger(__name__)
 
 MATCH_THRESHOLD = 0.75
 SUGGEST_THRESHOLD = 0.45
+ASKED_THRESHOLD = 0.6  # enough for a business asked for outright ("我要…") with a clear margin
 MARGIN = 0.15
 SCATTERED_SCORE = 0.8  # every character of a keyword, close together, in any order
 _SCATTER_SLACK = 6
@@ -191,6 +192,11 @@ class RuleEngine:
             return [_answer(text, bid)], rule, (
                 f"question about {bid} (score {score:.2f}; {why})")
         question = L.is_question(read)
+        if (bid and score >= ASKED_THRESHOLD and score - runner_up >= MARGIN and not question
+                and L.REQUEST_OPENING.match(read)):
+            # "我要改一下社保登记的手机号": asked for outright, and no other business is close.
+            return self.start(view, self.catalog[bid], text), Rule.SIMILAR_KEYWORD, (
+                f"request for {bid} (score {score:.2f})")
         if bid and score >= SUGGEST_THRESHOLD:
             # Not a question: only the suggestion is shown, asking to confirm the guess.
             return [_answer(text if question else "", bid)], Rule.SUGGEST, (

@@ -9,7 +9,8 @@ recommended ("回复“办理”即可开始"): "失业金怎么领", "养老金
 The rules, in order (``classify``; the vocabularies are in ``lexicon``):
 
 0. a look-up given two or more of its inputs ("交了二十年社保，社平工资8000，60岁退休能拿多少")
-   → request: running it is the answer;
+   → request: running it is the answer; a message ending with a request ("退休金能领多少
+   帮我算算") → request (one opening with it, "我要办社保卡，要带什么", is answered first);
 1. a how/what/how-long question (``HOW``: 怎么, 多久, 多少, 什么, 谁, 几, 是…还是…) → question;
 2. a yes/no question (``YES_NO``: 吗, 呢, 会不会, a closing 不/没: "领失业金不", "审核过没")
    - opening with a request (``REQUEST_OPENING``: 我要, 帮我, 麻烦…: "能帮我挂失吗") → request;
@@ -51,6 +52,9 @@ def classify(text: str, rest: str, *, query: bool, values: int = 0) -> tuple[Spe
     """
     if query and values >= INPUTS:
         return SpeechAct.REQUEST, "a look-up with its inputs given"
+    last = L.clauses(text)[-1] if L.clauses(text) else ""
+    if L.REQUEST_OPENING.match(last) and not L.is_question(last):
+        return SpeechAct.REQUEST, "ends with a request"
     if L.is_how_question(rest):
         return SpeechAct.QUESTION, "how/what question"
     if not L.is_question(rest):

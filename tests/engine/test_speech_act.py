@@ -47,6 +47,8 @@ def _act(engine, catalog, text: str) -> SpeechAct:
     "提交完了没记住受理编号 还能查进度吗",
     "我妈退休了过来帮我带孩子 她在这边看病能报销吗",  # 帮我 not addressed to the assistant
     "可以用手机帮我妈刷脸认证吗",
+    "我想问一下失业金怎么领",
+    "我要办社保卡需要什么材料",       # opens with a request, asks something: answered first
 ])
 def test_questions_are_answered(engine, catalog, text):
     assert _act(engine, catalog, text) is SpeechAct.QUESTION
@@ -64,6 +66,8 @@ def test_questions_are_answered(engine, catalog, text):
     "退休能领多少？我想算一下",     # a request in the second clause
     "社保卡被偷了 赶紧帮我冻结",
     "我交了二十年社保 社平工资8000 60岁退休大概能拿多少",  # a look-up with its inputs
+    "我要改一下社保登记的手机号",     # asked for outright; the keyword only similar
+    "退休金能领多少 帮我算算",         # ends with a request
 ])
 def test_requests_start_the_business(engine, catalog, text):
     assert _act(engine, catalog, text) is SpeechAct.REQUEST
@@ -93,6 +97,8 @@ def test_the_app_engine_reads_typos_and_dialect(catalog, tmp_path):
     engine = create_engine("rules", catalog, Settings(data_dir=tmp_path))
     decision = engine.decide(_idle(catalog), "我要领失叶金", _idle_tools(catalog))
     assert decision.calls[0].arguments == {"business_id": "unemployment_benefit"}
+    decision = engine.decide(_idle(catalog), "退修金能领多少 帮我算算", _idle_tools(catalog))
+    assert decision.calls[0].arguments == {"business_id": "pension_estimate"}
     decision = engine.decide(_idle(catalog), "社宝卡丢了咋整", _idle_tools(catalog))
     assert decision.calls[0].arguments == {"question": "社宝卡丢了咋整",
                                            "suggested_business_id": "card_loss"}
