@@ -58,7 +58,7 @@ def test_ask_answers_or_says_it_has_nothing(run, capsys):
 def test_search_and_ask_show_how_a_question_was_read(run, capsys):
     assert run("kb", "search", "社宝卡丢了咋整", "-k", "1") == 0
     first = capsys.readouterr().out.splitlines()[0]
-    assert first == "（按“社保卡丢了怎么办”检索 [咋整→怎么办] [社宝→社保]）"
+    assert first == "（按“社保卡丢了怎么办”检索 [咋整→怎么办] [社宝卡→社保卡]）"
 
 
 def test_kb_without_a_command_prints_usage(run, capsys):
