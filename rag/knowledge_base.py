@@ -190,6 +190,7 @@ class KnowledgeBase:
         if not missing:
             self._warn_if_stale(docs)
         self._picker = SentencePicker(d.body for d in docs)
+        self.understanding.normaliser.warm()
         self._as_of = {d.doc_id: d.as_of for d in docs}
 
     def _warn_if_stale(self, docs) -> None:

@@ -81,6 +81,15 @@ class Normaliser:
         self._spelt: dict[str, str] | None = None
         self._lock = threading.Lock()
 
+    def warm(self) -> None:
+        """Load pypinyin, jieba's dictionary and the homophone index now (a second or more
+        on a busy machine), so the first question does not wait for them."""
+        if self.use_pinyin and self._homophone_index():
+            import jieba
+
+            jieba.setLogLevel(logging.WARNING)
+            jieba.dt.check_initialized()
+
     def normalise(self, text: str) -> Normalised:
         """``text`` with the table's variants and homophone typos replaced."""
         text = text or ""

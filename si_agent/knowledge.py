@@ -155,7 +155,8 @@ def typo_normaliser(settings: Settings, catalog: Mapping[str, Business]) -> Call
     """The knowledge base's typo and dialect normaliser (term table of ``settings.kb_dir``,
     homophones of domain words and of the businesses' words), for the rule engine.
 
-    It needs no store and no model; a broken term table raises ``ConfigError``.
+    It needs no store and no model; its dictionaries are loaded here, at start-up. A
+    broken term table raises ``ConfigError``.
     """
     from rag.errors import TermsError
     from rag.query import understanding_for
@@ -164,4 +165,5 @@ def typo_normaliser(settings: Settings, catalog: Mapping[str, Business]) -> Call
         normaliser = understanding_for(settings.kb_dir, business_terms(catalog)).normaliser
     except TermsError as exc:
         raise ConfigError(exc.file, exc.line, "", exc.message) from None
+    normaliser.warm()  # at start-up, not on the first message
     return lambda text: normaliser.normalise(text).text
