@@ -8,7 +8,8 @@ Two question sets:
   the issue, without reading the corpus): each question has a kind (typo,
   numeric, life_event, question_about_business, request, off_topic, knowledge),
   the business expected and key answer words (every group must appear; any
-  alternative of a group will do).
+  alternative of a group will do); ``act: request`` marks a request whose kind names
+  only its wording.
 
 Sections (all by default; ``--only`` picks some):
 
@@ -20,10 +21,12 @@ Sections (all by default; ``--only`` picks some):
               suggested, equals the expected one; none expected and none given counts),
               "started instead of answered" (a business started where the question
               expects an answer: every kind but ``request``, unless its note says it
-              "should start"), off-topic false positives (an off-topic question that
+              "should start" or it has ``act: request``; also counted without the
+              ``act`` labels), off-topic false positives (an off-topic question that
               got a passage or started a business), and p50 / p99 of the turn and of
               the retrieval alone (understanding + embedding + search);
-``steps``     recall@3 as the query understanding steps are added one by one;
+``steps``     recall@3, and on qa_real the answers end to end, as the query
+              understanding steps are added one by one;
 ``modes``     recall and store latency per search mode (dense, BM25, hybrid, exact
               numpy) on the corpus and on the corpus padded to ``--synthetic`` chunks
               with public-service filler (vectors cached in ``--cache``).
@@ -89,15 +92,17 @@ def load_set(name: str) -> list[dict]:
     if name == "qa":
         for q in data["questions"]:
             items.append({"q": q["q"], "kind": "knowledge", "business": q["business"],
-                          "docs": q["docs"], "key_words": [], "starts": False})
+                          "docs": q["docs"], "key_words": [], "starts": False,
+                          "starts_by_kind": False})
         for q in data.get("unrelated", []):
             items.append({"q": q, "kind": "off_topic", "business": None, "docs": [],
-                          "key_words": [], "starts": False})
+                          "key_words": [], "starts": False, "starts_by_kind": False})
         return items
     for q in data["questions"]:
-        starts = q["kind"] == "request" or bool(SHOULD_START.search(q.get("note") or ""))
+        by_kind = q["kind"] == "request" or bool(SHOULD_START.search(q.get("note") or ""))
         items.append({"q": q["q"], "kind": q["kind"], "business": q.get("expected_business"),
-                      "docs": [], "key_words": q.get("key_words") or [], "starts": starts})
+                      "docs": [], "key_words": q.get("key_words") or [],
+                      "starts": by_kind or q.get("act") == "request", "starts_by_kind": by_kind})
     return items
 
 
@@ -189,6 +194,8 @@ def summarise(rows: list[dict]) -> dict:
         "key facts": ratio(facts_ok, facts) if facts else None,
         "recommendation": ratio(recommend_ok, rows),
         "started instead of answered": len(wrongly_started),
+        "… counting act labels as questions": len(
+            [r for r in rows if r["started"] and not r["starts_by_kind"]]),
         "requests not started": len(not_started),
         "off-topic answered": f"{len(off_answered)}/{len(off)}",
         "turn p50 ms": percentile([r["turn_ms"] for r in rows], 50),
@@ -229,11 +236,18 @@ STEPS = [
 ]
 
 
-def run_steps(kb, catalog, sets: dict[str, list[dict]]) -> list[tuple]:
+def run_steps(kb, catalog, sets: dict[str, list[dict]], executor) -> list[tuple]:
+    """Per step: recall@3 on each set, and on qa_real the answers end to end (the rule
+    engine reads the question through the same steps): key facts, recommendation,
+    started instead of answered."""
     from rag.knowledge_base import KnowledgeBase
     from rag.query import QueryUnderstanding, terms_path
     from rag.terms import load_terms
+    from si_agent.engine.rules import RuleEngine
+    from si_agent.flow.controller import Controller
     from si_agent.knowledge import business_terms
+    from si_agent.session import MemoryStore
+    from si_agent.testing import fake_step_handlers
 
     table = load_terms(terms_path(kb.kb_dir))
     terms = business_terms(catalog)
@@ -254,6 +268,13 @@ def run_steps(kb, catalog, sets: dict[str, list[dict]]) -> list[tuple]:
                 rows.append({**item, "top": hits[:3],
                              "docs_ranked": list(dict.fromkeys(h.doc_id for h in hits))})
             cells.append(ratio([r for r in rows if recalled_at_3(r)], rows))
+        normaliser = understanding.normaliser
+        engine = RuleEngine(catalog, normalise=lambda text, n=normaliser: n.normalise(text).text)
+        controller = Controller(catalog, MemoryStore(), engine, executor,
+                                knowledge=step_kb, step_handlers=fake_step_handlers())
+        real = run_answers(controller, step_kb, "qa_real", sets["qa_real"])
+        cells += [real["key facts"], real["recommendation"], real["started instead of answered"],
+                  real["off-topic answered"]]
         changed = 0
         for item in (i for items in sets.values() for i in items):
             if understanding.understand(item["q"]).text != item["q"]:
@@ -261,6 +282,11 @@ def run_steps(kb, catalog, sets: dict[str, list[dict]]) -> list[tuple]:
         cells.append(changed)
         out.append(tuple(cells))
     return out
+
+
+STEP_HEAD = ("key facts (qa_real)", "recommendation (qa_real)",
+             "started instead of answered (qa_real)", "off-topic answered (qa_real)",
+             "questions changed")
 
 
 def false_corrections(kb, sets: dict[str, list[dict]]) -> list[tuple[str, str, str]]:
@@ -402,6 +428,7 @@ def table(head: tuple, rows: list) -> str:
 
 
 ANSWER_METRICS = ("n", "recall@3", "key facts", "recommendation", "started instead of answered",
+                  "… counting act labels as questions",
                   "requests not started", "off-topic answered", "turn p50 ms", "turn p99 ms",
                   "retrieval p50 ms", "retrieval p99 ms")
 
@@ -447,8 +474,9 @@ def main(argv: list[str] | None = None) -> int:
             if not hasattr(kb, "understand"):
                 print("steps: this checkout has no query understanding\n")
             else:
-                print("recall@3 as query understanding steps are added (cumulative)\n")
-                print(table(("step", *sets, "questions changed"), run_steps(kb, catalog, sets)))
+                print("query understanding steps added one by one (cumulative)\n")
+                print(table(("step", *(f"recall@3 ({n})" for n in sets), *STEP_HEAD),
+                            run_steps(kb, catalog, sets, controller.executor)))
                 print("\nquestions the normaliser changes (read them for false corrections):")
                 for name, q, changes in false_corrections(kb, sets):
                     print(f"   {name}: {q}  [{changes}]")
