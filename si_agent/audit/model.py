@@ -56,7 +56,10 @@ def parse_since(text: str, *, now: datetime | None = None) -> datetime:
     value = text.strip()
     match = _RELATIVE.fullmatch(value.lower())
     if match:
-        return now - timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+        try:
+            return now - timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+        except OverflowError:
+            raise ValueError(f"too long ago: {text!r}") from None
     try:
         when = datetime.fromisoformat(value)
     except ValueError:

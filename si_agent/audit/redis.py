@@ -75,7 +75,7 @@ class RedisAuditStore:
 
 
 def _stream_id(when: datetime) -> str:
-    return str(int(when.timestamp() * 1000))
+    return str(max(0, int(when.timestamp() * 1000)))
 
 
 def _text(value: bytes | str) -> str:
