@@ -3,8 +3,10 @@
 One stream (``si_agent:audit`` next to the sessions' keys). ``append`` is one
 ``XADD`` that also trims entries older than the retention period
 (``MINID ~ <cutoff>``: approximate, so Redis trims whole nodes cheaply; ``purge``
-trims exactly with ``XTRIM MINID``). Stream ids are the server's milliseconds,
-so a time filter is an id range and the newest entries come from ``XREVRANGE``.
+trims exactly with ``XTRIM MINID``). An entry's stream id is its own time in
+milliseconds (``<ms>-*``, Redis 7), so a time filter is an id range and the newest
+entries come from ``XREVRANGE``; an entry older than the stream's newest (a clock
+behind) takes the server's time instead.
 """
 
 from __future__ import annotations
@@ -34,16 +36,23 @@ class RedisAuditStore:
         self.key = key
         self.retention = retention
         self._errors = (redis.RedisError, OSError)
+        self._response_error = redis.ResponseError
 
     def __repr__(self) -> str:
         return f"RedisAuditStore(key={self.key!r})"
 
     def append(self, entry: AuditEntry) -> None:
+        fields = {"data": entry.model_dump_json(exclude={"id"})}
         trim: dict[str, Any] = {}
         if self.retention is not None:
             trim = {"minid": _stream_id(utc_now() - self.retention), "approximate": True}
         try:
-            self._client.xadd(self.key, {"data": entry.model_dump_json(exclude={"id"})}, **trim)
+            try:  # the entry's own millisecond, so time filters and trimming follow ``at``
+                self._client.xadd(self.key, fields, id=_stream_id(entry.at) + "-*", **trim)
+            except self._response_error:
+                # An entry of a machine whose clock is behind the stream's newest (or a
+                # Redis before 7.0): the server's time instead.
+                self._client.xadd(self.key, fields, **trim)
         except self._errors as exc:
             raise StoreUnavailable(f"Redis audit store: {type(exc).__name__}: {exc}") from exc
 
