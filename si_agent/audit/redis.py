@@ -60,16 +60,17 @@ class RedisAuditStore:
               limit: int = 100) -> list[AuditEntry]:
         low = _stream_id(since) if since is not None else "-"
         high, found = "+", []
+        batch = _BATCH if business is not None else limit  # without a filter: exactly these
         try:
             while len(found) < limit:
-                rows = self._client.xrevrange(self.key, max=high, min=low, count=_BATCH)
+                rows = self._client.xrevrange(self.key, max=high, min=low, count=batch)
                 for stream_id, fields in rows:
                     entry = AuditEntry.model_validate_json(fields.get(b"data") or fields["data"])
                     if business is None or entry.business == business:
                         found.append(entry.model_copy(update={"id": _text(stream_id)}))
                         if len(found) == limit:
                             break
-                if len(rows) < _BATCH:
+                if len(rows) < batch:
                     break
                 high = "(" + _text(rows[-1][0])  # exclusive: continue below the last one
         except self._errors as exc:

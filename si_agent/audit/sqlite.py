@@ -26,7 +26,7 @@ CREATE TABLE IF NOT EXISTS audit (
     data     TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS audit_at ON audit (at);
-CREATE INDEX IF NOT EXISTS audit_business_at ON audit (business, at);
+CREATE INDEX IF NOT EXISTS audit_business ON audit (business, id);  -- newest of a business
 CREATE TRIGGER IF NOT EXISTS audit_append_only BEFORE UPDATE ON audit
 BEGIN
     SELECT RAISE(ABORT, 'the audit log is append-only');
