@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from si_agent.audit import create_audit_log
 from si_agent.config.assistant import load_assistant_texts
 from si_agent.config.loader import load_businesses
 from si_agent.config.settings import Settings
@@ -38,4 +39,5 @@ def build_controller(settings: Settings | None = None, *, engine: str | None = N
         max_message_chars=settings.max_message_chars,
         texts=load_assistant_texts(settings.business_dir),
         handoff_text=settings.handoff_text,
+        audit=create_audit_log(settings, store),
     )

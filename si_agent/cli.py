@@ -91,6 +91,9 @@ def _parser() -> argparse.ArgumentParser:
     from si_agent.cli_jobs import register as register_jobs
 
     register_jobs(sub)
+    from si_agent.cli_audit import register as register_audit
+
+    register_audit(sub)
     return p
 
 

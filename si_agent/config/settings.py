@@ -225,6 +225,11 @@ class Settings(BaseSettings):
     # Seconds before Redis hands an unacknowledged job to another worker: above the
     # longest job (si_agent/jobs/celery.py).
     job_visibility_timeout: PositiveInt = 3600
+    # -- audit log (docs/audit.md) -------------------------------------------------
+    audit_store: Lowered = "auto"  # auto, sqlite, redis, memory (si_agent.audit)
+    audit_retention_days: PositiveInt = 180
+    # Key of the HMAC that hashes user ids in the audit log; default: jwt_secret.
+    audit_pepper: str | None = Field(default=None, repr=False)
     # -- rpa executor (api.kind: rpa) ---------------------------------------------
     rpa_chromium: str = "/usr/bin/chromium"
     rpa_retention_days: NonNegativeInt = 7  # job traces (screenshots hold personal data)
@@ -261,6 +266,10 @@ class Settings(BaseSettings):
     @property
     def sessions_db(self) -> Path:
         return self.sqlite_path or self.data_dir / "sessions.db"
+
+    @property
+    def audit_db(self) -> Path:
+        return self.data_dir / "audit.db"
 
     @property
     def kb_location(self) -> str:

@@ -24,6 +24,7 @@ run yet, and no job was written.
 from __future__ import annotations
 
 import logging
+import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -31,6 +32,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from si_agent import replies
+from si_agent.audit import AuditLog, MemoryAuditStore
 from si_agent.config.assistant import AssistantTexts
 from si_agent.config.model import Business, Step
 from si_agent.config.settings import DEFAULT_HANDOFF
@@ -114,6 +116,7 @@ class Controller:
         max_message_chars: int = 2000,
         texts: AssistantTexts | None = None,
         handoff_text: str = DEFAULT_HANDOFF,
+        audit: AuditLog | None = None,
     ) -> None:
         self.store = store
         self.engine = engine
@@ -126,6 +129,8 @@ class Controller:
         self.files = files if files is not None else create_step_files(store)
         self.jobs = jobs if jobs is not None else create_job_store(store)
         self.runner = runner or ThreadRunner()
+        # Without one given (tests, embedding code): this process's memory only.
+        self.audit = audit or AuditLog(MemoryAuditStore(), pepper=secrets.token_hex(16))
         self.driver = JobDriver(self)
         self.max_message_chars = max_message_chars
         self.texts = texts if texts is not None else AssistantTexts()
@@ -204,6 +209,7 @@ class Controller:
                              session_ref(session_id))
                     continue
                 turn.apply_file_ops()
+                turn.audit()
                 break
             else:
                 raise SessionConflict(session_ref(session_id), expected=-1, found=None)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from transitions import MachineError
 
 from si_agent import replies
+from si_agent.audit.model import AUDITED_STATES
 from si_agent.config.model import Business, Check, FieldDef, Step, Theme
 from si_agent.engine.base import Decision, Rule, SessionView, TextSink, ToolCall, pending_fields
 from si_agent.errors import ExecutorError
@@ -100,6 +101,10 @@ class Turn:
         self.opened = False  # the consultation's opening is in this reply
         self.consult_lines: list[str] = []
         self.resumed = False
+        # Audited states entered (state, business, values then), written to the audit log
+        # once the session is saved (``audit``): a re-run after a conflict must not.
+        self.entered: list[tuple[str, Business | None, dict[str, Any]]] = []
+        self.applied: Job | None = None  # the finished job whose outcome this turn applied
 
     # -- lifecycle --------------------------------------------------------
 
@@ -206,6 +211,14 @@ class Turn:
         if flow.step_files:
             self._drop_files(self._owner(flow.flow_nonce))
 
+    def audit(self) -> None:
+        """Write the audited states this turn entered to the audit log (after the save)."""
+        for state, business, values in self.entered:
+            job = self.job if state == "executing" else self.applied
+            self.ctl.audit.state_change(self.s.session_id, business, state, job=job,
+                                        values=values)
+        self.entered = []
+
     def apply_file_ops(self) -> None:
         """Carry out the step-file changes of this turn (after its session was saved)."""
         files = self.ctl.files
@@ -249,6 +262,8 @@ class Turn:
         )
         self.ctl.machine.fire(model, trigger)
         s.state = model.state
+        if s.state in AUDITED_STATES:
+            self.entered.append((s.state, b, self._values()))
 
     def _record(self, call: ToolCall, outcome: A.Outcome) -> None:
         self.records.append(ToolCallRecord(
@@ -968,6 +983,7 @@ class Turn:
     def apply_job(self, job: Job) -> None:
         """Apply a finished job's outcome: done with the result, or failed."""
         b = self.business
+        self.applied = job
         if b is None:  # the business left the configuration while its job ran
             self._fire("cancel")
             self._clear()

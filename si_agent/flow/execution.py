@@ -163,14 +163,23 @@ class JobDriver:
             except ExecutorError as exc:
                 error = JobError(message=exc.message, field_errors=exc.field_errors,
                                  retryable=exc.retryable, status=exc.status, resume=exc.resume)
+                self._audit(job, business, error=exc.message)
                 return self._outcome(job, error=error)
             except Exception as exc:  # a broken executor must not break the dialogue
                 # Only the type: third-party messages may quote the values sent.
                 log.error("job %s of %s: the executor crashed (%s)", job.id, business.id,
                           type(exc).__name__)
+                self._audit(job, business, error=f"executor crashed: {type(exc).__name__}")
                 return self._outcome(job, error=JobError(
                     message=replies.EXECUTOR_CRASHED, retryable=executor.resumable))
+        self._audit(job, business, result=result)
         return self._outcome(job, result=result)
+
+    def _audit(self, job: Job, business: Business, *, result: dict | None = None,
+               error: str | None = None) -> None:
+        """The audit log's entry for this run of the executor (every kind: http, rpa, ...)."""
+        channel = business.api.kind if business.api else "none"
+        self.ctl.audit.submission(job, business, channel=channel, result=result, error=error)
 
     def _with_files(self, values: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         """``values`` with each kept-file reference replaced by the file (base64), and
@@ -375,6 +384,7 @@ class JobDriver:
                 session = None
                 continue
             turn.apply_file_ops()
+            turn.audit()
             return session, turn.parts if same_turn else []
         raise SessionConflict(session_ref(session_id), expected=-1, found=None)
 

@@ -1,7 +1,8 @@
 """The HTTP API and web page: ``create_app(settings=None)``.
 
 Blueprints, one per file: ``auth`` (tokens), ``chat`` (turns and the session),
-``businesses``, ``health``, ``openapi``, ``ui`` (the page), and the embedded demo
+``businesses``, ``health``, ``openapi``, ``ui`` (the page), ``admin`` (the audit
+log, admin role only), and the embedded demo
 backend under ``/demo``. The controller (catalog, store, engine, executor) is
 built once per app and shared by its threads.
 """
@@ -19,7 +20,7 @@ from jwt.exceptions import PyJWTError
 from si_agent.config.settings import Settings
 from si_agent.errors import JobInProgress, SessionConflict, StoreUnavailable
 from si_agent.flow.controller import Controller
-from si_agent.server import businesses, chat, health, openapi, ui, upload
+from si_agent.server import admin, businesses, chat, health, openapi, ui, upload
 from si_agent.server.auth import init_auth
 from si_agent.server.errors import error_response, register_error_handlers
 from si_agent.uploads import UploadVault
@@ -53,7 +54,7 @@ def create_app(settings: Settings | None = None, *, controller: Controller | Non
                       strategy="moving-window", in_memory_fallback_enabled=True)
     limiter.limit(settings.rate_limit)(chat.bp)
     limiter.limit(settings.rate_limit)(upload.bp)
-    for bp in (chat.bp, upload.bp, businesses.bp, health.bp, openapi.bp, ui.bp):
+    for bp in (chat.bp, upload.bp, businesses.bp, health.bp, openapi.bp, ui.bp, admin.bp):
         app.register_blueprint(bp)
     if settings.auth_mode == "dev":
         # The demo backend's admin routes expose every application: never in prod.

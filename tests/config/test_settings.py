@@ -67,6 +67,9 @@ PARSED = [
     ("SI_JOB_VISIBILITY_TIMEOUT", "7200", "job_visibility_timeout", 7200),
     ("SI_RPA_RETENTION_DAYS", "3", "rpa_retention_days", 3),
     ("SI_FACE_THRESHOLD", "0.5", "face_threshold", 0.5),
+    ("SI_AUDIT_STORE", "Redis", "audit_store", "redis"),
+    ("SI_AUDIT_RETENTION_DAYS", "30", "audit_retention_days", 30),
+    ("SI_AUDIT_PEPPER", "q" * 32, "audit_pepper", "q" * 32),
 ]
 
 # variable, text, what the message says after the variable's name
@@ -90,6 +93,7 @@ INVALID = [
     ("SI_JWT_ALGORITHM", "ES256", "must be one of HS256, RS256, got 'ES256'"),
     ("SI_LOG_LEVEL", "loud", "must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL, got 'loud'"),
     ("SI_HANDOFF_TEXT", "   ", "must not be empty"),
+    ("SI_AUDIT_RETENTION_DAYS", "0", "must be a positive integer, got '0'"),
     ("SI_JWT_PUBLIC_KEY", "/nowhere/key.pem",
      "is neither a PEM key nor a readable file: '/nowhere/key.pem'"),
     ("SI_GATEWAY_CLIENTS", "portal:short", "must be 'id:secret[,id:secret]'"),

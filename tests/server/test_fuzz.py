@@ -20,6 +20,7 @@ from collections import Counter
 
 import pytest
 import schemathesis
+from flask_jwt_extended import create_access_token
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -39,15 +40,19 @@ def fuzz_app(settings):
 
 @pytest.fixture
 def api_schema(fuzz_app):
-    token = fuzz_app.test_client().post("/api/token", json={"user_id": "fuzzer"})
+    with fuzz_app.app_context():  # an admin, so GET /api/admin/audit is fuzzed past its 403
+        token = create_access_token(identity="fuzzer", additional_claims={"roles": ["admin"]})
     config = schemathesis.Config.from_dict({
-        "auth": {"openapi": {"bearer": {"bearer": token.get_json()["access_token"]}}},
+        "auth": {"openapi": {"bearer": {"bearer": token}}},
         "checks": {"negative_data_rejection": {"expected-statuses": REJECTION_STATUSES}},
         "phases": {"coverage": {"unexpected-methods": PROBED_METHODS}},
         # A schema-valid upload is still refused when no step awaits a photo (400) or
         # the bytes are no JPEG/PNG/WebP image (415): the schema cannot say either.
         "operations": [{"include-path": "/api/upload", "checks": {
-            "positive_data_acceptance": {"expected-statuses": [200, 400, 413, 415]}}}],
+            "positive_data_acceptance": {"expected-statuses": [200, 400, 413, 415]}}},
+                       # ``since`` is free text: one that is neither ISO nor an age is a 400.
+                       {"include-path": "/api/admin/audit", "checks": {
+                           "positive_data_acceptance": {"expected-statuses": [200, 400]}}}],
     })
     return schemathesis.openapi.from_wsgi("/openapi.json", fuzz_app, config=config)
 
@@ -60,7 +65,7 @@ def sent(api_schema):
     operations = {result.ok().label for result in api_schema.get_all_operations()}
     assert operations >= {
         "POST /api/token", "POST /api/chat", "GET /api/session", "DELETE /api/session",
-        "GET /api/businesses", "GET /healthz", "GET /readyz",
+        "GET /api/businesses", "GET /healthz", "GET /readyz", "GET /api/admin/audit",
     }
     assert set(counts) == operations, f"operations never called: {operations - set(counts)}"
     assert counts["POST /api/chat"] >= MAX_EXAMPLES and counts["POST /api/token"] >= MAX_EXAMPLES

@@ -1,0 +1,68 @@
+"""``AuditEntry``, one line of the audit log, and ``parse_since`` for queries.
+
+An entry never holds raw personal data: the user is a keyed hash of the session
+id, and field values are masked (``si_agent.audit.log``) before an entry is made.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+AuditEvent = Literal["state", "submission"]
+# The states whose every entry is audited (the submission's life cycle).
+AUDITED_STATES: frozenset[str] = frozenset({"executing", "done", "failed"})
+
+_RELATIVE = re.compile(r"(\d+)\s*([smhdw])")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class AuditEntry(BaseModel):
+    """One audited event: a state change of a dialogue or a submission to an executor."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    at: datetime = Field(default_factory=utc_now)  # UTC
+    event: AuditEvent
+    user: str  # HMAC-SHA256 of the session id (``AuditLog.user_ref``), never the id
+    business: str
+    job_id: str | None = None
+    state: str | None = None  # event "state": the state entered (executing, done, failed)
+    channel: str | None = None  # event "submission": the executor kind (http, rpa, ...)
+    outcome: str  # running, succeeded, failed, concluded (a consultation done)
+    application_no: str | None = None
+    values: dict[str, str] = Field(default_factory=dict)  # masked
+    detail: str | None = None  # why it failed, masked
+    id: str | None = None  # given by the store: a row number or a stream id
+
+    @property
+    def timestamp(self) -> float:
+        return self.at.timestamp()
+
+
+def parse_since(text: str, *, now: datetime | None = None) -> datetime:
+    """``2h``, ``30m``, ``7d``, ``1w`` (ago), or an ISO 8601 time (UTC unless it says).
+
+    Raises ``ValueError`` naming the accepted forms.
+    """
+    now = now or utc_now()
+    value = text.strip()
+    match = _RELATIVE.fullmatch(value.lower())
+    if match:
+        try:
+            return now - timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+        except OverflowError:
+            raise ValueError(f"too long ago: {text!r}") from None
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"not a time: {text!r}; use ISO 8601 (2026-12-01T08:00) or an "
+                         "age like 30m, 2h, 7d, 1w") from None
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
