@@ -58,7 +58,13 @@ def test_rotation_old_and_new_key_both_pass_until_the_old_one_is_removed(setting
     old_token = _token(before)["access_token"]
     assert pyjwt.get_unverified_header(old_token)["kid"] == "k1"
 
-    # Step 1 of a rotation: the new key signs, the old one still verifies.
+    # Step 1 of a rotation: the new key is added last; it verifies, the old one still signs.
+    added = _app(settings, jwt_keys=(("k1", OLD), ("k2", NEW)))
+    assert pyjwt.get_unverified_header(_token(added)["access_token"])["kid"] == "k1"
+    early = pyjwt.encode(_claims(), NEW, algorithm="HS256", headers={"kid": "k2"})
+    assert _session(added, early).status_code == 200 and _session(added, old_token).status_code == 200
+
+    # Step 2: the new key moves first and signs; the old one still verifies.
     during = _app(settings, jwt_keys=(("k2", NEW), ("k1", OLD)))
     new_token = _token(during)["access_token"]
     assert pyjwt.get_unverified_header(new_token)["kid"] == "k2"
@@ -66,7 +72,7 @@ def test_rotation_old_and_new_key_both_pass_until_the_old_one_is_removed(setting
     assert _session(during, old_token).status_code == 200
     assert _session(during, new_token).status_code == 200
 
-    # Step 2: the old key is gone; its tokens are refused, the new ones still pass.
+    # Step 3: the old key is gone; its tokens are refused, the new ones still pass.
     after = _app(settings, jwt_keys=(("k2", NEW),))
     assert _error(_session(after, old_token)) == (401, "invalid_token")
     assert _session(after, new_token).status_code == 200
