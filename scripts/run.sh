@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 . scripts/venv.sh
-ensure_venv rag,dates,photo,ocr
+ensure_venv run rag,dates,photo,ocr
 export SI_SESSION_STORE=${SI_SESSION_STORE:-sqlite}
 if [ "$#" -eq 0 ]; then
   set -- serve

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 . scripts/venv.sh
-ensure_venv test,rag
+ensure_venv test test,rag
 
 # The Redis tests run for real: start a server when nothing answers on 6379.
 redis_up() {

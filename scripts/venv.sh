@@ -1,9 +1,18 @@
-# Sourced by run.sh and test.sh: make .venv (once) and install the project with
-# the extras given, e.g. `ensure_venv rag` or `ensure_venv test,rag`.
+# Sourced by run.sh and test.sh: make .venv (once), install the locked dependencies of one
+# set, then the project itself (editable, without dependencies).
+# Usage: ensure_venv NAME EXTRAS, e.g. `ensure_venv test test,rag`: installs
+# requirements/NAME.lock with pip's --require-hashes (every file checked against the lock's
+# sha256). scripts/lock.sh makes each lock from the EXTRAS named in these calls.
 ensure_venv() {
-  local python=${PYTHON:-python3}
+  local name=$1 extras=$2 python=${PYTHON:-python3}
+  local lock=requirements/$name.lock pip_quiet=(--quiet --disable-pip-version-check)
+  if ! grep -qx "# extras: $extras" "$lock" 2>/dev/null; then
+    echo "$lock is missing or not made for the extras '$extras': run scripts/lock.sh" >&2
+    return 1
+  fi
   if [ ! -x .venv/bin/python ]; then
     "$python" -m venv .venv
   fi
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[$1]"
+  .venv/bin/python -m pip install "${pip_quiet[@]}" --require-hashes -r "$lock"
+  .venv/bin/python -m pip install "${pip_quiet[@]}" --no-deps -e .
 }

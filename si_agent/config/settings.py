@@ -19,11 +19,19 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BeforeValidator, Field, ValidationError
+from pydantic import (
+    AliasChoices,
+    BeforeValidator,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
 
 from si_agent.errors import SettingsError
@@ -39,6 +47,8 @@ DEFAULT_HANDOFF = "12333社保服务热线"  # where citizens are sent for a per
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 _REPO_BUSINESSES = _REPO_ROOT / "businesses"
 _MIN_CLIENT_SECRET = 16
+_KID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+_ORIGIN = re.compile(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?")
 
 
 def _default_business_dir() -> Path:
@@ -139,6 +149,35 @@ def _clients(raw: Any) -> tuple[tuple[str, str], ...]:
     return tuple((str(client_id), str(secret)) for client_id, secret in pairs)
 
 
+def _jwt_keys(raw: Any) -> tuple[tuple[str, str], ...]:
+    """``kid:key,kid2:key2`` (or pairs) → ``((kid, key), ...)``; a key is an HS256 secret or a
+    PEM public key / its file (RS256, read in ``Settings``). Keys are never quoted in errors."""
+    if isinstance(raw, str):
+        pairs = [(kid.strip(), key.strip()) if sep else ("", "")
+                 for kid, sep, key in (p.strip().partition(":") for p in raw.split(",") if p.strip())]
+    else:
+        try:
+            pairs = [tuple(pair) for pair in raw]
+        except TypeError:
+            pairs = [()]
+    kids = [pair[0] if len(pair) == 2 else "" for pair in pairs]
+    if any(len(pair) != 2 or not _KID.fullmatch(str(pair[0])) or not pair[1] for pair in pairs):
+        raise ValueError("must be 'kid:key[,kid:key]' with kids of letters, digits, . _ -")
+    if len(set(kids)) != len(kids):
+        raise ValueError("names a kid twice")
+    return tuple((str(kid), str(key)) for kid, key in pairs)
+
+
+def _origins(raw: Any) -> tuple[str, ...]:
+    """``https://a.example,https://b.example:8443`` → exact origins (no paths, no ``*``)."""
+    items = [p.strip() for p in raw.split(",")] if isinstance(raw, str) else [str(p) for p in raw]
+    origins = tuple(item.rstrip("/") for item in items if item)
+    for origin in origins:
+        if not _ORIGIN.fullmatch(origin):
+            raise ValueError(f"must be origins like https://app.example[:port], got {origin!r}")
+    return origins
+
+
 PositiveInt = Annotated[int, BeforeValidator(_integer(1, "positive"))]
 NonNegativeInt = Annotated[int, BeforeValidator(_integer(0, "non-negative"))]
 PositiveFloat = Annotated[float, BeforeValidator(_number(zero=False))]
@@ -151,6 +190,8 @@ KnowledgeBackend = Annotated[str, BeforeValidator(_one_of(KNOWLEDGE_BACKENDS))]
 AuthMode = Annotated[str, BeforeValidator(_one_of(AUTH_MODES))]
 JwtAlgorithm = Annotated[str, BeforeValidator(_one_of(JWT_ALGORITHMS, upper=True))]
 PemKey = Annotated[str | None, BeforeValidator(_pem_key)]
+JwtKeys = Annotated[tuple[tuple[str, str], ...], BeforeValidator(_jwt_keys)]
+CorsOrigins = Annotated[tuple[str, ...], BeforeValidator(_origins)]
 GatewayClients = Annotated[tuple[tuple[str, str], ...], BeforeValidator(_clients)]
 
 
@@ -210,6 +251,11 @@ class Settings(BaseSettings):
     jwt_issuer: str | None = None
     jwt_audience: str | None = None
     gateway_clients: GatewayClients = Field(default=(), repr=False)
+    # Key rotation (docs/security.md): several keys by kid; they replace jwt_secret /
+    # jwt_public_key. The first key signs the tokens issued here.
+    jwt_keys: JwtKeys = Field(default=(), repr=False)
+    jwt_refresh_expires: PositiveInt = 86400  # lifetime of refresh tokens from /api/token
+    cors_origins: CorsOrigins = ()  # browser origins allowed to call /api/* (none: CORS off)
     rate_limit: str = "60 per minute"
     rate_limit_storage: str = "memory://"
     max_body_bytes: PositiveInt = 64 * 1024
@@ -237,6 +283,18 @@ class Settings(BaseSettings):
     face_verifier: Lowered = "local"  # a name in si_agent.photo.face.VERIFIERS
     # SFace cosine at or above which two faces are the same person (local verifier).
     face_threshold: float = Field(default=0.363, ge=-1.0, le=1.0)
+
+    @field_validator("jwt_keys")
+    @classmethod
+    def _public_keys(cls, keys: tuple[tuple[str, str], ...], info: ValidationInfo):
+        """With RS256 every key is a PEM public key (inline or a file), read once here."""
+        if info.data.get("jwt_algorithm") != "RS256":
+            return keys
+        try:
+            return tuple((kid, _pem_key(key)) for kid, key in keys)
+        except ValueError:
+            raise ValueError("with RS256 needs kid:PEM-public-key or kid:/path/to/key.pem "
+                             "for every key") from None
 
     def __init__(self, **values: Any) -> None:
         try:

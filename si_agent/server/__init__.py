@@ -22,6 +22,7 @@ from si_agent.errors import JobInProgress, SessionConflict, StoreUnavailable
 from si_agent.flow.controller import Controller
 from si_agent.server import admin, businesses, chat, health, openapi, ui, upload
 from si_agent.server.auth import init_auth
+from si_agent.server.cors import init_cors
 from si_agent.server.errors import error_response, register_error_handlers
 from si_agent.uploads import UploadVault
 
@@ -47,6 +48,7 @@ def create_app(settings: Settings | None = None, *, controller: Controller | Non
     )
     app.json.ensure_ascii = False
     init_auth(app, settings)
+    init_cors(app, settings)
     register_error_handlers(app)
 
     # If the limiter's storage (Redis) is down, count in memory rather than fail turns.

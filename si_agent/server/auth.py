@@ -1,10 +1,20 @@
-"""Authentication: JWT bearer tokens, and ``POST /api/token`` for dev and gateways.
+"""Authentication: JWT bearer tokens, ``POST /api/token`` and ``POST /api/token/refresh``.
 
 - ``SI_AUTH_MODE=dev`` (default): anyone may get a token for any user id.
 - ``SI_AUTH_MODE=prod``: tokens issued by the deployment's identity provider are
   accepted (HS256 shared secret or RS256 public key); ``/api/token`` exists only
   when trusted gateway clients are configured (HTTP Basic ``id:secret``), and the
   app refuses to start with a missing or default secret.
+
+Tokens: ``/api/token`` returns an access token (``SI_JWT_EXPIRES``) and a refresh
+token (``SI_JWT_REFRESH_EXPIRES``); ``/api/token/refresh`` trades the refresh token
+(as the bearer) for a new access token. Only access tokens open the API.
+
+Keys: ``SI_JWT_KEYS`` (``kid:key,...``) is a key set for rotation. Tokens issued
+here are signed with the first key and carry its id in the ``kid`` header; a token is verified with
+the key its ``kid`` names (one without ``kid`` with the signing key), and an
+unknown ``kid`` is an invalid token. Without a key set, the single
+``SI_JWT_SECRET`` / ``SI_JWT_PUBLIC_KEY`` works as before (no ``kid``).
 """
 
 from __future__ import annotations
@@ -14,7 +24,15 @@ import re
 from datetime import timedelta
 
 from flask import Blueprint, Flask, current_app, jsonify, request
-from flask_jwt_extended import JWTManager, create_access_token, get_jwt, get_jwt_identity
+from flask_jwt_extended import (
+    JWTManager,
+    create_access_token,
+    create_refresh_token,
+    get_jwt,
+    get_jwt_identity,
+    verify_jwt_in_request,
+)
+from jwt.exceptions import InvalidTokenError
 
 from si_agent.config.settings import DEV_JWT_SECRET, Settings
 from si_agent.errors import DefinitionError
@@ -30,20 +48,52 @@ class InsecureSettings(DefinitionError, ValueError):
 
 
 def check_production(settings: Settings) -> None:
-    """Raise ``InsecureSettings`` if prod mode is configured unsafely."""
+    """Raise ``InsecureSettings`` if prod mode is configured unsafely (every key is checked)."""
     if settings.auth_mode != "prod":
         return
     if settings.jwt_algorithm == "RS256":
-        if not settings.jwt_public_key:
-            raise InsecureSettings("SI_AUTH_MODE=prod with RS256 needs SI_JWT_PUBLIC_KEY")
+        if not settings.jwt_public_key and not settings.jwt_keys:
+            raise InsecureSettings("SI_AUTH_MODE=prod with RS256 needs SI_JWT_PUBLIC_KEY "
+                                   "or SI_JWT_KEYS")
         if settings.gateway_clients:
             raise InsecureSettings("SI_GATEWAY_CLIENTS needs SI_JWT_ALGORITHM=HS256 to sign tokens")
         return
-    if settings.jwt_secret == DEV_JWT_SECRET or len(settings.jwt_secret) < _MIN_SECRET:
-        raise InsecureSettings(
-            f"SI_AUTH_MODE=prod needs SI_JWT_SECRET set to a random value of {_MIN_SECRET}+ "
-            "characters (the default development secret is refused)"
-        )
+    if not settings.jwt_keys:
+        if settings.jwt_secret == DEV_JWT_SECRET or len(settings.jwt_secret) < _MIN_SECRET:
+            raise InsecureSettings(
+                f"SI_AUTH_MODE=prod needs SI_JWT_SECRET set to a random value of {_MIN_SECRET}+ "
+                "characters (the default development secret is refused)"
+            )
+        return
+    for kid, secret in settings.jwt_keys:
+        if secret == DEV_JWT_SECRET or len(secret) < _MIN_SECRET:
+            raise InsecureSettings(
+                f"SI_AUTH_MODE=prod needs every SI_JWT_KEYS secret to be a random value of "
+                f"{_MIN_SECRET}+ characters; kid {kid!r} is not (the default development "
+                "secret is refused)"
+            )
+
+
+class KeySet:
+    """The keys tokens are signed and verified with, by ``kid`` (see the module docstring)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.keys = dict(settings.jwt_keys)
+        self.signing_kid = next(iter(self.keys), None)  # the first key signs
+
+    def headers(self) -> dict[str, str]:
+        """Headers of a token issued here: the signing key's ``kid``."""
+        return {"kid": self.signing_kid} if self.signing_kid else {}
+
+    def signing_key(self) -> str:
+        return self.keys[self.signing_kid]
+
+    def verification_key(self, header: dict) -> str:
+        """The key a token's header names; ``InvalidTokenError`` for an unknown ``kid``."""
+        kid = header.get("kid", self.signing_kid)
+        if not isinstance(kid, str) or kid not in self.keys:
+            raise InvalidTokenError("unknown kid")
+        return self.keys[kid]
 
 
 def init_auth(app: Flask, settings: Settings) -> None:
@@ -54,6 +104,7 @@ def init_auth(app: Flask, settings: Settings) -> None:
         JWT_ALGORITHM=settings.jwt_algorithm,
         JWT_DECODE_ALGORITHMS=[settings.jwt_algorithm],
         JWT_ACCESS_TOKEN_EXPIRES=timedelta(seconds=settings.jwt_expires),
+        JWT_REFRESH_TOKEN_EXPIRES=timedelta(seconds=settings.jwt_refresh_expires),
         JWT_ERROR_MESSAGE_KEY="message",
     )
     if settings.jwt_algorithm == "RS256":
@@ -67,6 +118,8 @@ def init_auth(app: Flask, settings: Settings) -> None:
         app.config["JWT_DECODE_AUDIENCE"] = settings.jwt_audience
         app.config["JWT_ENCODE_AUDIENCE"] = settings.jwt_audience
     jwt = JWTManager(app)
+    if settings.jwt_keys:
+        _use_key_set(jwt, KeySet(settings), signs=settings.jwt_algorithm == "HS256")
 
     @jwt.unauthorized_loader
     def _missing(reason: str):
@@ -91,6 +144,14 @@ def init_auth(app: Flask, settings: Settings) -> None:
     app.register_blueprint(bp)
 
 
+def _use_key_set(jwt: JWTManager, keys: KeySet, *, signs: bool) -> None:
+    """Verify by ``kid``; with HS256 also sign with the current key and name it."""
+    jwt.decode_key_loader(lambda header, payload: keys.verification_key(header))
+    if signs:
+        jwt.encode_key_loader(lambda identity: keys.signing_key())
+        jwt.additional_headers_loader(lambda identity: keys.headers())
+
+
 def current_user() -> str:
     """The user id of the verified token (a session belongs to it)."""
     identity = get_jwt_identity()
@@ -103,10 +164,9 @@ def current_user() -> str:
 
 @bp.post("/api/token")
 def issue_token():
-    settings: Settings = current_app.config["SI_SETTINGS"]
+    """An access token and a refresh token for ``user_id``."""
+    settings = _token_settings()
     if settings.auth_mode == "prod":
-        if not settings.gateway_clients:
-            raise ApiError(404)
         auth = request.authorization
         if auth is None or not _known_client(settings, auth.username or "", auth.password or ""):
             raise ApiError(401, "invalid_client")
@@ -114,8 +174,27 @@ def issue_token():
     user_id = body.get("user_id")
     if not isinstance(user_id, str) or not _USER_ID.fullmatch(user_id):
         raise ApiError(400, "invalid_user_id")
-    token = create_access_token(identity=user_id)
+    return jsonify(access_token=create_access_token(identity=user_id), token_type="Bearer",
+                   expires_in=settings.jwt_expires,
+                   refresh_token=create_refresh_token(identity=user_id),
+                   refresh_expires_in=settings.jwt_refresh_expires)
+
+
+@bp.post("/api/token/refresh")
+def refresh_token():
+    """A new access token for the refresh token sent as the bearer."""
+    settings = _token_settings()
+    verify_jwt_in_request(refresh=True)
+    token = create_access_token(identity=current_user())
     return jsonify(access_token=token, token_type="Bearer", expires_in=settings.jwt_expires)
+
+
+def _token_settings() -> Settings:
+    """The settings, or a 404 where this app issues no tokens (prod without gateways)."""
+    settings: Settings = current_app.config["SI_SETTINGS"]
+    if settings.auth_mode == "prod" and not settings.gateway_clients:
+        raise ApiError(404)
+    return settings
 
 
 def _known_client(settings: Settings, client_id: str, secret: str) -> bool:
