@@ -17,9 +17,12 @@ at most ``llm_timeout`` each, with its short backoff between them.
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from si_agent.config.loader import load_businesses
@@ -29,6 +32,7 @@ from si_agent.executor import Executors
 from si_agent.flow.controller import Controller
 from si_agent.session import MemoryStore
 from si_agent.testing import FakeOpenAI
+from si_agent.testing.processes import free_port, start_cli, stop, wait_until_up
 from tests.faults._engine_helpers import CARD_LOSS, applications
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -170,3 +174,74 @@ def test_a_model_that_stays_down_never_blocks_the_dialogue(ctl, fake, settings):
     assert len(fake.requests) == len(turns) * (RETRIES + 1)
     [application] = applications(settings.demo_backend_db, "card_loss")
     assert application["payload"] == CARD_LOSS
+
+
+# -- the same through the API process -------------------------------------------------------
+
+CHUNK = ('data: {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "fake", '
+         '"choices": [{"index": 0, "delta": {"content": "好的，我来"}, "finish_reason": null}]}\n\n')
+
+
+def sse_events(response) -> list[tuple[str, dict]]:
+    events, name = [], None
+    for line in response.iter_lines():
+        if line.startswith("event: "):
+            name = line[len("event: "):]
+        elif line.startswith("data: "):
+            events.append((name, json.loads(line[len("data: "):])))
+    return events
+
+
+def test_the_api_answers_every_turn_while_the_model_is_broken(fake, tmp_path):
+    """``si-agent serve`` with the model engine: broken JSON, a 500 and a stream that
+    breaks after its first words, turn after turn; never an HTTP error or an error
+    event, the dialogue ends in one application. A stream that broke after some
+    text is reset before the rules' reply."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SI_")}
+    env.update(SI_BUSINESS_DIR=str(ROOT / "businesses"), SI_DATA_DIR=str(tmp_path),
+               SI_KNOWLEDGE="none", SI_SESSION_STORE="sqlite", SI_ENGINE="llm",
+               SI_LLM_BASE_URL=fake.base_url, SI_LLM_API_KEY="test-key",
+               SI_LLM_TIMEOUT=str(TIMEOUT), SI_LLM_MAX_RETRIES=str(RETRIES),
+               SI_RATE_LIMIT="1000 per minute", SI_JWT_SECRET="a secret of the model fault tests")
+    port = free_port()
+    proc = start_cli(env, "serve", "--port", str(port), log=tmp_path / "api.log")
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_up(url + "/healthz", proc, timeout=60)
+        client = httpx.Client(base_url=url, timeout=30)
+        token = client.post("/api/token", json={"user_id": "model-api"}).json()["access_token"]
+        client.headers["Authorization"] = f"Bearer {token}"
+        streamed = {"Accept": "text/event-stream"}
+        plan = [  # (message, scripted answers, streamed)
+            ("我的社保卡丢了", [{"body": "{not json"}], False),
+            (CARD_LOSS["id_number"], [{"body": CHUNK + "data: {not json\n\n"}], True),
+            (CARD_LOSS["name"], [{"status": 500}] * (RETRIES + 1), False),
+            (CARD_LOSS["phone"], [{"body": "<html>502</html>", "content_type": "text/html"}],
+             True),
+            ("临时", [{"body": '{"choices": []}'}], False),
+            ("确认", [{"body": "data: {not json\n\n"}], True),
+        ]
+        for message, answers, stream in plan:
+            fake.push(*answers)
+            if stream:
+                with client.stream("POST", "/api/chat", json={"message": message},
+                                   headers=streamed) as response:
+                    assert response.status_code == 200
+                    events = sse_events(response)
+                names = [name for name, _ in events]
+                assert "error" not in names and names[-1] == "turn", names
+                turn = events[-1][1]
+                if answers[0]["body"].startswith(CHUNK):  # text came, then the stream broke
+                    assert events[0] == ("delta", {"text": "好的，我来"}) and "reset" in names
+                    assert not turn["reply"].startswith("好的，我来")
+            else:
+                response = client.post("/api/chat", json={"message": message})
+                assert response.status_code == 200, response.text
+                turn = response.json()
+        assert turn["state"] == "done", turn["reply"]
+        assert fake.pending == 0
+        [application] = applications(tmp_path / "demo_backend.db", "card_loss")
+        assert application["payload"] == CARD_LOSS
+        client.close()
+    finally:
+        stop(proc)
