@@ -5,7 +5,10 @@
 ``Retry-After``/``retry-after-ms``, and so are timeouts and connection errors;
 ``settings.llm_timeout`` bounds each request. When the last attempt fails, or
 the endpoint refuses the request, ``ModelUnavailable`` is raised and carries
-what was spent.
+what was spent. So it is for a reply that is not a chat completion: a body that
+is not JSON (an HTML error page), JSON without ``choices[0].message`` (read
+through the small lenient models below, not the SDK's unvalidated objects), a
+stream with a broken event or cut off mid-way. Such a reply is not retried.
 
 ``Usage.model_calls`` counts the HTTP requests actually sent, retries
 included: the SDK is given its own httpx client whose request hook counts
@@ -22,6 +25,7 @@ import logging
 from contextvars import ContextVar
 from typing import Any
 
+import httpx
 from pydantic import BaseModel, Field
 
 from si_agent.config.settings import Settings
@@ -56,6 +60,36 @@ class Reply(BaseModel):
     content: str | None = None
     tool_calls: list[RawCall] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
+
+
+class _Function(BaseModel):
+    name: str | None = None
+    arguments: str | None = None
+
+
+class _ToolCall(BaseModel):
+    function: _Function | None = None
+
+
+class _Message(BaseModel):
+    content: str | None = None
+    tool_calls: list[_ToolCall] | None = None
+
+
+class _Choice(BaseModel):
+    message: _Message
+
+
+class _Tokens(BaseModel):
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class _Completion(BaseModel):
+    """What is read of a (non-streamed) chat completion; the rest of the body is ignored."""
+
+    choices: list[_Choice] = Field(min_length=1)
+    usage: _Tokens | None = None
 
 
 def _count_request(request: Any) -> None:
@@ -113,16 +147,23 @@ class ChatModel:
         except openai.APIError as exc:
             raise ModelUnavailable(f"{type(exc).__name__} after {counter[0]} request(s)",
                                    Usage(model_calls=counter[0])) from exc
+        except (ValueError, httpx.TransportError) as exc:
+            # ValueError: broken JSON (JSONDecodeError) or a body that does not
+            # validate (ValidationError); TransportError: a stream cut off mid-way.
+            raise ModelUnavailable(f"unreadable reply ({type(exc).__name__}) after "
+                                   f"{counter[0]} request(s)",
+                                   Usage(model_calls=counter[0])) from exc
         finally:
             _sent.reset(token)
         reply.usage.model_calls = counter[0]
         return reply
 
     def _once(self, kwargs: dict) -> Reply:
-        response = self.client.chat.completions.create(**kwargs)
+        raw = self.client.chat.completions.with_raw_response.create(**kwargs)
+        response = _Completion.model_validate(raw.http_response.json())
         message = response.choices[0].message
         calls = [RawCall(name=c.function.name or "", arguments=c.function.arguments or "")
-                 for c in (message.tool_calls or []) if getattr(c, "function", None)]
+                 for c in (message.tool_calls or []) if c.function is not None]
         return Reply(content=message.content, tool_calls=calls, usage=_tokens(response.usage))
 
     def _stream(self, kwargs: dict, on_text: TextSink) -> Reply:

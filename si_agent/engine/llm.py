@@ -9,8 +9,10 @@ are known to make and validated against the offered tool's JSON Schema
 (``arguments.py``); calls to tools not offered and calls that still do not fit
 are dropped, with the reason recorded in the decision. Placeholders are mapped
 back only then, and the controller validates the values. When the model stays
-unavailable after the SDK's retries, the turn falls back to the rule engine
-with the session intact.
+unavailable after the SDK's retries, answers with something that is not a chat
+completion, or answers with neither text nor a call, the turn falls back to the
+rule engine with the session intact. Calls that were all dropped are an answer
+all the same: nothing is applied and the turn asks again.
 """
 
 from __future__ import annotations
@@ -81,22 +83,33 @@ class LLMEngine:
                 sink.flush()
             usage = usage + reply.usage
         except ModelUnavailable as exc:
-            rules = self.fallback.decide(view, message, tools)
             log.warning("model unavailable (%s); the rule engine decides this turn", exc)
-            return rules.model_copy(update={
-                "engine": f"{self.name}->rules", "usage": usage + exc.usage, "offered": offered,
-                "reason": "; ".join([*problems, f"model unavailable: {exc}",
-                                     f"rules: {rules.reason}"]),
-            })
+            return self._by_rules(view, message, tools, usage + exc.usage, offered,
+                                  [*problems, f"model unavailable: {exc}"])
         calls, dropped = self._read_calls(reply.tool_calls, tools, redactor)
         problems += dropped
-        calls += self._values_after_match(calls, view, message)
         text = redactor.restore_masked(reply.content) if reply.content else None
+        if not calls and not text and not reply.tool_calls:
+            # An empty answer (no text, no call at all): as good as none, so the
+            # rules decide, as when the model is down. Calls that had to be dropped
+            # are different: the model did answer, and the turn asks again.
+            log.warning("empty answer from the model; the rule engine decides this turn")
+            return self._by_rules(view, message, tools, usage, offered,
+                                  [*problems, "empty answer"])
+        calls += self._values_after_match(calls, view, message)
         if not calls and text:
             calls = [ToolCall(name=T.ANSWER_QUESTION, arguments={"question": message})]
         reason = "; ".join(problems) or ("tool calls" if reply.tool_calls else "free text")
         return Decision(calls=calls, rule=Rule.MODEL, reason=reason, engine=self.name, text=text, usage=usage,
                         offered=offered)
+
+    def _by_rules(self, view: SessionView, message: str, tools: list[dict], usage: Usage,
+                  offered: list[str], problems: list[str]) -> Decision:
+        rules = self.fallback.decide(view, message, tools)
+        return rules.model_copy(update={
+            "engine": f"{self.name}->rules", "usage": usage, "offered": offered,
+            "reason": "; ".join([*problems, f"rules: {rules.reason}"]),
+        })
 
     def _messages(self, view: SessionView, message: str, redactor: Redactor) -> list[dict]:
         turns = [{"role": m.role, "content": redactor.redact(m.text)}

@@ -132,8 +132,9 @@ class JobDriver:
         if job.status == "running":
             log.warning("job %s of %s: its process died mid-run; resuming with the same "
                         "idempotency key", job.id, business.id)
+        # The dead attempt's progress text is not this attempt's: cleared, not shown again.
         claimed = job.model_copy(update={"status": "running", "owner": this_process(),
-                                         "attempts": job.attempts + 1,
+                                         "attempts": job.attempts + 1, "progress": None,
                                          "lease_until": time.time() + self.lease})
         try:
             self.ctl.jobs.save(claimed)

@@ -10,6 +10,8 @@ Answers are scripted, one per request, in the order pushed::
     fake.push({"delay": 2.0, "content": "…"})   # answers after a delay (timeouts)
     fake.push({"tool_calls": [{"name": "x", "arguments": "{not json"}]})  # raw arguments
     fake.push({"tool_calls": [{"arguments": {"value": "杭州"}}]})  # the first tool offered
+    fake.push({"body": "{not json"})           # a raw body, sent as is (status 200)
+    fake.push({"body": "<html>…</html>", "content_type": "text/html"})
 
 A tool call without a ``name`` is answered with the first tool the request
 offers (parallel per-field requests can then share one script). ``headers`` are
@@ -101,7 +103,11 @@ class FakeOpenAI:
             if entry.get("delay"):
                 time.sleep(float(entry["delay"]))
             headers = entry.get("headers") or {}
-            if entry.get("status"):
+            if "body" in entry:
+                kind = "text/event-stream" if body.get("stream") else "application/json"
+                response = Response(entry["body"], status=int(entry.get("status") or 200),
+                                    content_type=entry.get("content_type", kind))
+            elif entry.get("status"):
                 response = _error(int(entry["status"]), entry.get("message", "scripted error"))
             elif body.get("stream"):
                 response = Response(_stream(body, entry), mimetype="text/event-stream")
