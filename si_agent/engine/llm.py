@@ -89,13 +89,16 @@ class LLMEngine:
         calls, dropped = self._read_calls(reply.tool_calls, tools, redactor)
         problems += dropped
         text = redactor.restore_masked(reply.content) if reply.content else None
-        if not calls and not text and not reply.tool_calls:
-            # An empty answer (no text, no call at all): as good as none, so the
-            # rules decide, as when the model is down. Calls that had to be dropped
-            # are different: the model did answer, and the turn asks again.
-            log.warning("empty answer from the model; the rule engine decides this turn")
-            return self._by_rules(view, message, tools, usage, offered,
-                                  [*problems, "empty answer"])
+        if not calls and not text:
+            # No text and no usable call: an empty answer, or only tool names that
+            # exist in no state (made up): as good as none, so the rules decide, as
+            # when the model is down. A tool of another state ("confirm_submit" while
+            # collecting) or arguments that do not fit are different: the model read
+            # the message and chose wrong, and the turn asks again.
+            if not reply.tool_calls or not any(T.is_tool(c.name) for c in reply.tool_calls):
+                why = "empty answer" if not reply.tool_calls else "only made-up tool names"
+                log.warning("%s from the model; the rule engine decides this turn", why)
+                return self._by_rules(view, message, tools, usage, offered, [*problems, why])
         calls += self._values_after_match(calls, view, message)
         if not calls and text:
             calls = [ToolCall(name=T.ANSWER_QUESTION, arguments={"question": message})]

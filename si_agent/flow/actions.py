@@ -363,5 +363,10 @@ def toolset(
     return [tool_schema(a, offer, catalog) for a in offered_actions(offer)]
 
 
+def is_tool(name: str) -> bool:
+    """Whether ``name`` is a tool of some state (not one a model made up)."""
+    return name in _BASE_SCHEMAS or name.startswith(STEP_PREFIX)
+
+
 def tool_names(tools: list[dict]) -> set[str]:
     return {t["function"]["name"] for t in tools}

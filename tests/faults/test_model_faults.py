@@ -140,10 +140,28 @@ def test_the_rules_answer_when_the_model_fails(ctl, fake, settings, fault):
 
 @pytest.mark.parametrize("answer", [
     call("delete_everything"),  # a tool that does not exist
-    call("confirm_submit"),  # a tool not offered while collecting
+    {"tool_calls": [{"name": "delete_everything", "arguments": {}},
+                    {"name": "submit_form", "arguments": {"phone": "<PHONE_1>"}}]},
+], ids=["unknown_tool", "two_made_up_tools"])
+def test_made_up_tool_names_leave_the_turn_to_the_rules(ctl, fake, settings, answer):
+    """A tool that exists in no state: the model's answer is as good as none."""
+    user = "model-wrong-tools"
+    begin(ctl, fake, user)
+    fake.push(answer)
+    turn = ctl.handle(user, "13800138001")
+    assert turn.state == "collecting" and turn.awaiting == "loss_type", turn.reply
+    record = ctl.store.load(user).memory[-1]
+    assert record.engine == "llm->rules"
+    assert "not offered" in record.reason and "only made-up tool names" in record.reason
+    assert collected(ctl, user) == {k: v for k, v in CARD_LOSS.items() if k != "loss_type"}
+    finish(ctl, fake, user, settings)
+
+
+@pytest.mark.parametrize("answer", [
+    call("confirm_submit"),  # a tool of another state (confirming), not offered while collecting
     call("provide_field", values={"phone": ["138"]}),  # arguments that do not fit the schema
     {"tool_calls": [{"name": "provide_field", "arguments": "{\"values\": {\"phone\": "}]},
-], ids=["unknown_tool", "tool_not_offered", "wrong_argument_type", "truncated_arguments"])
+], ids=["tool_not_offered", "wrong_argument_type", "truncated_arguments"])
 def test_calls_that_do_not_fit_are_dropped_and_the_turn_asks_again(ctl, fake, settings, answer):
     user = "model-dropped"
     begin(ctl, fake, user)
