@@ -331,8 +331,11 @@ def test_images_run_as_a_non_root_user(dockerfile):
     stages = _stages(dockerfile)
     for target in ("api", "worker"):
         assert stages[target]["user"] not in ("root", "0"), target
+    # A numeric user, so that Kubernetes' runAsNonRoot can verify it, created in the image.
     runtime_runs = " ".join(_instructions(stages["runtime"], "RUN"))
-    assert f"useradd --system --uid 10001 --gid {stages['api']['user']}" in runtime_runs
+    for target in ("api", "worker"):
+        assert stages[target]["user"].isdigit(), target
+        assert f"useradd --system --uid {stages[target]['user']} " in runtime_runs, target
 
 
 def test_worker_image_has_chromium_where_the_settings_expect_it(dockerfile):
