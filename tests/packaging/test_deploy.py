@@ -1,8 +1,10 @@
 """The deployment files under ``deploy/`` hold together, checked without Docker.
 
-The compose files and the Kubernetes manifests are read with PyYAML, the
-Dockerfile with dockerfile-parse, nginx.conf with crossplane (NGINX's own
-configuration parser). What is checked is what breaks a deployment silently:
+The compose files are checked against the Compose Specification's JSON schema
+(as check-jsonschema ships it) and read with PyYAML like the Kubernetes
+manifests, the Dockerfile with dockerfile-parse, nginx.conf with crossplane
+(NGINX's own configuration parser). What is checked is what breaks a
+deployment silently:
 
 - every service the deployment needs exists, the API scales (no fixed name, no
   host port) behind nginx, and its health check asks the port gunicorn binds;
@@ -22,6 +24,8 @@ from __future__ import annotations
 import importlib
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import crossplane
@@ -142,6 +146,15 @@ def _known_variables() -> set[str]:
 
 
 # -- docker-compose.yml -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["docker-compose.yml", "docker-compose.sentinel.yml"])
+def test_compose_file_follows_the_compose_specification(name):
+    """What `docker compose config` would refuse: unknown keys, wrong types, bad names."""
+    result = subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.compose-spec",
+         str(DEPLOY / name)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_compose_has_every_service_of_a_multi_machine_deployment(compose):
