@@ -228,6 +228,17 @@ def test_si_agent_commands_parse_with_the_cli(compose):
         assert callable(args.func), command
 
 
+def test_k8s_commands_parse_with_the_cli(k8s):
+    from si_agent.cli import _parser
+
+    commands = [c["args"] for doc in k8s if doc["kind"] in ("Deployment", "Job")
+                for c in doc["spec"]["template"]["spec"]["containers"] if "args" in c]
+    assert len(commands) >= 2  # the worker and the knowledge-base ingest
+    for command in commands:
+        assert command[0] == "si-agent", command
+        assert callable(_parser().parse_args(command[1:]).func), command
+
+
 def test_the_worker_command_builds_the_celery_app():
     from si_agent.jobs.celery import TASK, celery_app
 
