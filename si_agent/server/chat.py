@@ -96,7 +96,11 @@ def session_events():
             else:
                 yield _sse("turn", {**body, "reply": view.notice or ""})
 
-    return Response(stream_with_context(events()), mimetype="text/event-stream",
+    stream = events()
+    # The store being down is an HTTP error (503), raised before anything is streamed.
+    first = [event for event in [next(stream, None)] if event is not None]
+    return Response(stream_with_context(itertools.chain(first, stream)),
+                    mimetype="text/event-stream",
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 

@@ -60,8 +60,9 @@ def test_redis_killed_mid_dialogue_then_restarted(redis_server, api_server):
     ready = server.get("/readyz")
     assert ready.status_code == 503
     assert ready.json()["checks"]["session_store"]["ok"] is False
-    # A streamed turn fails before its first event: the same 503, not a 200 stream.
+    # Streams fail before their first event: the same 503, not a broken 200 stream.
     _assert_unavailable(server.chat({**close, "Accept": "text/event-stream"}, "张伟"))
+    _assert_unavailable(server.get("/api/session/events", headers=close))
     assert server.get("/healthz").status_code == 200  # the process itself is fine
     assert demo_counts(server.data_dir, "social_transfer")["applications"] == 0
 
