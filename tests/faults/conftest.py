@@ -133,17 +133,22 @@ class RedisServer:
 @pytest.fixture
 def redis_server(tmp_path) -> Iterator[RedisServer]:
     """A started test-owned ``redis-server`` (skips when the program is not installed)."""
-    if shutil.which("redis-server") is None:
-        pytest.skip("redis-server is not installed (apt-get install redis-server)")
-    pytest.importorskip("redis")
-    directory = tmp_path / "redis"
-    directory.mkdir()
-    server = RedisServer(directory)
+    server = stopped_redis_server(tmp_path)
     server.start()
     try:
         yield server
     finally:
         server.close()
+
+
+def stopped_redis_server(tmp_path: Path) -> RedisServer:
+    """A ``RedisServer`` with its port chosen but not started (skips without redis-server)."""
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed (apt-get install redis-server)")
+    pytest.importorskip("redis")
+    directory = tmp_path / "redis"
+    directory.mkdir()
+    return RedisServer(directory)
 
 
 # -- the API under gunicorn ------------------------------------------------------------------

@@ -8,13 +8,16 @@ a ``Retry-After`` header (never a 500, never a traceback), a streamed turn too (
 fails before its first event). Redis restarts on the same port and
 directory: the dialogue goes on with every field collected before the crash and
 ends with exactly one application in the demo backend.
+
+Also: Redis killed right after a submission (the outcome survives, no second
+application), and an API started before its Redis (unready, then a whole dialogue).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from .conftest import demo_counts
+from .conftest import demo_counts, stopped_redis_server
 
 requests = pytest.importorskip("requests")
 
@@ -104,3 +107,23 @@ def test_redis_killed_after_the_submission_keeps_the_outcome(redis_server, api_s
     res = server.chat(headers, "确认")  # nothing left to confirm: no second submission
     assert res.status_code == 200, res.text
     assert demo_counts(server.data_dir, "social_transfer") == {"applications": 1, "calls": 1}
+
+
+def test_api_started_before_redis(tmp_path, api_server):
+    """A deployment where the API comes up first (compose, k8s): unready, then fine."""
+    redis_server = stopped_redis_server(tmp_path)  # its port is chosen, nothing listens yet
+    server = api_server(SESSION_STORE="redis", REDIS_URL=redis_server.url,
+                        REDIS_PREFIX="faults:session:", RATE_LIMIT_STORAGE=redis_server.url)
+    try:
+        headers = server.token("early")
+        _assert_unavailable(server.chat(headers, "我要转社保"))
+        assert server.get("/readyz").status_code == 503
+        redis_server.start()
+        assert server.get("/readyz").status_code == 200
+        for message, state in [*BEFORE_CRASH, *AFTER_RESTART]:
+            res = server.chat(headers, message)
+            assert res.status_code == 200, res.text
+            assert res.json()["state"] == state
+        assert demo_counts(server.data_dir, "social_transfer") == {"applications": 1, "calls": 1}
+    finally:
+        redis_server.close()
