@@ -127,3 +127,30 @@ def test_api_started_before_redis(tmp_path, api_server):
         assert demo_counts(server.data_dir, "social_transfer") == {"applications": 1, "calls": 1}
     finally:
         redis_server.close()
+
+
+def test_a_raw_redis_connection_error_is_a_503_too(tmp_path):
+    """Redis errors that no store wrapped (e.g. from the step files next to the sessions)
+    get the same answer from the app's error handler."""
+    redis = pytest.importorskip("redis")
+    from si_agent.config.settings import Settings
+    from si_agent.server import create_app
+
+    from .conftest import ROOT
+
+    app = create_app(Settings(business_dir=ROOT / "businesses", knowledge="none",
+                              data_dir=tmp_path, session_store="memory"))
+
+    @app.get("/unwrapped")
+    def unwrapped():
+        raise redis.ConnectionError("Error 111 connecting to 127.0.0.1:1. Connection refused.")
+
+    @app.get("/timeout")
+    def timeout():
+        raise redis.TimeoutError("Timeout reading from socket")
+
+    for path in ("/unwrapped", "/timeout"):
+        res = app.test_client().get(path)
+        assert (res.status_code, res.headers["Retry-After"]) == (503, "5")
+        assert res.get_json() == {"error": {"code": "store_unavailable",
+                                            "message": "服务暂时不可用，请稍后再试。"}}
