@@ -13,7 +13,8 @@ In each, a knowledge question gets the knowledge base's Chinese apology (200, no
 500), ``/readyz`` stays ready (sessions work) but lists ``knowledge_base`` as
 degraded with ``ok: false``, and a business dialogue completes with one application
 in the demo backend. A healthy server answers the same question from a document,
-so the apology is the fault's doing.
+so the apology is the fault's doing. And ``kb.db`` deleted under a running server
+is no fault at all: the open database keeps answering, the next start rebuilds it.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT, demo_counts
+from .conftest import ROOT, demo_counts, stop
 
 pytest.importorskip("pymilvus")
 pytest.importorskip("milvus_lite")
@@ -126,3 +127,26 @@ def test_knowledge_base_missing_with_nothing_to_build_it_from(api_server, tmp_pa
     server = _kb_server(api_server, data_dir, KB_DIR=str(tmp_path / "no-documents"))
     _assert_degraded_but_serving(server)
     assert not (data_dir / "kb.db").exists() or not any((data_dir / "kb.db").rglob("*.json"))
+
+
+def test_knowledge_base_deleted_while_serving(api_server, tmp_path):
+    """``kb.db`` removed under a running server: the open database keeps answering
+    (Milvus Lite holds it in the process), and the next start builds it again."""
+    import shutil
+
+    data_dir = tmp_path / "data"
+    server = _kb_server(api_server, data_dir)
+    headers = server.token()
+    assert "来源：《" in server.chat(headers, QUESTION).json()["reply"]
+    shutil.rmtree(data_dir / "kb.db")
+    res = server.chat(headers, QUESTION)
+    assert res.status_code == 200 and "来源：《" in res.json()["reply"]
+    assert server.get("/readyz").json()["degraded"] == []
+    for message, state in TRANSFER:
+        assert server.chat(headers, message).json()["state"] == state
+    stop(server.process)
+
+    again = _kb_server(api_server, data_dir)
+    assert "来源：《" in again.chat(again.token(), QUESTION).json()["reply"]
+    assert (data_dir / "kb.db").is_dir()
+    assert demo_counts(data_dir, "social_transfer") == {"applications": 1, "calls": 1}
