@@ -32,8 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-
-requests = pytest.importorskip("requests")
+import requests  # the test extra
 
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 60.0  # seconds for a process to start serving (2 CPUs shared by many)
