@@ -196,7 +196,7 @@ class Controller:
             memo: dict[tuple, Any] = {}  # knowledge answers and step results, across re-runs
             decision: Decision | None = None
             for _ in range(_MAX_CONFLICT_RETRIES):
-                session = self.load(session_id)
+                session = self.load(session_id, tell_expiry=True)
                 turn = Turn(self, session, text, memo)
                 turn.prepare(group_id)
                 if decision is None or always_decide:
@@ -314,9 +314,20 @@ class Controller:
 
     # -- sessions and executors ----------------------------------------------------
 
-    def load(self, session_id: str) -> Session:
-        """The stored session, or a fresh one in idle."""
-        return self.store.load(session_id) or Session(session_id=session_id)
+    def load(self, session_id: str, *, tell_expiry: bool = False) -> Session:
+        """The stored session, or a fresh one in idle.
+
+        With ``tell_expiry`` (a turn), a fresh session that replaces an expired one
+        carries ``replies.SESSION_EXPIRED`` as its notice, so the reply starts with it
+        (the store's expiry mark is used up: see ``si_agent.session.base``).
+        """
+        session = self.store.load(session_id)
+        if session is None:
+            session = Session(session_id=session_id)
+            expired = getattr(self.store, "expired", None)  # optional for a store
+            if tell_expiry and expired is not None and expired(session_id):
+                session.notice = replies.SESSION_EXPIRED
+        return session
 
     def executor_for(self, business: Business) -> Executor:
         return self.executor.get(business)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import queue
@@ -56,7 +57,11 @@ def chat():
         raise ApiError(400, "invalid_group_id")
     if _wants_stream():
         events = _stream_turn(_controller(), user, message, group_id)
-        return Response(stream_with_context(events), mimetype="text/event-stream",
+        # A turn that fails before its first event (the store is down) is an HTTP
+        # error like any other (503 with Retry-After), not a 200 stream of one error.
+        first = next(events)
+        return Response(stream_with_context(itertools.chain([first], events)),
+                        mimetype="text/event-stream",
                         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
     turn = _controller().handle(user, message, group_id=group_id)
     return jsonify(turn.model_dump(mode="json"))
@@ -91,7 +96,11 @@ def session_events():
             else:
                 yield _sse("turn", {**body, "reply": view.notice or ""})
 
-    return Response(stream_with_context(events()), mimetype="text/event-stream",
+    stream = events()
+    # The store being down is an HTTP error (503), raised before anything is streamed.
+    first = [event for event in [next(stream, None)] if event is not None]
+    return Response(stream_with_context(itertools.chain(first, stream)),
+                    mimetype="text/event-stream",
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
@@ -120,6 +129,8 @@ def _stream_turn(controller: Controller, user: str, message: str,
 
     Templated replies are streamed in small chunks too, so every client reads
     one kind of stream; the final ``turn`` event carries the whole turn object.
+    A failure before anything was streamed is raised (``ApiError``) from the first
+    ``next()``; after that it ends the stream as an ``error`` event.
     """
     pieces: queue.Queue = queue.Queue()
     outcome: dict[str, object] = {}
@@ -147,6 +158,8 @@ def _stream_turn(controller: Controller, user: str, message: str,
         yield _sse("delta", {"text": piece})
     error = outcome.get("error")
     if isinstance(error, ApiError):
+        if not streamed:
+            raise error
         yield _sse("error", {"code": error.code, "message": error.message})
         return
     turn = outcome["turn"]

@@ -1,6 +1,9 @@
 """JSON errors for the HTTP API: ``{"error": {"code": str, "message": str}}``.
 
-Messages are Chinese: front ends show them to citizens as they are.
+Messages are Chinese: front ends show them to citizens as they are. Every 503
+carries ``Retry-After`` (``RETRY_AFTER_SECONDS``): a storage outage (the session
+store raising ``StoreUnavailable``, or a Redis connection error from anything
+else sharing that Redis) is answered as 503 ``store_unavailable``, never as a 500.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from werkzeug.exceptions import HTTPException
 from si_agent import uploads
 
 log = logging.getLogger(__name__)
+
+RETRY_AFTER_SECONDS = 5  # what a 503 asks clients to wait before trying again
 
 MESSAGES = {
     400: ("bad_request", "请求格式不正确。"),
@@ -71,8 +76,15 @@ class ApiError(Exception):
 
 
 def error_response(status: int, code: str | None = None, **params: object):
-    err = ApiError(status, code, **params)
-    return jsonify(error={"code": err.code, "message": err.message}), err.status
+    return _respond(ApiError(status, code, **params))
+
+
+def _respond(err: ApiError):
+    response = jsonify(error={"code": err.code, "message": err.message})
+    response.status_code = err.status
+    if err.status == 503:
+        response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
 
 
 def register_error_handlers(app: Flask) -> None:
@@ -80,17 +92,36 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(ApiError)
     def _api_error(err: ApiError):
-        return jsonify(error={"code": err.code, "message": err.message}), err.status
+        return _respond(err)
 
     @app.errorhandler(HTTPException)
     def _http_error(err: HTTPException):
         status = err.code or 500
         response = error_response(status if status in MESSAGES else 400)
         if status == 405 and err.valid_methods:
-            response[0].headers["Allow"] = ", ".join(err.valid_methods)
+            response.headers["Allow"] = ", ".join(err.valid_methods)
         return response
+
+    for error in _redis_outages():
+        app.register_error_handler(error, _redis_down)
 
     @app.errorhandler(Exception)
     def _unexpected(err: Exception):
         log.exception("unhandled error: %s", type(err).__name__)
         return error_response(500)
+
+
+def _redis_outages() -> tuple[type[Exception], ...]:
+    """redis-py's errors for a server that cannot be reached (none without the package)."""
+    try:
+        from redis.exceptions import ConnectionError, TimeoutError
+    except ImportError:
+        return ()
+    return ConnectionError, TimeoutError
+
+
+def _redis_down(err: Exception):
+    # Anything next to the sessions in Redis (step files, jobs) that was not wrapped
+    # in StoreUnavailable: the same outage, the same answer.
+    log.error("Redis unavailable: %s: %s", type(err).__name__, err)
+    return error_response(503, "store_unavailable")

@@ -3,7 +3,9 @@
 Readiness needs the configuration and the session store. The knowledge base
 is reported (``ready``, ``unavailable``, ``disabled`` without the ``rag``
 extra, ``not configured``) but never makes the service unready: business
-dialogues work without it.
+dialogues work without it. A check that is not ok without making the service
+unready is listed in ``degraded`` (e.g. ``["knowledge_base"]`` while its Milvus
+Lite file is locked by another process), for monitoring to alert on.
 """
 
 from __future__ import annotations
@@ -33,9 +35,12 @@ def readyz():
         "knowledge_base": _knowledge_status(controller.knowledge),
     }
     ready = checks["config"]["ok"] and store_ok
-    return jsonify(status="ready" if ready else "unavailable", checks=checks), (
-        200 if ready else 503
-    )
+    degraded = [name for name in _OPTIONAL if not checks[name]["ok"]]
+    return jsonify(status="ready" if ready else "unavailable", degraded=degraded,
+                   checks=checks), (200 if ready else 503)
+
+
+_OPTIONAL = ("knowledge_base",)  # checks that never make the service unready
 
 
 def _knowledge_status(knowledge) -> dict:

@@ -19,6 +19,13 @@ The contract, identical in every backend:
   ``si_agent.jobs.create_job_store``).
 * ``delete(session_id)`` removes the record; deleting a missing one is fine.
 * ``ping()`` says whether the store can be reached; it never raises.
+* ``expired(session_id)`` (optional: a store without it never reports an expiry)
+  says, once, that a session existed under this id and expired: the first save of
+  every session (``session.version == 0``) leaves an *expiry mark* that outlives it
+  (``EXPIRY_MARK_TTL``, a digest of the id, no session data); ``delete`` removes it
+  (a reset is not an expiry), and ``expired`` returns whether there was one and
+  uses it up. The controller asks only when ``load`` found nothing, so a citizen
+  who comes back is told "会话已过期" instead of silently starting over.
 
 A store that cannot reach its storage raises ``StoreUnavailable``.
 """
@@ -37,6 +44,10 @@ from si_agent.jobs.model import Job
 from si_agent.session.model import Session
 
 logger = logging.getLogger(__name__)
+
+# How long after a session's first save its expiry is still told (a session kept alive
+# longer than this by its turns ends without the notice).
+EXPIRY_MARK_TTL = 7 * 24 * 3600
 
 
 @runtime_checkable
@@ -151,6 +162,11 @@ def session_ref(session_id: str) -> str:
     carry a short digest instead.
     """
     return "sid#" + hashlib.sha256(session_id.encode("utf-8")).hexdigest()[:12]
+
+
+def expiry_mark(session_id: str) -> str:
+    """The key of a session's expiry mark: a digest of its id, never the id itself."""
+    return hashlib.sha256(b"si_agent expiry mark\0" + session_id.encode("utf-8")).hexdigest()[:32]
 
 
 def _summarise(exc: ValidationError) -> str:

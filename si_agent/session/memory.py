@@ -15,7 +15,13 @@ from si_agent.jobs.model import Job
 from si_agent.jobs.store import MemoryJobStore
 from si_agent.jobs.store import applied as job_applied
 from si_agent.jobs.store import prepare as prepare_job
-from si_agent.session.base import check_ttl, parse_record, prepare_save
+from si_agent.session.base import (
+    EXPIRY_MARK_TTL,
+    check_ttl,
+    expiry_mark,
+    parse_record,
+    prepare_save,
+)
 from si_agent.session.model import Session
 
 _PURGE_EVERY = 60.0
@@ -36,6 +42,7 @@ class MemoryStore:
     def __init__(self, ttl: float = 1800) -> None:
         self.ttl = check_ttl(ttl)
         self._records: dict[str, _Record] = {}
+        self._marks: dict[str, float] = {}  # expiry marks: digest -> expires (monotonic)
         self._lock = threading.Lock()
         self.jobs = MemoryJobStore()  # this store's jobs (see si_agent.jobs)
         self._next_purge = time.monotonic() + min(self.ttl, _PURGE_EVERY)
@@ -73,6 +80,8 @@ class MemoryStore:
             self._records[pending.session_id] = _Record(
                 pending.version, pending.data, now + self.ttl
             )
+            if pending.expected == 0:
+                self._marks[expiry_mark(pending.session_id)] = now + EXPIRY_MARK_TTL
             if job is not None and stored_job is not None:
                 self.jobs.put(stored_job[1], stored_job[2])
             if now >= self._next_purge:
@@ -84,6 +93,11 @@ class MemoryStore:
     def delete(self, session_id: str) -> None:
         with self._lock:
             self._records.pop(session_id, None)
+            self._marks.pop(expiry_mark(session_id), None)
+
+    def expired(self, session_id: str) -> bool:
+        with self._lock:
+            return self._marks.pop(expiry_mark(session_id), 0.0) > time.monotonic()
 
     def ping(self) -> bool:
         return True
@@ -92,4 +106,6 @@ class MemoryStore:
         """Drop expired records; called with the lock held."""
         for key in [k for k, r in self._records.items() if r.expires_at <= now]:
             del self._records[key]
+        for mark in [m for m, expires in self._marks.items() if expires <= now]:
+            del self._marks[mark]
         self._next_purge = now + min(self.ttl, _PURGE_EVERY)

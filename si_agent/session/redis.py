@@ -19,7 +19,13 @@ from si_agent.jobs.redis import job_prefix
 from si_agent.jobs.store import JOB_TTL
 from si_agent.jobs.store import applied as job_applied
 from si_agent.jobs.store import prepare as prepare_job
-from si_agent.session.base import check_ttl, parse_record, prepare_save
+from si_agent.session.base import (
+    EXPIRY_MARK_TTL,
+    check_ttl,
+    expiry_mark,
+    parse_record,
+    prepare_save,
+)
 from si_agent.session.model import Session
 
 if TYPE_CHECKING:
@@ -182,6 +188,7 @@ class RedisStore:
         self._save_script = client.register_script(_SAVE_SCRIPT)
         self._save_with_job_script = client.register_script(_SAVE_WITH_JOB_SCRIPT)
         self.job_prefix = job_prefix(prefix)
+        self.mark_prefix = prefix.removesuffix("session:") + "expired:"  # like jobs
         self._discard_script = client.register_script(_DISCARD_SCRIPT)
 
     @property
@@ -236,12 +243,25 @@ class RedisStore:
         pending.apply(session)
         if job is not None and prepared is not None:
             job_applied(job, prepared[1])
+        if pending.expected == 0:  # a new session: one more command, once per session
+            try:
+                self._client.set(self.mark_prefix + expiry_mark(pending.session_id), 1,
+                                 ex=EXPIRY_MARK_TTL)
+            except self._errors as exc:  # the session is saved; only the notice is lost
+                logger.warning("redis session store: no expiry mark written: %s", exc)
 
     def delete(self, session_id: str) -> None:
         try:
-            self._client.delete(self.prefix + session_id)
+            self._client.delete(self.prefix + session_id,
+                                self.mark_prefix + expiry_mark(session_id))
         except self._errors as exc:
             raise self._unavailable("delete", exc) from exc
+
+    def expired(self, session_id: str) -> bool:
+        try:
+            return bool(self._client.delete(self.mark_prefix + expiry_mark(session_id)))
+        except self._errors as exc:
+            raise self._unavailable("check the expiry of", exc) from exc
 
     def ping(self) -> bool:
         try:

@@ -22,7 +22,14 @@ from si_agent.jobs.model import Job
 from si_agent.jobs.sqlite import JOBS_SCHEMA, immediate, write_job
 from si_agent.jobs.store import applied as job_applied
 from si_agent.jobs.store import prepare as prepare_job
-from si_agent.session.base import as_version, check_ttl, parse_record, prepare_save
+from si_agent.session.base import (
+    EXPIRY_MARK_TTL,
+    as_version,
+    check_ttl,
+    expiry_mark,
+    parse_record,
+    prepare_save,
+)
 from si_agent.session.model import Session
 
 logger = logging.getLogger(__name__)
@@ -37,6 +44,10 @@ CREATE TABLE IF NOT EXISTS sessions (
     updated_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS sessions_updated_at ON sessions (updated_at);
+CREATE TABLE IF NOT EXISTS expiry_marks (
+    mark       TEXT PRIMARY KEY,
+    expires_at REAL NOT NULL
+);
 """
 
 _UPSERT = """
@@ -122,6 +133,10 @@ class SQLiteStore:
                     _UPSERT,
                     (pending.session_id, pending.version, pending.data, pending.updated_at),
                 )
+                if pending.expected == 0:
+                    conn.execute("INSERT OR REPLACE INTO expiry_marks VALUES (?, ?)",
+                                 (expiry_mark(pending.session_id),
+                                  pending.updated_at + EXPIRY_MARK_TTL))
         except sqlite3.Error as exc:
             raise self._unavailable("save", exc) from exc
         pending.apply(session)
@@ -131,9 +146,21 @@ class SQLiteStore:
 
     def delete(self, session_id: str) -> None:
         try:
-            self._connection().execute("DELETE FROM sessions WHERE session_id = ?", (session_id,))
+            conn = self._connection()
+            with immediate(conn):
+                conn.execute("DELETE FROM sessions WHERE session_id = ?", (session_id,))
+                conn.execute("DELETE FROM expiry_marks WHERE mark = ?", (expiry_mark(session_id),))
         except sqlite3.Error as exc:
             raise self._unavailable("delete", exc) from exc
+
+    def expired(self, session_id: str) -> bool:
+        try:
+            cursor = self._connection().execute(
+                "DELETE FROM expiry_marks WHERE mark = ? AND expires_at > ?",
+                (expiry_mark(session_id), time.time()))
+        except sqlite3.Error as exc:
+            raise self._unavailable("expired", exc) from exc
+        return cursor.rowcount > 0
 
     def ping(self) -> bool:
         try:
@@ -145,13 +172,16 @@ class SQLiteStore:
     def purge_expired(self) -> int:
         """Delete expired rows now; returns how many were deleted."""
         try:
-            cursor = self._connection().execute(
+            conn = self._connection()
+            cursor = conn.execute(
                 "DELETE FROM sessions WHERE updated_at <= ?", (time.time() - self.ttl,)
             )
+            deleted = cursor.rowcount
+            conn.execute("DELETE FROM expiry_marks WHERE expires_at <= ?", (time.time(),))
         except sqlite3.Error as exc:
             raise self._unavailable("purge", exc) from exc
         self._next_purge = time.monotonic() + min(self.ttl, _PURGE_EVERY)
-        return cursor.rowcount
+        return deleted
 
     def close(self) -> None:
         """Close the calling thread's connection (others close when their thread ends)."""
