@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import logging
 
-from flask import Flask, request
-from flask_jwt_extended import get_jwt_identity, verify_jwt_in_request
-from flask_jwt_extended.exceptions import JWTExtendedException
+from flask import Flask
 from flask_limiter import Limiter
-from jwt.exceptions import PyJWTError
 
 from si_agent.config.settings import Settings
 from si_agent.errors import JobInProgress, SessionConflict, StoreUnavailable
@@ -22,6 +19,7 @@ from si_agent.flow.controller import Controller
 from si_agent.server import businesses, chat, health, openapi, ui, upload
 from si_agent.server.auth import init_auth
 from si_agent.server.errors import error_response, register_error_handlers
+from si_agent.server.identity import rate_key
 from si_agent.uploads import UploadVault
 
 log = logging.getLogger(__name__)
@@ -49,7 +47,7 @@ def create_app(settings: Settings | None = None, *, controller: Controller | Non
     register_error_handlers(app)
 
     # If the limiter's storage (Redis) is down, count in memory rather than fail turns.
-    limiter = Limiter(_rate_key, app=app, storage_uri=settings.rate_limit_storage,
+    limiter = Limiter(rate_key, app=app, storage_uri=settings.rate_limit_storage,
                       strategy="moving-window", in_memory_fallback_enabled=True)
     limiter.limit(settings.rate_limit)(chat.bp)
     limiter.limit(settings.rate_limit)(upload.bp)
@@ -76,12 +74,3 @@ def create_app(settings: Settings | None = None, *, controller: Controller | Non
 
     return app
 
-
-def _rate_key() -> str:
-    """Rate limits are per user (token identity), else per client address."""
-    try:
-        verified = verify_jwt_in_request(optional=True)  # None without a token (or on OPTIONS)
-    except (JWTExtendedException, PyJWTError):
-        verified = None
-    identity = get_jwt_identity() if verified else None
-    return f"user:{identity}" if isinstance(identity, str) else f"ip:{request.remote_addr}"
