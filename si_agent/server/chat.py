@@ -59,7 +59,8 @@ def chat():
         return Response(stream_with_context(events), mimetype="text/event-stream",
                         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
     turn = _controller().handle(user, message, group_id=group_id)
-    return jsonify(turn.model_dump(mode="json"))
+    # pydantic writes the JSON itself: no intermediate dict for Flask to encode again
+    return Response(turn.model_dump_json(), mimetype="application/json")
 
 
 @bp.get("/api/session")
