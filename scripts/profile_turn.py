@@ -217,21 +217,26 @@ def _print_limiter(redis_url: str, run: str, checks: int, counter: RedisCounter)
     from limits.storage import storage_from_string
     from limits.strategies import STRATEGIES
 
-    item = parse("1000000 per minute")
-    print(f"Rate-limit strategies of limits (one hit per check, {checks} checks, Redis)\n")
-    header = f"{'strategy':<24} {'CPU us/check':>12} {'wall us/check':>13} {'round trips':>11}"
+    item, users = parse("60 per minute"), 100
+    client = redis.Redis.from_url(redis_url)
+    print(f"Rate-limit strategies of limits at 60 per minute ({checks} checks over {users} "
+          "users, Redis)\n")
+    header = (f"{'strategy':<24} {'CPU us/check':>12} {'wall us/check':>13} {'round trips':>11} "
+              f"{'Redis bytes/user':>16}")
     print(header)
     print("-" * len(header))
     for name, strategy in STRATEGIES.items():
         limiter = strategy(storage_from_string(redis_url))
-        limiter.hit(item, name, run)
+        limiter.hit(item, name, run, "warm")
         counter.reset()
         cpu, wall = time.thread_time(), time.perf_counter()
-        for _ in range(checks):
-            limiter.hit(item, name, run)
+        for i in range(checks):
+            limiter.hit(item, name, run, f"u{i % users}")
         cpu, wall = time.thread_time() - cpu, time.perf_counter() - wall
+        keys = list(client.scan_iter(f"*{name}/{run}/u0/*"))
+        memory = sum(client.memory_usage(k) or 0 for k in keys)
         print(f"{name:<24} {cpu / checks * 1e6:>12.0f} {wall / checks * 1e6:>13.0f} "
-              f"{counter.round_trips / checks:>11.2f}")
+              f"{counter.round_trips / checks:>11.2f} {memory:>16}")
 
 
 if __name__ == "__main__":

@@ -47,8 +47,11 @@ def create_app(settings: Settings | None = None, *, controller: Controller | Non
     register_error_handlers(app)
 
     # If the limiter's storage (Redis) is down, count in memory rather than fail turns.
+    # The sliding window counter weighs the previous window's count: no burst of twice
+    # the limit at a window's edge (as a fixed window allows), in two counters per user
+    # instead of the moving window's list of timestamps (docs/performance.md).
     limiter = Limiter(rate_key, app=app, storage_uri=settings.rate_limit_storage,
-                      strategy="moving-window", in_memory_fallback_enabled=True)
+                      strategy="sliding-window-counter", in_memory_fallback_enabled=True)
     limiter.limit(settings.rate_limit)(chat.bp)
     limiter.limit(settings.rate_limit)(upload.bp)
     for bp in (chat.bp, upload.bp, businesses.bp, health.bp, openapi.bp, ui.bp):
