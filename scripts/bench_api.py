@@ -199,7 +199,7 @@ def _free_port() -> int:
 
 
 def _start_gunicorn(args: argparse.Namespace, port: int, data_dir: Path,
-                    prefix: str) -> subprocess.Popen:
+                    prefix: str, extra: tuple[str, ...] = ()) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SI_")}
     env.update(
         PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
@@ -215,7 +215,7 @@ def _start_gunicorn(args: argparse.Namespace, port: int, data_dir: Path,
         SI_LOG_LEVEL="WARNING",
     )
     command = [sys.executable, "-m", "gunicorn", "--workers", str(args.workers),
-               "--threads", str(args.threads), "--bind", f"127.0.0.1:{port}",
+               "--threads", str(args.threads), "--bind", f"127.0.0.1:{port}", *extra,
                "si_agent.server:create_app()"]
     with (data_dir / "gunicorn.log").open("wb") as log:
         return subprocess.Popen(command, cwd=ROOT, env=env, stdout=log,
