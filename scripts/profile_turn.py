@@ -7,7 +7,7 @@ The phases are measured by wrapping the functions that do them (in this process
 only; the library has no timing code):
 
     auth      JWT decode and verification (flask-jwt-extended), wherever it is called
-    limiter   flask-limiter's before-request check (without the auth inside it)
+    limiter   the rate-limit check (si_agent's, or flask-limiter's before), without auth
     load      the session store's ``load``
     engine    the controller's turn without load, save and the submission
     execute   a submission (the job driver; the demo backend answers in-process)
@@ -120,17 +120,22 @@ class RedisCounter:
 def instrument(app, phases: Phases) -> None:
     """Wrap the functions that make up a turn (see the module docstring)."""
     import flask_jwt_extended.view_decorators as jwt_views
-    from flask_limiter import Limiter
 
     from si_agent.flow.controller import Controller
     from si_agent.flow.execution import JobDriver
 
     jwt_views._decode_jwt_from_request = phases.wrap("auth", jwt_views._decode_jwt_from_request)
-    # flask-limiter registered its bound check as a before-request hook: replace it there.
-    hooks = app.before_request_funcs[None]
-    for i, hook in enumerate(hooks):
-        if getattr(hook, "__self__", None).__class__ is Limiter:
-            hooks[i] = phases.wrap("limiter", hook)
+    try:  # si_agent's own limiter on the limits library
+        from si_agent.server.ratelimit import RateLimiter
+    except ImportError:  # before: flask-limiter, its bound check a before-request hook
+        from flask_limiter import Limiter
+
+        hooks = app.before_request_funcs[None]
+        for i, hook in enumerate(hooks):
+            if getattr(hook, "__self__", None).__class__ is Limiter:
+                hooks[i] = phases.wrap("limiter", hook)
+    else:
+        RateLimiter.hit = phases.wrap("limiter", RateLimiter.hit)
     store = app.config["SI_CONTROLLER"].store
     store.load = phases.wrap("load", store.load)
     store.save = phases.wrap("save", store.save)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 
 from flask import Flask
-from flask_limiter import Limiter
 
 from si_agent.config.settings import Settings
 from si_agent.errors import JobInProgress, SessionConflict, StoreUnavailable
@@ -20,6 +19,7 @@ from si_agent.server import businesses, chat, health, openapi, ui, upload
 from si_agent.server.auth import init_auth
 from si_agent.server.errors import error_response, register_error_handlers
 from si_agent.server.identity import rate_key
+from si_agent.server.ratelimit import RateLimiter
 from si_agent.uploads import UploadVault
 
 log = logging.getLogger(__name__)
@@ -46,14 +46,9 @@ def create_app(settings: Settings | None = None, *, controller: Controller | Non
     init_auth(app, settings)
     register_error_handlers(app)
 
-    # If the limiter's storage (Redis) is down, count in memory rather than fail turns.
-    # The sliding window counter weighs the previous window's count: no burst of twice
-    # the limit at a window's edge (as a fixed window allows), in two counters per user
-    # instead of the moving window's list of timestamps (docs/performance.md).
-    limiter = Limiter(rate_key, app=app, storage_uri=settings.rate_limit_storage,
-                      strategy="sliding-window-counter", in_memory_fallback_enabled=True)
-    limiter.limit(settings.rate_limit)(chat.bp)
-    limiter.limit(settings.rate_limit)(upload.bp)
+    # Per user; if the storage (Redis) is down, counted in memory rather than fail turns.
+    RateLimiter(settings.rate_limit, settings.rate_limit_storage, rate_key).init_app(
+        app, chat.bp, upload.bp)
     for bp in (chat.bp, upload.bp, businesses.bp, health.bp, openapi.bp, ui.bp):
         app.register_blueprint(bp)
     if settings.auth_mode == "dev":
