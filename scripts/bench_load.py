@@ -280,10 +280,11 @@ def _report(args, tally: Tally, elapsed: float, commands: Counter[str], sessions
     if tally.errors:
         print("errors: " + ", ".join(f"{k} x{n}" for k, n in tally.errors.most_common()))
     total = sum(commands.values())
-    top = ", ".join(f"{name.upper()} {n / max(turns, 1):.2f}" for name, n in commands.most_common(6))
+    top = ", ".join(f"{name.upper()} {n / max(turns, 1):.2f}" for name, n in commands.most_common())
     note = "" if own_redis else " (shared Redis: includes other clients)"
-    print(f"\nRedis commands per turn: {total / max(turns, 1):.2f}{note} ({top}); commands run "
-          "inside Lua scripts count too; token requests and session resets included")
+    print(f"\nRedis commands per turn: {total / max(turns, 1):.2f}{note}, counting those run "
+          "inside Lua scripts (EVALSHA) too; token requests and session resets included:")
+    print(f"  {top}")
     if sessions:
         print(f"Redis memory per session key: mean {statistics.fmean(sessions):,.0f} B, "
               f"max {max(sessions):,} B over {len(sessions)} sessions (MEMORY USAGE); "
