@@ -74,10 +74,13 @@ def main() -> None:
         _wait_until_up(server, url, data_dir / "gunicorn.log")
         sessions = [_login(url, f"bench-{run}-{i}") for i in range(args.users)]
         _run_dialogues(sessions[0], url, DIALOGUES, rounds=1)  # warm both code paths up
+        cpu = server_cpu(server.pid)
         chat, chat_elapsed = _measure(sessions, lambda i, s: _run_dialogues(
             s, url, DIALOGUES, rounds=args.rounds, duration=args.duration))
+        chat_cpu, cpu = server_cpu(server.pid) - cpu, server_cpu(server.pid)
         health, health_elapsed = _measure(sessions, lambda i, s: _get_many(
             s, f"{url}/healthz", count=len(chat[i].latencies)))
+        health_cpu = server_cpu(server.pid) - cpu
     finally:
         _stop(server)
         _delete_keys(args.redis_url, prefix, run)
@@ -88,13 +91,15 @@ def main() -> None:
     print(f"si_agent API benchmark: {shape}")
     print("Redis sessions and rate-limit counters, rule engine, embedded demo backend\n")
     header = (f"{'endpoint':<28} {'requests':>8} {'dialogues':>9} {'failed':>6} {'errors':>6} "
-              f"{'req/s':>8} {'p50 ms':>8} {'p99 ms':>8}")
+              f"{'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'CPU ms/req':>10}")
     print(header)
     print("-" * len(header))
-    chat_rate = _row("POST /api/chat (dialogues)", chat, chat_elapsed, dialogues=True)
-    health_rate = _row("GET /healthz (bare Flask)", health, health_elapsed, dialogues=False)
+    chat_rate = _row("POST /api/chat (dialogues)", chat, chat_elapsed, chat_cpu, dialogues=True)
+    health_rate = _row("GET /healthz (bare Flask)", health, health_elapsed, health_cpu,
+                       dialogues=False)
     print(f"\nchat turns/s = {chat_rate / health_rate:.1%} of the bare /healthz rate "
           "at the same concurrency")
+    print("CPU ms/req: the gunicorn workers' CPU (user + system) per request")
     failed = sum(t.failed + t.errors for t in chat) + sum(t.errors for t in health)
     if failed:
         sys.exit(1)
@@ -172,7 +177,7 @@ def _measure(sessions: list[requests.Session], work) -> tuple[list[Tally], float
     return tallies, time.perf_counter() - started
 
 
-def _row(label: str, tallies: list[Tally], elapsed: float, dialogues: bool) -> float:
+def _row(label: str, tallies: list[Tally], elapsed: float, cpu: float, dialogues: bool) -> float:
     latencies = sorted(x for t in tallies for x in t.latencies)
     q = statistics.quantiles(latencies, n=100) if len(latencies) > 1 else latencies * 99
     rate = len(latencies) / elapsed
@@ -180,7 +185,7 @@ def _row(label: str, tallies: list[Tally], elapsed: float, dialogues: bool) -> f
     failed = str(sum(t.failed for t in tallies)) if dialogues else "-"
     print(f"{label:<28} {len(latencies):>8} {count:>9} {failed:>6} "
           f"{sum(t.errors for t in tallies):>6} {rate:>8.0f} {q[49] * 1000:>8.1f} "
-          f"{q[98] * 1000:>8.1f}")
+          f"{q[98] * 1000:>8.1f} {cpu / len(latencies) * 1000:>10.2f}")
     return rate
 
 
@@ -194,7 +199,7 @@ def _free_port() -> int:
 
 
 def _start_gunicorn(args: argparse.Namespace, port: int, data_dir: Path,
-                    prefix: str) -> subprocess.Popen:
+                    prefix: str, extra: tuple[str, ...] = ()) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SI_")}
     env.update(
         PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
@@ -210,11 +215,33 @@ def _start_gunicorn(args: argparse.Namespace, port: int, data_dir: Path,
         SI_LOG_LEVEL="WARNING",
     )
     command = [sys.executable, "-m", "gunicorn", "--workers", str(args.workers),
-               "--threads", str(args.threads), "--bind", f"127.0.0.1:{port}",
+               "--threads", str(args.threads), "--bind", f"127.0.0.1:{port}", *extra,
                "si_agent.server:create_app()"]
     with (data_dir / "gunicorn.log").open("wb") as log:
         return subprocess.Popen(command, cwd=ROOT, env=env, stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def server_cpu(master: int) -> float:
+    """CPU seconds (user + system) used so far by the gunicorn master's worker processes."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in worker_pids(master):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # a worker that just exited
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    return total
+
+
+def worker_pids(master: int) -> list[int]:
+    """The pids of the gunicorn master's child processes (its workers), from /proc."""
+    try:
+        children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
+    except OSError:
+        return []
+    return [int(pid) for pid in children]
 
 
 def _wait_until_up(server: subprocess.Popen, url: str, log: Path) -> None:

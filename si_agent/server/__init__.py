@@ -11,11 +11,7 @@ from __future__ import annotations
 
 import logging
 
-from flask import Flask, request
-from flask_jwt_extended import get_jwt_identity, verify_jwt_in_request
-from flask_jwt_extended.exceptions import JWTExtendedException
-from flask_limiter import Limiter
-from jwt.exceptions import PyJWTError
+from flask import Flask
 
 from si_agent.config.settings import Settings
 from si_agent.errors import JobInProgress, SessionConflict, StoreUnavailable
@@ -24,6 +20,8 @@ from si_agent.server import admin, businesses, chat, health, openapi, ui, upload
 from si_agent.server.auth import init_auth
 from si_agent.server.cors import init_cors
 from si_agent.server.errors import error_response, register_error_handlers
+from si_agent.server.identity import rate_key
+from si_agent.server.ratelimit import RateLimiter
 from si_agent.uploads import UploadVault
 
 log = logging.getLogger(__name__)
@@ -51,11 +49,9 @@ def create_app(settings: Settings | None = None, *, controller: Controller | Non
     init_cors(app, settings)
     register_error_handlers(app)
 
-    # If the limiter's storage (Redis) is down, count in memory rather than fail turns.
-    limiter = Limiter(_rate_key, app=app, storage_uri=settings.rate_limit_storage,
-                      strategy="moving-window", in_memory_fallback_enabled=True)
-    limiter.limit(settings.rate_limit)(chat.bp)
-    limiter.limit(settings.rate_limit)(upload.bp)
+    # Per user; if the storage (Redis) is down, counted in memory rather than fail turns.
+    RateLimiter(settings.rate_limit, settings.rate_limit_storage, rate_key).init_app(
+        app, chat.bp, upload.bp)
     for bp in (chat.bp, upload.bp, businesses.bp, health.bp, openapi.bp, ui.bp, admin.bp):
         app.register_blueprint(bp)
     if settings.auth_mode == "dev":
@@ -79,12 +75,3 @@ def create_app(settings: Settings | None = None, *, controller: Controller | Non
 
     return app
 
-
-def _rate_key() -> str:
-    """Rate limits are per user (token identity), else per client address."""
-    try:
-        verified = verify_jwt_in_request(optional=True)  # None without a token (or on OPTIONS)
-    except (JWTExtendedException, PyJWTError):
-        verified = None
-    identity = get_jwt_identity() if verified else None
-    return f"user:{identity}" if isinstance(identity, str) else f"ip:{request.remote_addr}"

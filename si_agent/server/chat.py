@@ -11,7 +11,6 @@ import threading
 from collections.abc import Iterator
 
 from flask import Blueprint, Response, current_app, jsonify, request, stream_with_context
-from flask_jwt_extended import jwt_required
 
 from si_agent.config.settings import Settings
 from si_agent.errors import SessionConflict, StoreUnavailable
@@ -19,6 +18,7 @@ from si_agent.flow.controller import Controller
 from si_agent.flow.turn import TurnResult
 from si_agent.server.auth import current_user, json_body
 from si_agent.server.errors import ApiError
+from si_agent.server.identity import token_required
 
 log = logging.getLogger(__name__)
 bp = Blueprint("chat", __name__)
@@ -38,7 +38,7 @@ def _settings() -> Settings:
 
 
 @bp.post("/api/chat")
-@jwt_required()
+@token_required
 def chat():
     user = current_user()
     body = json_body()
@@ -64,11 +64,12 @@ def chat():
                         mimetype="text/event-stream",
                         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
     turn = _controller().handle(user, message, group_id=group_id)
-    return jsonify(turn.model_dump(mode="json"))
+    # pydantic writes the JSON itself: no intermediate dict for Flask to encode again
+    return Response(turn.model_dump_json(), mimetype="application/json")
 
 
 @bp.get("/api/session")
-@jwt_required()
+@token_required
 def get_session():
     user = current_user()
     turn = _controller().current(user)
@@ -82,7 +83,7 @@ def get_session():
 
 
 @bp.get("/api/session/events")
-@jwt_required()
+@token_required
 def session_events():
     """SSE: ``job`` events while a submission runs, then the outcome as a ``turn`` event."""
     user = current_user()
@@ -105,7 +106,7 @@ def session_events():
 
 
 @bp.delete("/api/session")
-@jwt_required()
+@token_required
 def delete_session():
     turn = _controller().reset(current_user())
     return jsonify(turn.model_dump(mode="json", exclude={"reply"}))

@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 
 from flask import Blueprint, current_app, jsonify, request
-from flask_jwt_extended import jwt_required
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from si_agent.config.settings import Settings
@@ -19,6 +18,7 @@ from si_agent.errors import NoStepAwaited
 from si_agent.flow.controller import Controller
 from si_agent.server.auth import current_user
 from si_agent.server.errors import ApiError
+from si_agent.server.identity import token_required
 from si_agent.uploads import UploadRejected, UploadVault, clean_image
 
 log = logging.getLogger(__name__)
@@ -27,7 +27,7 @@ MULTIPART_OVERHEAD = 64 * 1024  # boundaries and the small "step" part
 
 
 @bp.post("/api/upload")
-@jwt_required()
+@token_required
 def upload():
     user = current_user()
     settings: Settings = current_app.config["SI_SETTINGS"]

@@ -3,6 +3,17 @@
 A ``Session`` is plain data (pydantic), serialised as JSON by every store.
 ``version`` supports optimistic concurrency: a store's ``save`` only succeeds
 when the stored version still equals the loaded one, then increments it.
+
+Size bound. Every store writes the whole session on every turn, so what grows
+with the dialogue is capped: the history keeps the last ``HISTORY_TURNS`` turns
+(two messages each, at most ``MESSAGE_CHARS`` characters per message), and the
+decision records the last ``MEMORY_RECORDS``, each at most ``RECORD_CHARS``
+characters of JSON (a longer one keeps its outline and a shortened input). The
+rest (fields, step data, at most ``MAX_SUSPENDED`` businesses put aside) is
+bounded by the business definitions, not by the number of turns. So a session
+stays under ``SESSION_BOUND_CHARS`` characters of JSON however long the dialogue
+(about 3 bytes per character for Chinese text in UTF-8); docs/performance.md
+has the sizes measured.
 """
 
 from __future__ import annotations
@@ -16,8 +27,15 @@ from pydantic import BaseModel, ConfigDict, Field
 FieldStatus = Literal["pending", "collected", "invalid", "failed", "skipped"]
 
 HISTORY_TURNS = 6
-MEMORY_RECORDS = 50
+MESSAGE_CHARS = 2000  # a longer history message keeps its start (the model's context)
+# Decision records are for debugging (``GET /api/session?debug=1``, ``si-agent chat``):
+# the last 20 cover a whole dialogue, and each is capped.
+MEMORY_RECORDS = 20
+RECORD_CHARS = 2000
+RECORD_INPUT_CHARS = 200  # the input kept in a record that was too long
 MAX_SUSPENDED = 3  # businesses put aside for another one, kept with their values
+# What the capped parts can take, plus a generous allowance for the rest.
+SESSION_BOUND_CHARS = 2 * HISTORY_TURNS * MESSAGE_CHARS + MEMORY_RECORDS * RECORD_CHARS + 40_000
 
 
 class FieldState(BaseModel):
@@ -108,7 +126,7 @@ class DecisionRecord(BaseModel):
     rule: str = "none"
     confidence: float = 0.0
     reason: str = ""
-    usage: Usage | None = None  # None: no model call (kept small: 50 records per session)
+    usage: Usage | None = None  # None: no model call (kept small: records are capped)
     at: float = Field(default_factory=time.time)
 
 
@@ -151,15 +169,31 @@ class Session(BaseModel):
 
     def remember(self, role: Literal["user", "assistant"], text: str) -> None:
         """Append to the bounded history kept for the model (last 6 turns)."""
-        self.history.append(Message(role=role, text=text))
+        self.history.append(Message(role=role, text=text[:MESSAGE_CHARS]))
         del self.history[: -2 * HISTORY_TURNS]
 
     def record(self, decision: DecisionRecord) -> None:
-        """Append a decision record to the bounded memory."""
-        self.records.append(decision.model_dump_json())
+        """Append a decision record (at most ``RECORD_CHARS``) to the bounded memory."""
+        text = decision.model_dump_json()
+        if len(text) > RECORD_CHARS:
+            text = _outline(decision)
+        self.records.append(text)
         del self.records[:-MEMORY_RECORDS]
 
     @property
     def memory(self) -> list[DecisionRecord]:
         """The decision records, oldest first (parsed on each access)."""
         return [DecisionRecord.model_validate_json(r) for r in self.records]
+
+
+def _outline(decision: DecisionRecord) -> str:
+    """A too-long record as JSON of at most ``RECORD_CHARS``: a shortened input, the
+    calls' names and outcomes without their arguments, and if still too long, no calls."""
+    calls = [call.model_copy(update={"arguments": {}, "detail": call.detail[:RECORD_INPUT_CHARS]})
+             for call in decision.calls]
+    short = decision.model_copy(update={"input": decision.input[:RECORD_INPUT_CHARS],
+                                        "calls": calls, "reason": decision.reason[:RECORD_INPUT_CHARS]})
+    text = short.model_dump_json()
+    if len(text) > RECORD_CHARS:
+        text = short.model_copy(update={"calls": [], "offered": []}).model_dump_json()
+    return text

@@ -184,7 +184,7 @@ def _stop(process: subprocess.Popen) -> None:
 
 def _delete_keys(client, server: Server, redis_prefix: str) -> None:
     keys = list(client.scan_iter(f"{redis_prefix}*"))
-    for user in server.users:  # flask-limiter's counters: LIMITS:LIMITER/user:<id>/...
+    for user in server.users:  # rate-limit counters: LIMITS:LIMITER/user:<id>/...
         keys += client.scan_iter(f"LIMITS:*user:{user}/*")
     if keys:
         client.delete(*keys)

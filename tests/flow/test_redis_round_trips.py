@@ -1,0 +1,61 @@
+"""A turn reads its session from Redis once and writes it once (one round trip each).
+
+The client is redis-py's own, talking to the test Redis; the subclass only counts
+the commands it sends.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections import Counter
+
+import pytest
+import redis
+
+from si_agent.session import RedisStore
+
+REDIS_URL = os.environ.get("SI_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+ZHANG_WEI = "330122196303150178"
+
+
+class CountingRedis(redis.Redis):
+    """redis.Redis that counts the commands it sends, by name."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.sent: Counter[str] = Counter()
+
+    def execute_command(self, *args, **options):
+        self.sent[str(args[0]).upper()] += 1
+        return super().execute_command(*args, **options)
+
+
+@pytest.fixture
+def counted():
+    client = CountingRedis.from_url(REDIS_URL)
+    try:
+        client.ping()
+    except redis.ConnectionError:
+        pytest.skip(f"no Redis at {REDIS_URL}")
+    prefix = f"si-test-rt-{uuid.uuid4().hex[:8]}:session:"
+    yield RedisStore(REDIS_URL, prefix=prefix, client=client), client
+    keys = list(client.scan_iter(f"{prefix.removesuffix('session:')}*"))
+    if keys:
+        client.delete(*keys)
+
+
+@pytest.mark.redis
+def test_one_load_and_one_save_per_turn(make_controller, counted):
+    store, client = counted
+    controller = make_controller(store=store)
+    for message in ["我要转社保", "从杭州转到苏州", ZHANG_WEI, "张伟"]:
+        client.sent.clear()
+        controller.handle("u", message)
+        assert client.sent == {"HMGET": 1, "EVALSHA": 1}, message
+
+    # A submission: the session with its job in one write, then the outcome in another.
+    client.sent.clear()
+    turn = controller.handle("u", "确认")
+    assert turn.state == "done"
+    assert client.sent == {"HMGET": 1, "EVALSHA": 2}
