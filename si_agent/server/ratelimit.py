@@ -111,9 +111,9 @@ class RateLimiter:
 
 
 def _too_many(err: RateLimited):
-    response, status = error_response(429, "rate_limited")
+    response = error_response(429, "rate_limited")
     response.headers["Retry-After"] = str(err.retry_after)
-    return response, status
+    return response
 
 
 def _scheme(uri: str) -> str:
