@@ -26,13 +26,16 @@ MAX_BUSINESSES = 2  # a question naming more is too general to steer by names
 
 @dataclass(frozen=True)
 class BusinessTerms:
-    """The words one business is known by: ``phrases`` (keywords, options, labels) and
-    ``synonyms`` (a variant → its main word, from the help texts)."""
+    """The words one business is known by: ``phrases`` (keywords, options, labels),
+    ``aliases`` (other ways citizens say an option: "被辞退") and ``synonyms`` (a
+    variant → its main word, from the help texts). Aliases name the business in
+    expansion but are no targets of the typo check: many are everyday words."""
 
     business_id: str
     name: str
     phrases: tuple[str, ...] = ()
     synonyms: Mapping[str, str] = field(default_factory=dict)
+    aliases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,7 @@ class QueryExpander:
         self.businesses = {b.business_id: b for b in businesses}
         owners: dict[str, set[str]] = defaultdict(set)
         for b in self.businesses.values():
-            for p in (b.name, *b.phrases):
+            for p in (b.name, *b.phrases, *b.aliases):
                 if len(p) >= MIN_PHRASE:
                     owners[p.lower()].add(b.business_id)
         self._owner = {p: next(iter(ids)) for p, ids in owners.items() if len(ids) == 1}
@@ -61,7 +64,8 @@ class QueryExpander:
 
     @property
     def vocabulary(self) -> tuple[str, ...]:
-        """Every business name, phrase and synonym main word (for the typo check)."""
+        """Every business name, phrase and synonym main word (for the typo check; not
+        the aliases)."""
         words = [w for b in self.businesses.values() for w in (b.name, *b.phrases)]
         words += list(self._synonyms.values())
         return tuple(dict.fromkeys(words))

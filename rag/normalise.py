@@ -39,6 +39,8 @@ log = logging.getLogger(__name__)
 
 MIN_WORD = 2
 MAX_WORD = 6
+MAX_SPELLING = 6 * MAX_WORD  # letters: the longest syllable (zhuang) times the longest word
+MAX_RUN = 120  # letters typed without a break that are still read as pinyin
 _HAN = re.compile(r"[\u4e00-\u9fff]")
 _LETTERS = re.compile(r"[A-Za-z]{2,}(?:\s+[A-Za-z]{2,})*")
 
@@ -108,11 +110,21 @@ class Normaliser:
 
         def replace(m: re.Match) -> str:
             words = _segment(re.sub(r"\s+", "", m.group()).lower(), spelt)
-            if not words:
-                return m.group()
-            word = "".join(words)
-            found.append(Correction(m.start(), m.end(), m.group(), word, "pinyin"))
-            return word
+            if words:
+                word = "".join(words)
+                found.append(Correction(m.start(), m.end(), m.group(), word, "pinyin"))
+                return word
+            # Not all domain words ("yanglaojin zenme renzheng"): each space-separated
+            # word that spells domain words is replaced, the others stay.
+            out = []
+            for t in re.finditer(r"\S+|\s+", m.group()):
+                words = None if t.group().isspace() else _segment(t.group().lower(), spelt)
+                if words:
+                    word = "".join(words)
+                    found.append(Correction(m.start() + t.start(), m.start() + t.end(),
+                                            t.group(), word, "pinyin"))
+                out.append("".join(words) if words else t.group())
+            return "".join(out)
 
         return _LETTERS.sub(replace, text), found
 
@@ -205,11 +217,16 @@ class Normaliser:
 # -- helpers -------------------------------------------------------------------------
 
 def _segment(letters: str, spelt: dict[str, str]) -> list[str] | None:
-    """``letters`` as a sequence of domain words (fewest words), or None if it is not one."""
+    """``letters`` as a sequence of domain words (fewest words), or None if it is not one.
+
+    A word's spelling is at most ``MAX_SPELLING`` letters, so the work is linear in the
+    length; a run longer than ``MAX_RUN`` letters is no question typed in pinyin."""
+    if len(letters) > MAX_RUN:
+        return None
     best: list[list[str] | None] = [None] * (len(letters) + 1)
     best[0] = []
     for end in range(1, len(letters) + 1):
-        for start in range(end):
+        for start in range(max(0, end - MAX_SPELLING), end):
             head = best[start]
             word = spelt.get(letters[start:end])
             if head is not None and word and (best[end] is None or len(head) + 1 < len(best[end])):

@@ -6,7 +6,8 @@ Extractive and offline: every sentence of the top passages is scored by
   (IDF over the documents' sentences; "社保" says little, "滞纳金" a lot), counting
   the passage's heading, which often states the question it answers;
 - whether it has what the question asks for: a number for "多少/几年/比例/多久"
-  (``NUMERIC``), a yes or no for "能…吗/会…不/用不用" (``POLAR``), a time for
+  (``NUMERIC``), a yes or no for "能…吗/会…不/用不用" (``POLAR``; only in a sentence
+  with the question's rarest word, what the yes or no is about), a time for
   "什么时候/多久/几号" (``TIME``), a place or channel for "在哪/怎么办" (``WHERE``);
 - the passage's rank in the search and its closeness to the question (cosine);
 - a sentence of a passage other than the best-ranked and the closest must hold a
@@ -55,6 +56,10 @@ TIME = re.compile(r"日内|工作日|个月|次月|每月|当场|即时|立等|�
 WHERE_Q = re.compile(r"在哪|哪里|去哪|哪儿|怎么办|怎么弄|如何|怎么[办申领交查补]|渠道|流程")
 WHERE = re.compile(r"通过|到.{0,12}(?:办理|申请|窗口|机构|网点)|App|APP|小程序|窗口|平台|拨打|网点|线上|"
                    r"经办机构")
+# A refusal ("一般不能领取"), and the weight of a word that names a case (辞职, 退休…).
+NEGATIVE = re.compile(r"不能|不可以|不得|不予|不属于|一般不")
+CASE_WEIGHT = 5.0
+_CLAUSE = re.compile(r"[，,；;：:]|属于|的[，,]?")
 # A section on how to do something: where a how/where question's answer is.
 PROCEDURE_HEADING = re.compile(r"流程|怎么|如何|办理|申领|渠道|方式|去哪|在哪|步骤")
 # A definition ("失业保险金（俗称失业金）是对……的保障") answers only "what is" questions.
@@ -111,6 +116,9 @@ class SentencePicker:
             return []
         total = sum(self.weight(t) for t in terms)
         wants = [(has, bonus) for asks, has, bonus in ASKS if asks.search(question)]
+        # A yes or no answers the question only if it is about what the question names:
+        # "主动辞职…一般不能领取" answers "主动辞职能领失业金吗", not "被辞退了能领吗".
+        rarest = max(terms, key=self.weight)
         how = bool(WHERE_Q.search(question))
         defines = bool(DEFINITION_Q.search(question))
         scored: list[KeySentence] = []
@@ -132,9 +140,12 @@ class SentencePicker:
                 overlap = sum(self.weight(t) for t in terms if t in s) / total
                 if overlap < MIN_OVERLAP and hit.chunk_id not in central:
                     continue
-                bonus = sum(b for has, b in wants if has.search(s))
+                bonus = sum(b for has, b in wants if has.search(s)
+                            and (has is not POLAR or rarest in s))
                 score = overlap + 0.3 * heading + bonus + prior
                 if not defines and DEFINITION.search(s):
+                    score -= 0.3
+                if self._other_case(s, question):
                     score -= 0.3
                 scored.append(KeySentence(s, hit.doc_id, hit.title, (hit.chunk_id, i), score))
         if not scored:
@@ -151,6 +162,15 @@ class SentencePicker:
             chosen.append(k)
             used += len(k.text)
         return sorted(chosen, key=lambda k: k.position)
+
+
+    def _other_case(self, sentence: str, question: str) -> bool:
+        """A refusal about a case the question does not name: "主动辞职…一般不能领取" for
+        "我被辞退了能领失业金吗" (its first clause names the case)."""
+        if not NEGATIVE.search(sentence):
+            return False
+        case = _CLAUSE.split(sentence, maxsplit=1)[0]
+        return any(self.weight(w) >= CASE_WEIGHT and w not in question for w in _words(case))
 
 
 def _words(text: str) -> list[str]:

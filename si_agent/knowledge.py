@@ -130,8 +130,10 @@ _ALSO_CALLED = re.compile(r"([\u4e00-\u9fff]+)（(?:也叫|也称|又称|俗称|
 def business_terms(catalog: Mapping[str, Business]) -> list[BusinessTerms]:
     """The words each business is known by, for the knowledge base's query expansion.
 
-    Phrases: the name, keywords, enum options and their aliases, and field
-    labels; synonyms: "X（也叫Y）" in the fields' help texts (Y → X). The
+    Phrases: the name, keywords, enum options and field labels; aliases: the
+    options' aliases; synonyms: "X（也叫Y）" in the fields' help texts (Y → X).
+    A consultation's options are answers about the citizen ("是的", "我挣得多"),
+    not words for its topic: only its name, keywords and labels count. The
     knowledge base keeps a phrase only when a single business uses it.
     """
     from rag import BusinessTerms
@@ -139,15 +141,19 @@ def business_terms(catalog: Mapping[str, Business]) -> list[BusinessTerms]:
     out = []
     for b in catalog.values():
         phrases = [*b.keywords]
+        aliases: list[str] = []
         synonyms: dict[str, str] = {}
         for f in b.fields:
             phrases.append(f.label)
-            for o in f.options:
-                phrases += [o.value, *o.aliases]
+            if not b.is_consult:
+                for o in f.options:
+                    phrases.append(o.value)
+                    aliases += o.aliases
             for before, other in _ALSO_CALLED.findall(f.help or ""):
                 # The term is read as long as the other word: "可以先选临时挂失（也叫口头挂失）".
                 synonyms[other] = before[-len(other):]
-        out.append(BusinessTerms(b.id, b.name, tuple(dict.fromkeys(phrases)), synonyms))
+        out.append(BusinessTerms(b.id, b.name, tuple(dict.fromkeys(phrases)), synonyms,
+                                 tuple(dict.fromkeys(a for a in aliases if a not in phrases))))
     return out
 
 

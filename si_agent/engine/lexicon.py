@@ -60,12 +60,19 @@ YES_NO = re.compile(
 # A request opening the message or a clause: "我要领失业金", "帮我查下养老金到账没",
 # "麻烦给我办…", "赶紧帮我冻结" ("我妈过来帮我带孩子" is no request to the assistant, nor
 # "帮我妈刷脸认证" a request for oneself).
-REQUEST_OPENING = re.compile(
-    r"(?:^|(?<=[，,。；;！!？?\s]))(?:那|那就)?(?:[我俺]|请|麻烦(?:你|您)?)(?:就|还|也)?"
-    r"(?:要|想|想要|需要|得)(?!问|了解|咨询|知道|请教)|"
-    r"(?:^|(?<=[，,。；;！!？?\s]))(?:请|麻烦|你|您|赶紧|赶快|快|能|可以|能不能|就)*"
-    r"(?:帮(?:我|俺)(?![妈爸爹娘家们老婆公哥姐弟妹儿女孩])|帮忙|替我|给我(?:办|查|开|申请))"
-)
+# A wish ("我要…", "我想…"; not "我想问/了解…" nor "我想看看…政策") and a plea for help
+# ("帮我…", "能帮我挂失吗"): asked as a yes/no question only the plea is a request
+# ("我需要挂失吗", "我要领失业金吗" ask whether they must or may).
+_WISH = (r"(?:^|(?<=[，,。；;！!？?\s]))(?:那|那就)?(?:[我俺]|请|麻烦(?:你|您)?)(?:就|还|也)?"
+         r"(?:要|想|想要|需要|得)(?!问|了解|咨询|知道|请教|[^，,。；;！!？?\s]*(?:政策|规定))")
+_PLEA = (r"(?:^|(?<=[，,。；;！!？?\s]))(?:请|麻烦|你|您|赶紧|赶快|快|能|可以|能不能|就)*"
+         r"(?:帮(?:我|俺)(?![妈爸爹娘家们老婆公哥姐弟妹儿女孩])|帮忙|替我|给我(?:办|查|开|申请))")
+REQUEST_OPENING = re.compile(f"{_WISH}|{_PLEA}")
+PLEA = re.compile(_PLEA)
+# Asking to read the rules ("我想看看失业金政策"), stated without a question mark.
+ABOUT_RULES = re.compile(r"政策|规定|文件")
+# A wish not to ("我不想领失业金了", "我不要办了", "不用帮我查"): no request.
+NOT_WANTED = re.compile(r"(?:[我俺]|也|就|还|先)(?:不想|不要|不用|不需要|不打算)|不用帮|别帮")
 # Still possible despite a problem ("没记住受理编号，还能查进度吗"): a question, even about a
 # look-up.
 STILL = re.compile(r"还能|还可以|还用|还会|还要|还得")

@@ -48,6 +48,12 @@ def _act(engine, catalog, text: str) -> SpeechAct:
     "我妈退休了过来帮我带孩子 她在这边看病能报销吗",  # 帮我 not addressed to the assistant
     "可以用手机帮我妈刷脸认证吗",
     "我想问一下失业金怎么领",
+    "我需要挂失吗",                 # a wish asked as a question: must I?
+    "我要领失业金吗",
+    "我得去认证吗",
+    "我想看看失业金政策",           # reading the rules
+    "我不想领失业金了",             # a wish not to: nothing starts
+    "我不要领失业金",
     "我要办社保卡需要什么材料",       # opens with a request, asks something: answered first
 ])
 def test_questions_are_answered(engine, catalog, text):

@@ -35,6 +35,17 @@ def test_question_answer_then_accept_the_suggestion(controller):
     assert "开始为您办理【社保关系转移】" in turn.reply
 
 
+def test_the_refusal_of_another_case_does_not_lead(controller):
+    """A voluntary quit does not qualify; a dismissed worker does: the answer to the
+    dismissed worker must not open with the voluntary quit's refusal."""
+    quit_ = controller.handle("u5", "主动辞职还能领失业金不")
+    assert quit_.reply.startswith("主动辞职属于本人意愿中断就业，一般不能领取失业保险金。")
+    assert quit_.state == "idle"
+    dismissed = controller.handle("u6", "我被辞退了能领失业金吗")
+    assert not dismissed.reply.startswith("主动辞职"), dismissed.reply
+    assert dismissed.state == "idle"
+
+
 def test_unrelated_question_falls_back_to_the_generic_reply(controller):
     turn = controller.handle("u2", "推荐一部电影好不好看的")
     assert "来源：" not in turn.reply
