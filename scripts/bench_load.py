@@ -88,11 +88,12 @@ def main() -> None:
     client = redis.Redis.from_url(args.redis_url)
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
-    # Keep-alive longer than the think time, as a proxy in front would.
-    server = _start_gunicorn(args, port, data_dir, prefix,
-                             extra=("--keep-alive", str(int(args.think[1]) + 5)))
-    rss = RssSampler(server.pid)
-    try:
+    server = None
+    try:  # the redis-server started above is stopped even if gunicorn does not start
+        # Keep-alive longer than the think time, as a proxy in front would.
+        server = _start_gunicorn(args, port, data_dir, prefix,
+                                 extra=("--keep-alive", str(int(args.think[1]) + 5)))
+        rss = RssSampler(server.pid)
         _wait_until_up(server, url, data_dir / "gunicorn.log")
         rss.start()
         before = _commandstats(client)
@@ -107,7 +108,8 @@ def main() -> None:
         sessions = _session_sizes(client, prefix)
         rss.stop()
     finally:
-        _stop(server)
+        if server is not None:
+            _stop(server)
         if own_redis is not None:
             _stop(own_redis)
             shutil.rmtree(data_dir, ignore_errors=True)

@@ -6,9 +6,12 @@ data, and appends them to an ``AuditStore``:
 - the user is ``HMAC-SHA256(pepper, session id)`` (``user_ref``): the same user
   always gets the same reference, which nobody can reverse without the pepper;
 - field values are masked by their field's type (ID numbers, phones and bank
-  cards starred in the middle, names after the first character); any other text
-  has every ID number, card, phone or long number in it masked; files and
-  nested values are not written at all;
+  cards starred in the middle, names after the first character); values of a
+  closed type (``CLOSED_TYPES``: enum, multi_enum, bucket, integer, number,
+  year, date, city) are written as they are; every other value (free text such
+  as an address or a health summary, a plugin type, a key no field declares) is
+  written as its length only, ``<text, N chars>``; files and nested values are
+  not written at all;
 - failure details are masked the same way.
 
 Appending never breaks a citizen's turn: a store that fails is logged (the error
@@ -41,6 +44,10 @@ log = logging.getLogger(__name__)
 PURGE_EVERY = 300.0  # seconds between retention purges in one process
 APPLICATION_NO = "application_no"  # the result key executors put the application number under
 NOT_WRITTEN = "<not written>"  # a file or a nested value (photos, step data)
+# Field types whose values come from a closed set or are plain numbers and dates:
+# they cannot carry a free sentence, so they are written as they are.
+CLOSED_TYPES: frozenset[str] = frozenset(
+    {"enum", "multi_enum", "bucket", "integer", "number", "year", "date", "city"})
 _MAX_DETAIL = 200
 
 
@@ -127,16 +134,26 @@ def mask_values(values: Mapping[str, Any], business: Business | None) -> dict[st
         kind = types.get(key)
         if value is None:
             continue
-        if isinstance(value, (Mapping, list, tuple, bytes)):
+        if kind == "multi_enum" and isinstance(value, (list, tuple)) and all(
+                isinstance(v, str) for v in value):
+            out[key] = ",".join(value)
+        elif isinstance(value, (Mapping, list, tuple, bytes)):
             out[key] = NOT_WRITTEN
         elif kind in MASKED_TYPES:
             out[key] = mask(kind, value)
         elif kind == "name":
             text = str(value)
             out[key] = text[:1] + "*" * (len(text) - 1)
+        elif kind in CLOSED_TYPES:
+            out[key] = str(value)
         else:
-            out[key] = redact_text(str(value))
+            out[key] = text_length(str(value))
     return out
+
+
+def text_length(text: str) -> str:
+    """What the audit log writes for a free-text value: its length, never its words."""
+    return f"<text, {len(text)} chars>"
 
 
 def application_no(result: Mapping[str, Any] | None) -> str | None:

@@ -57,20 +57,40 @@ def check_production(settings: Settings) -> None:
                                    "or SI_JWT_KEYS")
         if settings.gateway_clients:
             raise InsecureSettings("SI_GATEWAY_CLIENTS needs SI_JWT_ALGORITHM=HS256 to sign tokens")
-        return
-    if not settings.jwt_keys:
-        if settings.jwt_secret == DEV_JWT_SECRET or len(settings.jwt_secret) < _MIN_SECRET:
+    elif not settings.jwt_keys:
+        if _weak(settings.jwt_secret):
             raise InsecureSettings(
                 f"SI_AUTH_MODE=prod needs SI_JWT_SECRET set to a random value of {_MIN_SECRET}+ "
                 "characters (the default development secret is refused)"
             )
+    else:
+        for kid, secret in settings.jwt_keys:
+            if _weak(secret):
+                raise InsecureSettings(
+                    f"SI_AUTH_MODE=prod needs every SI_JWT_KEYS secret to be a random value of "
+                    f"{_MIN_SECRET}+ characters; kid {kid!r} is not (the default development "
+                    "secret is refused)"
+                )
+    _check_derived_secrets(settings)
+
+
+def _weak(secret: str) -> bool:
+    return secret == DEV_JWT_SECRET or len(secret) < _MIN_SECRET
+
+
+def _check_derived_secrets(settings: Settings) -> None:
+    """With a key set or RS256, SI_JWT_SECRET signs nothing and may be left at its
+    default; the audit pepper and the step-file key fall back to it, so each needs
+    its own variable then."""
+    if not _weak(settings.jwt_secret):
         return
-    for kid, secret in settings.jwt_keys:
-        if secret == DEV_JWT_SECRET or len(secret) < _MIN_SECRET:
+    for variable, value, use in (("SI_AUDIT_PEPPER", settings.audit_pepper, "audit log user hashes"),
+                                 ("SI_UPLOAD_KEY", settings.upload_key, "step file encryption")):
+        if not value:
             raise InsecureSettings(
-                f"SI_AUTH_MODE=prod needs every SI_JWT_KEYS secret to be a random value of "
-                f"{_MIN_SECRET}+ characters; kid {kid!r} is not (the default development "
-                "secret is refused)"
+                f"SI_AUTH_MODE=prod needs {variable} set: SI_JWT_SECRET is the default "
+                f"development secret or shorter than {_MIN_SECRET} characters, and {use} "
+                "would fall back to it"
             )
 
 

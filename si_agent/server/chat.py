@@ -17,7 +17,7 @@ from si_agent.errors import SessionConflict, StoreUnavailable
 from si_agent.flow.controller import Controller
 from si_agent.flow.turn import TurnResult
 from si_agent.server.auth import current_user, json_body
-from si_agent.server.errors import ApiError
+from si_agent.server.errors import ApiError, redis_outages
 from si_agent.server.identity import token_required
 
 log = logging.getLogger(__name__)
@@ -27,6 +27,10 @@ DELTA_CHARS = 6  # characters per streamed delta of a templated reply
 # thread meanwhile (see docs/deploy.md for sizing gunicorn's threads).
 WATCH_SECONDS = 120.0
 GROUP_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+# A turn that fails on these is answered 503 store_unavailable, as the app's error
+# handlers answer them outside a stream: the wrapped store error, and redis-py's
+# connection errors that a store did not wrap (step files, jobs next to the sessions).
+_STORE_DOWN: tuple[type[Exception], ...] = (StoreUnavailable, *redis_outages())
 
 
 def _controller() -> Controller:
@@ -140,9 +144,9 @@ def _stream_turn(controller: Controller, user: str, message: str,
         try:
             outcome["turn"] = controller.handle(user, message, on_delta=pieces.put,
                                                 group_id=group_id)
-        except StoreUnavailable as exc:
+        except _STORE_DOWN as exc:
             outcome["error"] = ApiError(503, "store_unavailable")
-            log.error("session store unavailable: %s", exc)
+            log.error("session store unavailable: %s: %s", type(exc).__name__, exc)
         except SessionConflict as exc:
             outcome["error"] = ApiError(409)
             log.warning("%s", exc)

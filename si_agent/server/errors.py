@@ -102,7 +102,7 @@ def register_error_handlers(app: Flask) -> None:
             response.headers["Allow"] = ", ".join(err.valid_methods)
         return response
 
-    for error in _redis_outages():
+    for error in redis_outages():
         app.register_error_handler(error, _redis_down)
 
     @app.errorhandler(Exception)
@@ -111,7 +111,7 @@ def register_error_handlers(app: Flask) -> None:
         return error_response(500)
 
 
-def _redis_outages() -> tuple[type[Exception], ...]:
+def redis_outages() -> tuple[type[Exception], ...]:
     """redis-py's errors for a server that cannot be reached (none without the package)."""
     try:
         from redis.exceptions import ConnectionError, TimeoutError

@@ -5,7 +5,8 @@ is reported (``ready``, ``unavailable``, ``disabled`` without the ``rag``
 extra, ``not configured``) but never makes the service unready: business
 dialogues work without it. A check that is not ok without making the service
 unready is listed in ``degraded`` (e.g. ``["knowledge_base"]`` while its Milvus
-Lite file is locked by another process), for monitoring to alert on.
+Lite file is locked by another process), for monitoring to alert on. An unready
+answer is a 503 with ``Retry-After``, like every other 503 of the API.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 import logging
 
 from flask import Blueprint, current_app, jsonify
+
+from si_agent.server.errors import RETRY_AFTER_SECONDS
 
 log = logging.getLogger(__name__)
 
@@ -36,8 +39,11 @@ def readyz():
     }
     ready = checks["config"]["ok"] and store_ok
     degraded = [name for name in _OPTIONAL if not checks[name]["ok"]]
-    return jsonify(status="ready" if ready else "unavailable", degraded=degraded,
-                   checks=checks), (200 if ready else 503)
+    body = jsonify(status="ready" if ready else "unavailable", degraded=degraded,
+                   checks=checks)
+    if ready:
+        return body, 200
+    return body, 503, {"Retry-After": str(RETRY_AFTER_SECONDS)}
 
 
 _OPTIONAL = ("knowledge_base",)  # checks that never make the service unready

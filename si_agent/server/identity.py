@@ -8,6 +8,13 @@ decode it twice. ``rate_key`` verifies it once with ``verify_jwt_in_request``
 ``token_required`` then lets the view run without decoding again, or, when no
 valid token was seen, verifies as ``jwt_required()`` does, so that a missing,
 invalid or expired token gets its usual 401 answer.
+
+A request whose token does not verify (junk, expired, wrong type) has no rate key:
+it is not counted, and the view answers its 401 at once. Counting it per client
+address would let junk tokens from one client behind a proxy use up the address
+bucket that every other user behind that proxy shares, so their expired-token
+requests would get 429 instead of the 401 ``token_expired`` that tells the page to
+refresh. Only requests without any token are counted per address.
 """
 
 from __future__ import annotations
@@ -32,14 +39,21 @@ def verified() -> bool:
             seen = verify_jwt_in_request(optional=True) is not None
         except (JWTExtendedException, PyJWTError):
             seen = False  # the view's token_required answers it with the precise 401
+            g.si_token_rejected = True
         g.si_token_verified = seen
     return seen
 
 
-def rate_key() -> str:
-    """Rate limits are per user (token identity), else per client address."""
-    identity = get_jwt_identity() if verified() else None
-    return f"user:{identity}" if isinstance(identity, str) else f"ip:{request.remote_addr}"
+def rate_key() -> str | None:
+    """Rate limits are per user (token identity), else per client address; ``None``
+    (not counted) when a token was sent but does not verify (see the module docstring)."""
+    if verified():
+        identity = get_jwt_identity()
+        if isinstance(identity, str):
+            return f"user:{identity}"
+    elif g.get("si_token_rejected"):
+        return None
+    return f"ip:{request.remote_addr}"
 
 
 def token_required(view: Callable[..., Any]) -> Callable[..., Any]:

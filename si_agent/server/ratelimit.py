@@ -1,7 +1,8 @@
 """Per-user rate limits on the chat and upload APIs, counted with the ``limits`` library.
 
 ``SI_RATE_LIMIT`` (e.g. ``60 per minute``) holds per user and per blueprint: the key
-is the token's identity, else the client address (``identity.rate_key``). Counts
+is the token's identity, else the client address (``identity.rate_key``); a request
+whose token does not verify is not counted (its view answers 401 at once). Counts
 live in ``SI_RATE_LIMIT_STORAGE``: ``memory://`` counts in each process,
 ``redis://…`` is shared by every worker and host. The sliding window counter weighs
 the previous window's count, so a user cannot send twice the limit across a
@@ -54,7 +55,7 @@ class RateLimiter:
     A malformed ``rate`` raises ``ValueError`` here, so the app refuses to start.
     """
 
-    def __init__(self, rate: str, storage_uri: str, key: Callable[[], str]) -> None:
+    def __init__(self, rate: str, storage_uri: str, key: Callable[[], str | None]) -> None:
         self.item: RateLimitItem = parse(rate)
         self.key = key
         self.storage_uri = storage_uri
@@ -89,8 +90,11 @@ class RateLimiter:
 
     def _checker(self, scope: str) -> Callable[[], None]:
         def check() -> None:
-            if request.method != "OPTIONS":  # preflights carry no token
-                self.hit(self.key(), scope)
+            if request.method == "OPTIONS":  # preflights carry no token
+                return
+            key = self.key()
+            if key is not None:  # None: not counted (identity.rate_key)
+                self.hit(key, scope)
 
         return check
 

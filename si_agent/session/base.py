@@ -22,7 +22,8 @@ The contract, identical in every backend:
 * ``expired(session_id)`` (optional: a store without it never reports an expiry)
   says, once, that a session existed under this id and expired: the first save of
   every session (``session.version == 0``) leaves an *expiry mark* that outlives it
-  (``EXPIRY_MARK_TTL``, a digest of the id, no session data); ``delete`` removes it
+  (``EXPIRY_MARK_TTL``, a keyed digest of the id: ``expiry_mark``, no session
+  data); ``delete`` removes it
   (a reset is not an expiry), and ``expired`` returns whether there was one and
   uses it up. The controller asks only when ``load`` found nothing, so a citizen
   who comes back is told "会话已过期" instead of silently starting over.
@@ -33,6 +34,7 @@ A store that cannot reach its storage raises ``StoreUnavailable``.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import logging
 import time
 from dataclasses import dataclass
@@ -164,9 +166,17 @@ def session_ref(session_id: str) -> str:
     return "sid#" + hashlib.sha256(session_id.encode("utf-8")).hexdigest()[:12]
 
 
-def expiry_mark(session_id: str) -> str:
-    """The key of a session's expiry mark: a digest of its id, never the id itself."""
-    return hashlib.sha256(b"si_agent expiry mark\0" + session_id.encode("utf-8")).hexdigest()[:32]
+def expiry_mark(session_id: str, key: bytes | None = None) -> str:
+    """The key of a session's expiry mark: a digest of its id, never the id itself.
+
+    With ``key`` (a per-deployment secret, ``registry.mark_key``) it is an HMAC, so
+    whoever reads the store cannot test a guessed user id (a phone number) against
+    the marks; without one, a labelled SHA-256 (stores built directly, in tests).
+    """
+    data = session_id.encode("utf-8")
+    if key:
+        return hmac.new(key, b"si_agent expiry mark\0" + data, hashlib.sha256).hexdigest()[:32]
+    return hashlib.sha256(b"si_agent expiry mark\0" + data).hexdigest()[:32]
 
 
 def _summarise(exc: ValidationError) -> str:

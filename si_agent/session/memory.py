@@ -39,8 +39,9 @@ class MemoryStore:
 
     name = "memory"
 
-    def __init__(self, ttl: float = 1800) -> None:
+    def __init__(self, ttl: float = 1800, *, mark_key: bytes | None = None) -> None:
         self.ttl = check_ttl(ttl)
+        self._mark_key = mark_key  # keys the expiry marks (base.expiry_mark)
         self._records: dict[str, _Record] = {}
         self._marks: dict[str, float] = {}  # expiry marks: digest -> expires (monotonic)
         self._lock = threading.Lock()
@@ -81,7 +82,7 @@ class MemoryStore:
                 pending.version, pending.data, now + self.ttl
             )
             if pending.expected == 0:
-                self._marks[expiry_mark(pending.session_id)] = now + EXPIRY_MARK_TTL
+                self._marks[expiry_mark(pending.session_id, self._mark_key)] = now + EXPIRY_MARK_TTL
             if job is not None and stored_job is not None:
                 self.jobs.put(stored_job[1], stored_job[2])
             if now >= self._next_purge:
@@ -93,11 +94,11 @@ class MemoryStore:
     def delete(self, session_id: str) -> None:
         with self._lock:
             self._records.pop(session_id, None)
-            self._marks.pop(expiry_mark(session_id), None)
+            self._marks.pop(expiry_mark(session_id, self._mark_key), None)
 
     def expired(self, session_id: str) -> bool:
         with self._lock:
-            return self._marks.pop(expiry_mark(session_id), 0.0) > time.monotonic()
+            return self._marks.pop(expiry_mark(session_id, self._mark_key), 0.0) > time.monotonic()
 
     def ping(self) -> bool:
         return True

@@ -162,6 +162,7 @@ class RedisStore:
         client: Redis | None = None,
         *,
         timeout: float = 2.0,
+        mark_key: bytes | None = None,
     ) -> None:
         redis = _import_redis()
         self.url = url
@@ -189,6 +190,7 @@ class RedisStore:
         self._save_with_job_script = client.register_script(_SAVE_WITH_JOB_SCRIPT)
         self.job_prefix = job_prefix(prefix)
         self.mark_prefix = prefix.removesuffix("session:") + "expired:"  # like jobs
+        self._mark_key = mark_key  # keys the expiry marks (base.expiry_mark)
         self._discard_script = client.register_script(_DISCARD_SCRIPT)
 
     @property
@@ -245,7 +247,7 @@ class RedisStore:
             job_applied(job, prepared[1])
         if pending.expected == 0:  # a new session: one more command, once per session
             try:
-                self._client.set(self.mark_prefix + expiry_mark(pending.session_id), 1,
+                self._client.set(self.mark_prefix + expiry_mark(pending.session_id, self._mark_key), 1,
                                  ex=EXPIRY_MARK_TTL)
             except self._errors as exc:  # the session is saved; only the notice is lost
                 logger.warning("redis session store: no expiry mark written: %s", exc)
@@ -253,13 +255,13 @@ class RedisStore:
     def delete(self, session_id: str) -> None:
         try:
             self._client.delete(self.prefix + session_id,
-                                self.mark_prefix + expiry_mark(session_id))
+                                self.mark_prefix + expiry_mark(session_id, self._mark_key))
         except self._errors as exc:
             raise self._unavailable("delete", exc) from exc
 
     def expired(self, session_id: str) -> bool:
         try:
-            return bool(self._client.delete(self.mark_prefix + expiry_mark(session_id)))
+            return bool(self._client.delete(self.mark_prefix + expiry_mark(session_id, self._mark_key)))
         except self._errors as exc:
             raise self._unavailable("check the expiry of", exc) from exc
 

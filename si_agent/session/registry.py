@@ -7,6 +7,7 @@ why. An unknown name raises ``UnknownBackendError`` listing the valid names.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Callable
 
@@ -33,16 +34,26 @@ def create_store(settings: Settings) -> SessionStore:
     return factory(settings)
 
 
+def mark_key(settings: Settings) -> bytes:
+    """The key of the expiry marks' HMAC (``base.expiry_mark``): a per-deployment
+    secret that every process of the deployment shares. The audit pepper first (it
+    is meant to stay stable), else the upload key, else the JWT secret."""
+    secret = settings.audit_pepper or settings.upload_key or settings.jwt_secret
+    return hashlib.sha256(b"si_agent expiry mark key\0" + secret.encode("utf-8")).digest()
+
+
 def _memory(settings: Settings) -> SessionStore:
-    return MemoryStore(ttl=settings.session_ttl)
+    return MemoryStore(ttl=settings.session_ttl, mark_key=mark_key(settings))
 
 
 def _sqlite(settings: Settings) -> SessionStore:
-    return SQLiteStore(settings.sessions_db, ttl=settings.session_ttl)
+    return SQLiteStore(settings.sessions_db, ttl=settings.session_ttl,
+                       mark_key=mark_key(settings))
 
 
 def _redis(settings: Settings) -> SessionStore:
-    return RedisStore(settings.redis_url, prefix=settings.redis_prefix, ttl=settings.session_ttl)
+    return RedisStore(settings.redis_url, prefix=settings.redis_prefix, ttl=settings.session_ttl,
+                      mark_key=mark_key(settings))
 
 
 def _auto(settings: Settings) -> SessionStore:

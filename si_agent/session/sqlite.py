@@ -62,7 +62,8 @@ class SQLiteStore:
 
     name = "sqlite"
 
-    def __init__(self, path: str | os.PathLike[str], ttl: float = 1800, *, timeout: float = 5.0):
+    def __init__(self, path: str | os.PathLike[str], ttl: float = 1800, *, timeout: float = 5.0,
+                 mark_key: bytes | None = None):
         if str(path) == ":memory:" or str(path).startswith("file::memory:"):
             raise ValueError(
                 "SQLiteStore needs a file (each thread has its own connection); "
@@ -71,6 +72,7 @@ class SQLiteStore:
         self.path = Path(path)
         self.ttl = check_ttl(ttl)
         self.timeout = timeout
+        self._mark_key = mark_key  # keys the expiry marks (base.expiry_mark)
         self._local = threading.local()
         self._next_purge = 0.0
         try:
@@ -135,7 +137,7 @@ class SQLiteStore:
                 )
                 if pending.expected == 0:
                     conn.execute("INSERT OR REPLACE INTO expiry_marks VALUES (?, ?)",
-                                 (expiry_mark(pending.session_id),
+                                 (expiry_mark(pending.session_id, self._mark_key),
                                   pending.updated_at + EXPIRY_MARK_TTL))
         except sqlite3.Error as exc:
             raise self._unavailable("save", exc) from exc
@@ -149,7 +151,7 @@ class SQLiteStore:
             conn = self._connection()
             with immediate(conn):
                 conn.execute("DELETE FROM sessions WHERE session_id = ?", (session_id,))
-                conn.execute("DELETE FROM expiry_marks WHERE mark = ?", (expiry_mark(session_id),))
+                conn.execute("DELETE FROM expiry_marks WHERE mark = ?", (expiry_mark(session_id, self._mark_key),))
         except sqlite3.Error as exc:
             raise self._unavailable("delete", exc) from exc
 
@@ -157,7 +159,7 @@ class SQLiteStore:
         try:
             cursor = self._connection().execute(
                 "DELETE FROM expiry_marks WHERE mark = ? AND expires_at > ?",
-                (expiry_mark(session_id), time.time()))
+                (expiry_mark(session_id, self._mark_key), time.time()))
         except sqlite3.Error as exc:
             raise self._unavailable("expired", exc) from exc
         return cursor.rowcount > 0

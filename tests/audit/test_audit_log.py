@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 from si_agent.audit import AuditEntry, AuditLog, MemoryAuditStore, mask_values
 from si_agent.audit.log import NOT_WRITTEN
+from si_agent.config.loader import load_businesses
 from si_agent.config.model import Business
 from si_agent.errors import StoreUnavailable
 
 ID = "330122196303150178"
 PHONE = "13800138000"
 CARD = "6222021234567890123"
+ROOT = Path(__file__).resolve().parents[2]
 
 BUSINESS = Business.model_validate({
     "id": "demo", "name": "演示", "type": "handle", "description": "d", "keywords": ["demo"],
@@ -24,14 +27,31 @@ BUSINESS = Business.model_validate({
 })
 
 
-def test_values_are_masked_by_their_field_type_and_free_text_is_scanned():
+def test_values_are_masked_by_their_field_type_and_free_text_is_not_written():
+    note = f"备用电话{PHONE}，身份证{ID}"
     masked = mask_values({"id_number": ID, "phone": PHONE, "card": CARD, "name": "欧阳娜娜",
-                          "note": f"备用电话{PHONE}，身份证{ID}", "id_photo": {"front": "…"},
-                          "empty": None}, BUSINESS)
+                          "note": note, "id_photo": {"front": "…"},
+                          "undeclared": "张三", "empty": None}, BUSINESS)
     assert masked == {"id_number": "3301**********0178", "phone": "138****8000",
                       "card": "6222***********0123", "name": "欧***",
-                      "note": "备用电话138****8000，身份证3301**********0178",
-                      "id_photo": NOT_WRITTEN}
+                      "note": f"<text, {len(note)} chars>", "id_photo": NOT_WRITTEN,
+                      "undeclared": "<text, 2 chars>"}
+
+
+def test_free_text_of_the_real_businesses_is_written_as_its_length_only():
+    businesses = load_businesses(ROOT / "businesses")
+    address = "杭州市西湖区文三路90号 李秀英收"
+    card = mask_values({"bank": "工商银行", "mailing_address": address},
+                       businesses["card_apply"])
+    assert card == {"bank": "工商银行", "mailing_address": f"<text, {len(address)} chars>"}
+    health = "去年查出高血压，在吃药"
+    consult = mask_values({"age": 40, "income_range": "10-20万", "product_types": ["重疾险"],
+                           "health_summary": health, "occupation": "出租车司机",
+                           "existing_insurance": "有一份平安的重疾"},
+                          businesses["insurance_consult"])
+    assert consult == {"age": "40", "income_range": "10-20万", "product_types": "重疾险",
+                       "health_summary": f"<text, {len(health)} chars>",
+                       "occupation": "<text, 5 chars>", "existing_insurance": "<text, 8 chars>"}
 
 
 def test_users_are_a_keyed_hash_of_the_session_id():

@@ -154,3 +154,35 @@ def test_a_raw_redis_connection_error_is_a_503_too(tmp_path):
         assert (res.status_code, res.headers["Retry-After"]) == (503, "5")
         assert res.get_json() == {"error": {"code": "store_unavailable",
                                             "message": "服务暂时不可用，请稍后再试。"}}
+
+
+@pytest.mark.parametrize("error", ["ConnectionError", "TimeoutError"])
+def test_a_raw_redis_error_in_a_streamed_turn_is_a_503_too(tmp_path, monkeypatch, error):
+    """A streamed turn runs in a worker thread, out of reach of the app's error
+    handlers: an unwrapped Redis error there is the same 503, not a 500. /readyz's
+    503 carries Retry-After like the others."""
+    redis = pytest.importorskip("redis")
+    from si_agent.config.settings import Settings
+    from si_agent.server import create_app
+
+    from .conftest import ROOT
+
+    app = create_app(Settings(business_dir=ROOT / "businesses", knowledge="none",
+                              data_dir=tmp_path, session_store="memory"))
+    client = app.test_client()
+    token = client.post("/api/token", json={"user_id": "stream"}).get_json()["access_token"]
+    controller = app.config["SI_CONTROLLER"]
+
+    def down(*args, **kwargs):
+        raise getattr(redis, error)("Error 111 connecting to 127.0.0.1:1. Connection refused.")
+
+    monkeypatch.setattr(controller, "handle", down)
+    for accept in ("text/event-stream", "application/json"):
+        res = client.post("/api/chat", json={"message": "我要转社保"},
+                          headers={"Authorization": f"Bearer {token}", "Accept": accept})
+        assert (res.status_code, res.headers["Retry-After"]) == (503, "5"), accept
+        assert res.get_json()["error"]["code"] == "store_unavailable"
+
+    monkeypatch.setattr(controller.store, "ping", lambda: False)
+    ready = client.get("/readyz")
+    assert (ready.status_code, ready.headers["Retry-After"]) == (503, "5")

@@ -217,7 +217,8 @@ def test_rs256_identity_provider_tokens(settings):
     public = key.public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
     app = create_app(settings.replace(auth_mode="prod", jwt_algorithm="RS256",
-                                      jwt_public_key=public))
+                                      jwt_public_key=public, audit_pepper="a" * 40,
+                                      upload_key="u" * 40))
     client = app.test_client()
     now = int(time.time())
     claims = {"sub": "carol", "type": "access", "fresh": False, "jti": "j",

@@ -17,6 +17,8 @@ from si_agent.server import create_app
 from si_agent.server.auth import InsecureSettings
 
 OLD, NEW, OTHER = "o" * 40, "n" * 40, "x" * 40
+# What a prod deployment that leaves SI_JWT_SECRET at its default must set instead.
+OWN_SECRETS = {"audit_pepper": "a" * 40, "upload_key": "u" * 40}
 
 
 def _app(settings, **changes):
@@ -112,7 +114,7 @@ def test_without_a_key_set_the_single_secret_works_as_before(client, settings):
 
 
 def test_prod_checks_every_key_of_the_set(settings):
-    prod = settings.replace(auth_mode="prod")
+    prod = settings.replace(auth_mode="prod", **OWN_SECRETS)
     with pytest.raises(InsecureSettings, match="kid 'k2'"):
         create_app(prod.replace(jwt_keys=(("k1", OLD), ("k2", "short"))))
     with pytest.raises(InsecureSettings, match="kid 'k1'"):
@@ -123,6 +125,26 @@ def test_prod_checks_every_key_of_the_set(settings):
     assert _session(client, token).status_code == 200
     forged = pyjwt.encode(_claims(), DEV_JWT_SECRET, algorithm="HS256")
     assert _error(_session(client, forged)) == (401, "invalid_token")
+
+
+@pytest.mark.parametrize("missing", ["SI_AUDIT_PEPPER", "SI_UPLOAD_KEY"])
+def test_prod_without_jwt_secret_needs_its_own_pepper_and_upload_key(settings, missing):
+    # A key set (or RS256) signs without SI_JWT_SECRET, but the audit pepper and the
+    # step-file key fall back to it: left at the public default, both are refused.
+    own = {**OWN_SECRETS, missing.removeprefix("SI_").lower(): None}
+    (_, public) = _rsa_pair()
+    for prod in (settings.replace(auth_mode="prod", jwt_keys=(("k1", OLD),), **own),
+                 settings.replace(auth_mode="prod", jwt_algorithm="RS256",
+                                  jwt_public_key=public, **own),
+                 settings.replace(auth_mode="prod", jwt_keys=(("k1", OLD),),
+                                  jwt_secret="short", **own)):
+        with pytest.raises(InsecureSettings, match=missing):
+            create_app(prod)
+    # A strong SI_JWT_SECRET is a safe fallback; so are the two variables set.
+    create_app(settings.replace(auth_mode="prod", jwt_keys=(("k1", OLD),), jwt_secret=OTHER,
+                                **own))
+    create_app(settings.replace(auth_mode="prod", jwt_keys=(("k1", OLD),), **OWN_SECRETS))
+    create_app(settings.replace(jwt_keys=(("k1", OLD),), **own))  # dev mode: not checked
 
 
 def _rsa_pair():
@@ -143,7 +165,8 @@ def test_rs256_identity_provider_rotates_its_keys(settings, tmp_path):
            "SI_JWT_KEYS": f"idp-1:{old_public.replace(chr(10), chr(92) + 'n')},idp-2:{path}"}
     parsed = Settings.from_env(env)
     assert parsed.jwt_keys == (("idp-1", old_public), ("idp-2", new_public))
-    both = _app(settings, auth_mode="prod", jwt_algorithm="RS256", jwt_keys=parsed.jwt_keys)
+    both = _app(settings, auth_mode="prod", jwt_algorithm="RS256", jwt_keys=parsed.jwt_keys,
+                **OWN_SECRETS)
     old_token = pyjwt.encode(_claims(), old_private, algorithm="RS256", headers={"kid": "idp-1"})
     new_token = pyjwt.encode(_claims(), new_private, algorithm="RS256", headers={"kid": "idp-2"})
     assert _session(both, old_token).status_code == 200
@@ -152,7 +175,7 @@ def test_rs256_identity_provider_rotates_its_keys(settings, tmp_path):
     assert _error(_session(both, swapped)) == (401, "invalid_token")
 
     after = _app(settings, auth_mode="prod", jwt_algorithm="RS256",
-                 jwt_keys=(("idp-2", new_public),))
+                 jwt_keys=(("idp-2", new_public),), **OWN_SECRETS)
     assert _error(_session(after, old_token)) == (401, "invalid_token")
     assert _session(after, new_token).status_code == 200
 

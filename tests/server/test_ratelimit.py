@@ -11,6 +11,7 @@ import subprocess
 import time
 import uuid
 
+import jwt as pyjwt
 import pytest
 import redis
 
@@ -42,6 +43,24 @@ def test_over_the_limit_is_429_with_retry_after_per_user(settings):
     assert client.get("/api/session", headers=alice).status_code == 429
     # Without a token the count is per address, and the answer is still the 401.
     assert client.post("/api/chat", json={"message": "你好"}).status_code == 401
+
+
+def test_junk_tokens_do_not_use_up_the_address_bucket_of_expired_tokens(settings):
+    # Behind a proxy every user has the proxy's address: junk tokens from one of
+    # them must not turn another user's expired token into a 429 (the page refreshes
+    # its token on 401 token_expired, and waits on 429).
+    client = create_app(settings.replace(rate_limit="2 per minute")).test_client()
+    junk = {"Authorization": "Bearer not.a.token"}
+    assert [_chat(client, junk).status_code for _ in range(5)] == [401] * 5
+    now = int(time.time())
+    expired = pyjwt.encode({"sub": "carol", "type": "access", "fresh": False, "jti": "j",
+                            "iat": now - 120, "nbf": now - 120, "exp": now - 60},
+                           settings.jwt_secret, algorithm="HS256")
+    res = _chat(client, {"Authorization": f"Bearer {expired}"})
+    assert res.status_code == 401 and res.get_json()["error"]["code"] == "token_expired"
+    # Requests without any token are still counted per address.
+    assert [client.post("/api/chat", json={"message": "你好"}).status_code
+            for _ in range(3)] == [401, 401, 429]
 
 
 def test_a_malformed_rate_refuses_to_start(settings):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 import subprocess
 import sys
 import time
@@ -20,8 +21,9 @@ from si_agent.session import (
     SQLiteStore,
     create_store,
 )
+from si_agent.session.base import expiry_mark
 from si_agent.session.model import Session
-from si_agent.session.registry import _FACTORIES
+from si_agent.session.registry import _FACTORIES, mark_key
 
 UNREACHABLE = "redis://:hunter2@127.0.0.1:1/0"
 
@@ -120,3 +122,27 @@ def test_importing_the_package_does_not_import_redis():
     root = Path(__file__).resolve().parents[2]
     result = subprocess.run([sys.executable, "-c", code], cwd=root, check=False)
     assert result.returncode == 0
+
+
+def test_expiry_marks_are_keyed_with_a_deployment_secret(tmp_path):
+    # The mark of a user id (often a phone number) is an HMAC: a guessed id cannot be
+    # tested against the marks in the store without the deployment's secret.
+    phone = "13800138000"
+
+    def marks(pepper: str) -> set[str]:
+        store = create_store(Settings(session_store="sqlite", data_dir=tmp_path / pepper,
+                                      audit_pepper=pepper))
+        store.save(Session(session_id=phone))
+        with sqlite3.connect(store.path) as conn:
+            return {mark for (mark,) in conn.execute("SELECT mark FROM expiry_marks")}
+
+    one, other = marks("a" * 32), marks("b" * 32)
+    assert one and other and one != other
+    assert expiry_mark(phone) not in one | other  # not the unkeyed digest
+    assert one == {expiry_mark(phone, mark_key(Settings(audit_pepper="a" * 32)))}
+
+    store = create_store(Settings(session_store="memory", audit_pepper="a" * 32))
+    store.save(Session(session_id=phone))
+    assert set(store._marks) == one  # every store keys its marks the same way
+    store._records.clear()  # the session ends; its keyed mark tells the expiry once
+    assert store.expired(phone) is True and store.expired(phone) is False
