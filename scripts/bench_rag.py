@@ -17,7 +17,8 @@ Sections (all by default; ``--only`` picks some):
               knowledge base, a fresh session per question), reporting:
               recall@3 (qa: an expected document among the top 3; qa_real: the top
               3 passages hold every key-word group), answer-contains-key-fact
-              (qa_real), recommendation accuracy (the business started, or else
+              (qa_real: anywhere in the reply, passages included; and in its first
+              line alone, the key sentences or a started business's question), recommendation accuracy (the business started, or else
               suggested, equals the expected one; none expected and none given counts),
               "started instead of answered" (a business started where the question
               expects an answer: every kind but ``request``, unless its note says it
@@ -183,6 +184,8 @@ def summarise(rows: list[dict]) -> dict:
     recalled = [r for r in recall_items if recalled_at_3(r)]
     facts = [r for r in on_topic if r["key_words"]]
     facts_ok = [r for r in facts if has_key_facts(r["reply"], r["key_words"])]
+    # The lead: the key sentences an answer opens with (its first line), not the passages.
+    lead_ok = [r for r in facts if has_key_facts(r["reply"].split("\n", 1)[0], r["key_words"])]
     recommend_ok = [r for r in rows if r["recommended"] == r["business"]]
     wrongly_started = [r for r in rows if r["started"] and not r["starts"]]
     not_started = [r for r in rows if r["starts"] and not r["started"]]
@@ -192,6 +195,7 @@ def summarise(rows: list[dict]) -> dict:
         "n": len(rows),
         "recall@3": ratio(recalled, recall_items),
         "key facts": ratio(facts_ok, facts) if facts else None,
+        "key facts in the first line": ratio(lead_ok, facts) if facts else None,
         "recommendation": ratio(recommend_ok, rows),
         "started instead of answered": len(wrongly_started),
         "… counting act labels as questions": len(
@@ -427,7 +431,8 @@ def table(head: tuple, rows: list) -> str:
     return "\n".join(lines)
 
 
-ANSWER_METRICS = ("n", "recall@3", "key facts", "recommendation", "started instead of answered",
+ANSWER_METRICS = ("n", "recall@3", "key facts", "key facts in the first line", "recommendation",
+                  "started instead of answered",
                   "… counting act labels as questions",
                   "requests not started", "off-topic answered", "turn p50 ms", "turn p99 ms",
                   "retrieval p50 ms", "retrieval p99 ms")
