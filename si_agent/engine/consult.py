@@ -44,6 +44,8 @@ _TAIL = re.compile(r"(?:的|工作|吧|呢|啊|哈)+$")
 _ASKS = re.compile(r"[？?]|吗|什么|啥(?![也都])|怎么|咋|区别|哪|为什么|是否|能不能|可不可以|如何"
                    r"|多少钱|有用")
 _WANTS = re.compile(r"想|要|帮|给我|推荐|看看|规划|配置|买哪|怎么买|怎么选")
+# Words for the consultation itself: a what-question with one asks for it.
+_CONSULTATION = re.compile(r"咨询|规划|帮我看看|帮我分析|帮我参谋|不知道|拿不准|建议|推荐|配置|方案")
 _NUMBER_WORDS = re.compile(r"[0-9零〇一二两俩三四五六七八九十百千万]")
 _OTHER_UNIT = re.compile(r"次|年|个?月|天|岁|元|块|万|倍|%|个")
 _REFUSED = re.compile(r"(?:不要|不考虑|不需要|不买|不用|除了)$")
@@ -149,6 +151,19 @@ def wants_advice(text: str) -> bool:
     """Naming the consultation with a wish for it ("想买保险，不知道买哪种", "帮我看看"),
     not a question about a fact ("买保险有什么坑？")."""
     return bool(L.has_intent(text) or _WANTS.search(text))
+
+
+def asks_for_consultation(text: str, *, request: bool) -> bool:
+    """Whether a message that names the consultation starts it.
+
+    A request or a wish for advice starts it ("帮我规划一下保险", "想买保险，不知道买哪种",
+    "我想咨询一下买什么保险合适"), unless it is a plain what/which question with no word
+    for the consultation: "给孩子买什么保险好" is answered first (the general rule),
+    and the consultation recommended.
+    """
+    if not (request or wants_advice(text)):
+        return False
+    return not L.is_how_question(text) or bool(_CONSULTATION.search(text))
 
 
 def stops(business: Business, fields: dict[str, FieldState], text: str) -> bool:

@@ -40,7 +40,7 @@ from functools import lru_cache
 from si_agent.config.model import MASKED_TYPES, Business, FieldDef
 from si_agent.engine import lexicon as L
 from si_agent.engine.base import SURE, Decision, Rule, SessionView, TextSink, ToolCall
-from si_agent.engine.consult import extract_slots, meant_slot, stops, wants_advice
+from si_agent.engine.consult import asks_for_consultation, extract_slots, meant_slot, stops
 from si_agent.engine.speech_act import SpeechAct, classify
 from si_agent.flow import actions as T
 from si_agent.session.model import FieldState
@@ -183,7 +183,9 @@ class RuleEngine:
             given = self.values_for(business, None, self._without_keywords(business, text),
                                     whole=False)
             act, why = classify(read, rest, query=business.type == "query", values=len(given))
-            if act is SpeechAct.REQUEST or (business.is_consult and wants_advice(text)):
+            starts = (asks_for_consultation(read, request=act is SpeechAct.REQUEST)
+                      if business.is_consult else act is SpeechAct.REQUEST)
+            if starts:
                 # ("想买保险，不知道买哪种" asks for the consultation to start)
                 return self.start(view, business, text), rule, (
                     f"matched {bid} (score {score:.2f}; {why})")

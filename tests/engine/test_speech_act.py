@@ -54,6 +54,7 @@ def _act(engine, catalog, text: str) -> SpeechAct:
     "我想看看失业金政策",           # reading the rules
     "我不想领失业金了",             # a wish not to: nothing starts
     "我不要领失业金",
+    "给孩子买什么保险好",           # a plain what-question about the consultation's topic
     "我要办社保卡需要什么材料",       # opens with a request, asks something: answered first
 ])
 def test_questions_are_answered(engine, catalog, text):
@@ -63,6 +64,8 @@ def test_questions_are_answered(engine, catalog, text):
 @pytest.mark.parametrize("text", [
     "我要领失业金",
     "我要办社保卡",
+    "想买保险，不知道买哪种",       # a wish for the consultation
+    "我想咨询一下买什么保险合适",
     "帮我挂失社保卡",
     "社保卡丢了",
     "能帮我挂失社保卡吗",           # a request asked politely
