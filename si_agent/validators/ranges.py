@@ -55,9 +55,12 @@ def _amounts(text: str) -> list[tuple[float, int, int]]:
         if nxt is not None and text[f.end:nxt.start].strip() in _SPAN_WORDS:
             # "15到25万": the unit of the second number is the first's too.
             high = Decimal(str(nxt.value))
-            if not multiplied and "万" in nxt.raw:
-                amount *= 10_000
-            amount, end, multiplied = (amount + high) / 2, nxt.end, True
+            if not multiplied and "万" in nxt.raw and amount * 10_000 <= high * 10:
+                amount *= 10_000  # not "8000到1万": 8000 is already in yuan
+            # A span is an amount in money only with a unit ("15到25万", "8000到1万"):
+            # "0-一岁" is none.
+            multiplied = multiplied or any(c in _MULTIPLIERS for c in nxt.raw)
+            amount, end = (amount + high) / 2, nxt.end
             i += 1
         i += 1
         currency = _CURRENCY.match(text, end)

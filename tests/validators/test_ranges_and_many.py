@@ -17,12 +17,14 @@ PRODUCTS = [("重疾险", ("重疾", "大病险")), ("寿险", ("定期寿险",)
     ("月薪8000", "10万以下"), ("月薪两万", "20-50万"), ("15到25万", "20-50万"),
     ("20万以下", "10-20万"), ("五十万以上", "50万以上"), ("120万", "50万以上"),
     ("10-20万", "10-20万"), ("50万以上", "50万以上"), ("9000元", "10万以下"),
+    ("月薪8000到1万", "10-20万"),  # 8000 is in yuan: (8000 + 10000) / 2 × 12
+    ("5到8万", "10万以下"),
 ])
 def test_an_amount_falls_in_its_range(said, bucket):
     assert check("bucket", said, buckets=BUCKETS).value == bucket
 
 
-@pytest.mark.parametrize("said", ["收入15", "不告诉你", "很多"])
+@pytest.mark.parametrize("said", ["收入15", "不告诉你", "很多", "0-一"])  # a span with no unit
 def test_no_amount_is_a_chinese_diagnosis_listing_the_ranges(said):
     result = check("bucket", said, buckets=BUCKETS)
     assert not result.ok
