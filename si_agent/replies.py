@@ -13,7 +13,7 @@ from typing import Any
 # The assistant's own small talk (greeting, closing, hand-off, switching business) is
 # in ``si_agent.config.assistant.AssistantTexts``: staff may override it in YAML.
 # A turn of a citizen whose session expired (SI_SESSION_TTL without a message): told once.
-SESSION_EXPIRED = "会话已过期，之前填写的信息已清除，已为您重新开始。"
+SESSION_EXPIRED = "会话已过期，已为您重新开始；如果之前正在办理业务，请重新提供信息。"
 EMPTY_MESSAGE = "您好像没有输入内容，请问有什么可以帮您？"
 TOO_LONG = "您的消息太长了（超过{limit}个字），请精简后再发送。"
 START = "好的，开始为您办理【{name}】。"
