@@ -188,15 +188,19 @@ class Controller:
             return Decision(calls=calls, rule=Rule.UPLOAD, confidence=SURE, engine="upload",
                             reason="a photo uploaded for the step")
 
-        return self._turn(session_id, UPLOAD_TEXT, decide, always_decide=True)
+        # An upload to an expired session is refused (no step awaits it) and saves
+        # nothing: the expiry notice is left for the next message.
+        return self._turn(session_id, UPLOAD_TEXT, decide, always_decide=True,
+                          tell_expiry=False)
 
     def _turn(self, session_id: str, text: str, decide: Callable[[Turn], Decision], *,
-              always_decide: bool = False, group_id: str | None = None) -> TurnResult:
+              always_decide: bool = False, group_id: str | None = None,
+              tell_expiry: bool = True) -> TurnResult:
         with self._locks.hold(session_id):
             memo: dict[tuple, Any] = {}  # knowledge answers and step results, across re-runs
             decision: Decision | None = None
             for _ in range(_MAX_CONFLICT_RETRIES):
-                session = self.load(session_id, tell_expiry=True)
+                session = self.load(session_id, tell_expiry=tell_expiry)
                 turn = Turn(self, session, text, memo)
                 turn.prepare(group_id)
                 if decision is None or always_decide:

@@ -19,9 +19,11 @@ five turns over HTTP, never takes a gap of ``TTL`` on a loaded machine.
 from __future__ import annotations
 
 import dataclasses
+import io
 import time
 
 import pytest
+from PIL import Image
 
 from si_agent import replies
 from si_agent.config.settings import Settings
@@ -145,6 +147,22 @@ def _expire_mid_dialogue(api: InProcess) -> None:
 
 def test_a_session_expired_mid_dialogue_is_told_once_and_starts_over(in_process):
     _expire_mid_dialogue(in_process)
+
+
+def test_an_upload_after_the_expiry_leaves_the_notice_for_the_next_message(in_process):
+    headers = in_process.token("uploading")
+    for message, state in COLLECT_TWO:
+        assert in_process.chat(headers, message)["state"] == state
+    in_process.expire()
+
+    photo = io.BytesIO()
+    Image.new("RGB", (120, 80), (200, 30, 30)).save(photo, "JPEG")
+    photo.seek(0)
+    res = in_process.client.post("/api/upload", headers=headers,
+                                 content_type="multipart/form-data",
+                                 data={"file": (photo, "photo.jpg")})
+    assert res.status_code == 400 and res.get_json()["error"]["code"] == "no_step_awaited"
+    assert in_process.chat(headers, "你好")["reply"].startswith(replies.SESSION_EXPIRED)
 
 
 def test_no_expiry_notice_without_an_expired_session(in_process):
