@@ -2,16 +2,21 @@
 
 ``playwright_driver`` is the one Playwright driver of the test session: Playwright's
 sync API allows one per thread, so the browser tests, the agent's task suite and
-anything else driving Chromium in the test thread share it.
+anything else driving Chromium in the test thread share it. ``redis_url``,
+``redis_client`` and ``redis_prefix`` serve the store tests (sessions, audit log).
 """
 
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from si_agent.session.redis import redis_reachable
 
 CHROMIUM = Path(os.environ.get("SI_CHROMIUM_PATH") or "/usr/bin/chromium")
 
@@ -43,3 +48,44 @@ def playwright_driver() -> Iterator[object]:
 
     with sync_playwright() as driver:
         yield driver
+
+
+# -- Redis, for the store tests (sessions, audit) ------------------------------------------
+# db 15 of SI_TEST_REDIS_URL (default redis://127.0.0.1:6379/15), under a key prefix of the
+# test's own that is deleted afterwards. When Redis does not answer, the tests that need it
+# fail with an explanation, unless SI_SKIP_REDIS=1 makes them skip.
+
+REDIS_URL = os.environ.get("SI_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    """The test Redis URL, after checking that the server answers."""
+    if not redis_reachable(REDIS_URL, timeout=1.0):
+        message = (
+            f"Redis at {REDIS_URL} does not answer PING. Start it (or point "
+            "SI_TEST_REDIS_URL at one), or set SI_SKIP_REDIS=1 to skip the redis tests."
+        )
+        if os.environ.get("SI_SKIP_REDIS") == "1":
+            pytest.skip(message)
+        pytest.fail(message, pytrace=False)
+    return REDIS_URL
+
+
+@pytest.fixture
+def redis_client(redis_url: str) -> Iterator[Any]:
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def redis_prefix(redis_client: Any) -> Iterator[str]:
+    """A key prefix of this test's own; its keys are deleted afterwards."""
+    prefix = f"si_agent:test:{uuid.uuid4().hex}:"
+    yield prefix
+    keys = list(redis_client.scan_iter(match=prefix + "*"))
+    if keys:
+        redis_client.delete(*keys)

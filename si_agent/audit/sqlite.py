@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import threading
 from datetime import datetime
 from pathlib import Path
 
 from si_agent.audit.model import AuditEntry
 from si_agent.errors import StoreUnavailable
+from si_agent.sqlite_connections import ThreadConnections
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS audit (
@@ -42,11 +42,12 @@ class SQLiteAuditStore:
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 5.0) -> None:
         self.path = Path(path)
         self.timeout = timeout
-        self._local = threading.local()
+        self._connections = ThreadConnections(self.path, timeout)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # Hashed users and masked values only, but still nobody else's business.
             os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
+            self._connection().execute("PRAGMA journal_mode=WAL")
             self._connection().executescript(_SCHEMA)
         except (OSError, sqlite3.Error) as exc:
             raise StoreUnavailable(f"cannot open the SQLite audit store at {self.path}: {exc}") \
@@ -56,13 +57,7 @@ class SQLiteAuditStore:
         return f"SQLiteAuditStore({str(self.path)!r})"
 
     def _connection(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None or self._local.pid != os.getpid():
-            conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            self._local.conn, self._local.pid = conn, os.getpid()
-        return conn
+        return self._connections.get()
 
     def append(self, entry: AuditEntry) -> None:
         try:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,6 +12,7 @@ from pathlib import Path
 from si_agent.errors import JobConflict, StoreUnavailable
 from si_agent.jobs.model import Job
 from si_agent.jobs.store import JOB_TTL, applied, prepare
+from si_agent.sqlite_connections import ThreadConnections
 
 JOBS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -30,9 +30,10 @@ class SQLiteJobStore:
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 5.0) -> None:
         self.path = Path(path)
         self.timeout = timeout
-        self._local = threading.local()
+        self._connections = ThreadConnections(self.path, timeout)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._connection().execute("PRAGMA journal_mode=WAL")
             self._connection().executescript(JOBS_SCHEMA)
             self._connection().execute("DELETE FROM jobs WHERE updated_at < ?",
                                        (time.time() - JOB_TTL,))
@@ -40,13 +41,7 @@ class SQLiteJobStore:
             raise StoreUnavailable(f"cannot open the SQLite job store at {self.path}: {exc}") from exc
 
     def _connection(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None or self._local.pid != os.getpid():
-            conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")  # durable enough with WAL, like sessions
-            self._local.conn, self._local.pid = conn, os.getpid()
-        return conn
+        return self._connections.get()
 
     def load(self, job_id: str) -> Job | None:
         try:

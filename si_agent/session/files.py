@@ -32,6 +32,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from si_agent.errors import StoreUnavailable, UnknownBackendError
+from si_agent.sqlite_connections import ThreadConnections
 
 if TYPE_CHECKING:
     from redis import Redis
@@ -143,18 +144,14 @@ class SQLiteStepFiles(_Sealed):
         super().__init__(key)
         self.path = Path(path)
         self.ttl = ttl
-        self._local = threading.local()
+        self._connections = ThreadConnections(self.path, 5.0)
         try:
             self._connection().executescript(self._SCHEMA)
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"cannot open step files in {self.path}: {exc}") from exc
 
     def _connection(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None or self._local.pid != os.getpid():
-            conn = sqlite3.connect(self.path, timeout=5.0, isolation_level=None)
-            self._local.conn, self._local.pid = conn, os.getpid()
-        return conn
+        return self._connections.get()
 
     def _run(self, sql: str, args: tuple) -> list[tuple]:
         try:

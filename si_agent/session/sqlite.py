@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
-import threading
 import time
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from si_agent.session.base import (
     prepare_save,
 )
 from si_agent.session.model import Session
+from si_agent.sqlite_connections import ThreadConnections
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ class SQLiteStore:
         self.ttl = check_ttl(ttl)
         self.timeout = timeout
         self._mark_key = mark_key  # keys the expiry marks (base.expiry_mark)
-        self._local = threading.local()
+        self._connections = ThreadConnections(self.path, timeout)
         self._next_purge = 0.0
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -187,23 +187,10 @@ class SQLiteStore:
 
     def close(self) -> None:
         """Close the calling thread's connection (others close when their thread ends)."""
-        conn = getattr(self._local, "conn", None)
-        if conn is not None and self._local.pid == os.getpid():
-            conn.close()
-        self._local.conn = None
+        self._connections.close()
 
     def _connection(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None or self._local.pid != os.getpid():
-            if conn is not None:
-                # Inherited through fork: never use it, and don't close it here either
-                # (that would touch the parent's file handles); just keep it referenced.
-                self._local.inherited = conn
-            conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
-            conn.execute("PRAGMA synchronous=NORMAL")  # durable enough with WAL
-            self._local.conn = conn
-            self._local.pid = os.getpid()
-        return conn
+        return self._connections.get()
 
     def _discard(self, session_id: str, version: object, data: object) -> None:
         """Delete an unreadable row, unless a concurrent save replaced it meanwhile."""

@@ -9,9 +9,7 @@ tests fail with an explanation, unless SI_SKIP_REDIS=1 makes them skip.
 from __future__ import annotations
 
 import dataclasses
-import os
 import sqlite3
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,42 +18,6 @@ from typing import Any
 import pytest
 
 from si_agent.session import MemoryStore, RedisStore, SessionStore, SQLiteStore
-from si_agent.session.redis import redis_reachable
-
-REDIS_URL = os.environ.get("SI_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
-
-
-@pytest.fixture(scope="session")
-def redis_url() -> str:
-    """The test Redis URL, after checking that the server answers."""
-    if not redis_reachable(REDIS_URL, timeout=1.0):
-        message = (
-            f"Redis at {REDIS_URL} does not answer PING. Start it (or point "
-            "SI_TEST_REDIS_URL at one), or set SI_SKIP_REDIS=1 to skip the redis tests."
-        )
-        if os.environ.get("SI_SKIP_REDIS") == "1":
-            pytest.skip(message)
-        pytest.fail(message, pytrace=False)
-    return REDIS_URL
-
-
-@pytest.fixture
-def redis_client(redis_url: str) -> Iterator[Any]:
-    import redis
-
-    client = redis.Redis.from_url(redis_url)
-    yield client
-    client.close()
-
-
-@pytest.fixture
-def redis_prefix(redis_client: Any) -> Iterator[str]:
-    """A key prefix of this test's own; its keys are deleted afterwards."""
-    prefix = f"si_agent:test:{uuid.uuid4().hex}:"
-    yield prefix
-    keys = list(redis_client.scan_iter(match=prefix + "*"))
-    if keys:
-        redis_client.delete(*keys)
 
 
 @dataclass

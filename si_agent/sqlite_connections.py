@@ -1,0 +1,41 @@
+"""One SQLite connection per thread and per process, for the stores that keep a file
+(sessions, jobs, the audit log).
+
+A connection is never shared between threads, and one inherited through ``fork`` is
+never used (nor closed: that would touch the parent's file handles). Each store puts
+its file in WAL mode once when it opens it; every connection runs with
+``synchronous=NORMAL``, durable enough with WAL.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from pathlib import Path
+
+
+class ThreadConnections:
+    """The calling thread's connection to the SQLite file at ``path``."""
+
+    def __init__(self, path: Path, timeout: float) -> None:
+        self.path = path
+        self.timeout = timeout
+        self._local = threading.local()
+
+    def get(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None or self._local.pid != os.getpid():
+            if conn is not None:
+                self._local.inherited = conn  # through fork: kept referenced, unused
+            conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+            conn.execute("PRAGMA synchronous=NORMAL")
+            self._local.conn, self._local.pid = conn, os.getpid()
+        return conn
+
+    def close(self) -> None:
+        """Close the calling thread's connection (others close when their thread ends)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None and self._local.pid == os.getpid():
+            conn.close()
+        self._local.conn = None
