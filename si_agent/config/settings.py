@@ -256,6 +256,10 @@ class Settings(BaseSettings):
     jwt_keys: JwtKeys = Field(default=(), repr=False)
     jwt_refresh_expires: PositiveInt = 86400  # lifetime of refresh tokens from /api/token
     cors_origins: CorsOrigins = ()  # browser origins allowed to call /api/* (none: CORS off)
+    # Reverse proxies in front of the app (nginx: 1) whose X-Forwarded-For/-Proto to
+    # trust, so limits count per client, not per proxy; 0 trusts none (a client could
+    # forge them).
+    proxy_hops: NonNegativeInt = 0
     rate_limit: str = "60 per minute"
     rate_limit_storage: str = "memory://"
     max_body_bytes: PositiveInt = 64 * 1024

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 
 from flask import Flask
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from si_agent.config.settings import Settings
 from si_agent.errors import JobInProgress, SessionConflict, StoreUnavailable
@@ -47,6 +48,9 @@ def create_app(settings: Settings | None = None, *, controller: Controller | Non
     app.json.ensure_ascii = False
     init_auth(app, settings)
     init_cors(app, settings)
+    if settings.proxy_hops:  # the client's address and scheme, as the proxies saw them
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings.proxy_hops,
+                                x_proto=settings.proxy_hops)
     register_error_handlers(app)
 
     # Per user; if the storage (Redis) is down, counted in memory rather than fail turns.

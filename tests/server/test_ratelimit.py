@@ -63,6 +63,23 @@ def test_junk_tokens_do_not_use_up_the_address_bucket_of_expired_tokens(settings
             for _ in range(3)] == [401, 401, 429]
 
 
+def _anonymous(client, forwarded_for: str) -> int:
+    return client.post("/api/chat", json={"message": "你好"},
+                       headers={"X-Forwarded-For": forwarded_for}).status_code
+
+
+def test_behind_a_trusted_proxy_requests_without_a_token_count_per_client(settings):
+    client = create_app(settings.replace(rate_limit="2 per minute", proxy_hops=1)).test_client()
+    assert [_anonymous(client, "203.0.113.7") for _ in range(3)] == [401, 401, 429]
+    assert _anonymous(client, "198.51.100.9") == 401  # another citizen, own budget
+
+
+def test_a_forged_forwarded_for_is_ignored_without_a_trusted_proxy(settings):
+    client = create_app(settings.replace(rate_limit="2 per minute")).test_client()
+    statuses = [_anonymous(client, f"203.0.113.{i}") for i in range(3)]
+    assert statuses == [401, 401, 429]  # one address however the header is set
+
+
 def test_a_malformed_rate_refuses_to_start(settings):
     with pytest.raises(ValueError):
         create_app(settings.replace(rate_limit="many per fortnight"))
