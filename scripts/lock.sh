@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Refresh the dependency locks: requirements/NAME.lock for every `ensure_venv NAME EXTRAS`
-# in scripts/*.sh, resolved from pyproject.toml for Python 3.11 on linux x86_64 with a
+# in scripts/*.sh, and for each `lock NAME EXTRAS` line below (installs outside the
+# scripts: the container image of deploy/Dockerfile), resolved from pyproject.toml for Python 3.11 on linux x86_64 with a
 # sha256 hash for every file (scripts/venv.sh installs them with --require-hashes).
 # Versions already in a lock are kept while they still satisfy pyproject.toml; pass
 # --upgrade to move everything to the newest allowed, or --upgrade-package NAME for one.
@@ -21,7 +22,10 @@ if [ ! -x "$tools/bin/uv" ]; then
 fi
 
 mkdir -p requirements
-sets=$(grep -ho '^[[:space:]]*ensure_venv [a-z0-9_-]\+ [a-z0-9_,-]\+' scripts/*.sh | sort -u)
+# Installs outside scripts/*.sh (tests/packaging/test_locks.py reads these lines too):
+# lock deploy server,rag,llm,dates,jobs,rpa
+sets=$( { grep -ho '^[[:space:]]*ensure_venv [a-z0-9_-]\+ [a-z0-9_,-]\+' scripts/*.sh
+          grep -o '^# lock [a-z0-9_-]\+ [a-z0-9_,-]\+' "$0" | sed 's/^# lock/ensure_venv/'; } | sort -u)
 [ -n "$sets" ] || { echo "no 'ensure_venv NAME EXTRAS' call in scripts/*.sh" >&2; exit 1; }
 while read -r _ name extras; do
   lock=requirements/$name.lock

@@ -340,15 +340,22 @@ def test_dockerfile_builds_in_a_builder_stage_and_copies_the_result(dockerfile):
                     assert (ROOT / path).exists(), f"COPY {path}: not in the repository"
 
 
-def test_dockerfile_installs_extras_that_pyproject_defines(dockerfile):
+def test_dockerfile_installs_the_hash_locked_production_extras(dockerfile):
+    """The image installs requirements/deploy.lock with --require-hashes (its extras:
+    the production ones pyproject defines; test_locks.py checks it is not stale), then
+    si_agent alone."""
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"][
         "optional-dependencies"]
-    builder = _stages(dockerfile)["builder"]
-    arg = next(a for a in _instructions(builder, "ARG") if a.startswith("EXTRAS="))
-    wanted = arg.split("=", 1)[1].split(",")
+    lock = ROOT / "requirements" / "deploy.lock"
+    wanted = lock.read_text("utf-8").splitlines()[0].removeprefix("# extras: ").split(",")
     assert set(wanted) == {"server", "rag", "llm", "dates", "jobs", "rpa"}
     assert set(wanted) <= extras.keys()
-    assert any("import jionlp" in run for run in _instructions(builder, "RUN"))
+    runs = _instructions(_stages(dockerfile)["builder"], "RUN")
+    assert "pip install --require-hashes -r requirements/deploy.lock" in runs, runs
+    assert "pip install --no-deps ." in runs, runs
+    assert runs.index("pip install --require-hashes -r requirements/deploy.lock") < runs.index(
+        "pip install --no-deps .")
+    assert any("import jionlp" in run for run in runs)
 
 
 def test_images_run_as_a_non_root_user(dockerfile):

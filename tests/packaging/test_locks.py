@@ -27,11 +27,18 @@ _CALL = re.compile(r"^\s*ensure_venv ([a-z0-9_-]+) ([a-z0-9_,-]+)\s*$", re.M)
 _PIN = re.compile(r"^([A-Za-z0-9_.\-]+)==([^\s;\\]+)")
 
 
+_IMAGE = re.compile(r"^# lock ([a-z0-9_-]+) ([a-z0-9_,-]+)\s*$", re.M)
+
+
 def _sets() -> dict[str, str]:
+    """NAME → EXTRAS of every lock: the scripts' installs and lock.sh's own list (the
+    container image)."""
     calls = {}
-    for script in sorted((ROOT / "scripts").glob("*.sh")):
-        for name, extras in _CALL.findall(script.read_text("utf-8")):
-            assert calls.setdefault(name, extras) == extras, f"{name}: two sets of extras"
+    found = [pair for script in sorted((ROOT / "scripts").glob("*.sh"))
+             for pair in _CALL.findall(script.read_text("utf-8"))]
+    found += _IMAGE.findall((ROOT / "scripts" / "lock.sh").read_text("utf-8"))
+    for name, extras in found:
+        assert calls.setdefault(name, extras) == extras, f"{name}: two sets of extras"
     return calls
 
 
@@ -72,7 +79,7 @@ def _pins(lock: Path) -> dict[str, tuple[Version, int]]:
 
 def test_every_install_in_the_scripts_has_a_lock():
     sets = _sets()
-    assert {"run", "test"} <= set(sets)
+    assert {"run", "test", "deploy"} <= set(sets)
     for name, extras in sets.items():
         lock = ROOT / "requirements" / f"{name}.lock"
         assert lock.is_file(), f"{lock} missing: run scripts/lock.sh"
