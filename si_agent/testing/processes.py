@@ -4,6 +4,7 @@
         ...
     worker = start_cli(env, "worker")           # any si-agent command, in its own group
     stop(worker)
+    redis = RedisServer(tmp_dir); redis.start() # a redis-server to kill and restart
 """
 
 from __future__ import annotations
@@ -56,10 +57,74 @@ def start_cli(env: Mapping[str, str], *args: str, log: Path | None = None) -> su
 
 
 def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 20.0) -> None:
-    """Signal ``proc``'s process group (if it still runs) and wait for it."""
+    """Signal ``proc``'s process group (if it still runs) and wait for it; a group
+    that outlives ``timeout`` is killed (SIGKILL)."""
     if proc.poll() is None:
-        os.killpg(proc.pid, sig)
-        proc.wait(timeout)
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(5)
+
+
+class RedisServer:
+    """A ``redis-server`` of one test's own on a free port, killable (a crash) and
+    restartable on the same port and directory. With ``persist`` (AOF, ``appendfsync
+    always``) a restart brings the data back; without, it starts empty."""
+
+    def __init__(self, directory: Path, *, persist: bool = True) -> None:
+        self.directory = directory
+        self.persist = persist
+        self.port = free_port()
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def client(self):
+        import redis
+
+        return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=2)
+
+    def start(self, timeout: float = 60.0) -> None:
+        """Start (or restart) and return once it answers PING."""
+        aof = ["--appendonly", "yes", "--appendfsync", "always"] if self.persist else [
+            "--appendonly", "no"]
+        with (self.directory / "redis.log").open("ab") as log:
+            self.process = subprocess.Popen(
+                ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
+                 "--dir", str(self.directory), *aof, "--save", "", "--protected-mode", "no"],
+                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + timeout
+        while not self.ping():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.close()
+                raise RuntimeError(f"redis-server on port {self.port} did not start: "
+                                   f"see {self.directory / 'redis.log'}")
+            time.sleep(0.05)
+
+    def ping(self) -> bool:
+        try:
+            with self.client() as client:
+                return bool(client.ping())
+        except Exception:  # noqa: BLE001 - any failure means "not serving (yet)"
+            return False
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown save, connections drop at once (what a crash does)."""
+        assert self.process is not None
+        stop(self.process, signal.SIGKILL)
+        self.process = None
+
+    def close(self) -> None:
+        if self.process is not None:
+            stop(self.process)
+            self.process = None
 
 
 @contextmanager

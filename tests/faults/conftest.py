@@ -1,12 +1,11 @@
 """Fault injection with real processes: the helpers every fault test shares.
 
-- ``free_port()``: a free TCP port on 127.0.0.1;
 - ``spawn(command, env, log, ready)``: start a process in its own process group,
-  its output in ``log``, and wait until ``ready()`` says it serves;
-  ``stop(process)`` ends the group (SIGTERM, then SIGKILL);
-- ``RedisServer`` / the ``redis_server`` fixture: a test-owned ``redis-server`` on
-  a free port with AOF on (``appendfsync always``), which a test can ``kill()``
-  (SIGKILL) and ``start()`` again on the same port and directory;
+  its output in ``log``, and wait until ``ready()`` says it serves (``free_port`` and
+  ``stop`` come from ``si_agent.testing.processes``);
+- the ``redis_server`` fixture: a started ``si_agent.testing.processes.RedisServer``
+  (a test-owned ``redis-server`` on a free port with AOF on, which a test can
+  ``kill()`` and ``start()`` again on the same port and directory);
 - ``ApiServer`` / the ``api_server`` fixture: the real API (``create_app``) under
   gunicorn in a subprocess, configured by ``SI_*`` variables, spoken to over HTTP;
 - ``demo_counts(data_dir, business_id)``: the applications and submission calls the
@@ -20,8 +19,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -34,15 +31,10 @@ from pathlib import Path
 import pytest
 import requests  # the test extra
 
+from si_agent.testing.processes import RedisServer, free_port, stop
+
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 60.0  # seconds for a process to start serving (2 CPUs shared by many)
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 nobody listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def spawn(command: list[str], env: dict[str, str], log: Path,
@@ -63,70 +55,11 @@ def spawn(command: list[str], env: dict[str, str], log: Path,
                 f"{_tail(log)}")
 
 
-def stop(process: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
-    """End ``process``'s group with ``sig`` (then SIGKILL if it lingers) and reap it."""
-    if process.poll() is None:
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            pass
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=5)
-
-
 def _tail(log: Path, chars: int = 4000) -> str:
     return log.read_text(encoding="utf-8", errors="replace")[-chars:] if log.exists() else ""
 
 
 # -- redis-server ------------------------------------------------------------------------
-
-
-class RedisServer:
-    """A ``redis-server`` owned by one test: free port, AOF on, killable and restartable."""
-
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
-        self.port = free_port()
-        self.process: subprocess.Popen | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def client(self):
-        import redis
-
-        return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=2)
-
-    def start(self) -> None:
-        """Start (or restart) on the same port and directory; AOF brings the data back."""
-        command = [shutil.which("redis-server") or "redis-server", "--port", str(self.port),
-                   "--bind", "127.0.0.1", "--dir", str(self.directory),
-                   "--appendonly", "yes", "--appendfsync", "always", "--save", "",
-                   "--protected-mode", "no"]
-        self.process = spawn(command, dict(os.environ), self.directory / "redis.log",
-                             self.ping)
-
-    def ping(self) -> bool:
-        try:
-            with self.client() as client:
-                return bool(client.ping())
-        except Exception:  # noqa: BLE001 - any failure means "not serving (yet)"
-            return False
-
-    def kill(self) -> None:
-        """SIGKILL: no shutdown save, connections drop at once (what a crash does)."""
-        assert self.process is not None
-        stop(self.process, signal.SIGKILL)
-        self.process = None
-
-    def close(self) -> None:
-        if self.process is not None:
-            stop(self.process)
-            self.process = None
 
 
 @pytest.fixture

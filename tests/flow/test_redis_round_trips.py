@@ -6,8 +6,6 @@ the commands it sends.
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections import Counter
 
 import pytest
@@ -15,7 +13,6 @@ import redis
 
 from si_agent.session import RedisStore
 
-REDIS_URL = os.environ.get("SI_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 ZHANG_WEI = "330122196303150178"
 
 
@@ -32,17 +29,10 @@ class CountingRedis(redis.Redis):
 
 
 @pytest.fixture
-def counted():
-    client = CountingRedis.from_url(REDIS_URL)
-    try:
-        client.ping()
-    except redis.ConnectionError:
-        pytest.skip(f"no Redis at {REDIS_URL}")
-    prefix = f"si-test-rt-{uuid.uuid4().hex[:8]}:session:"
-    yield RedisStore(REDIS_URL, prefix=prefix, client=client), client
-    keys = list(client.scan_iter(f"{prefix.removesuffix('session:')}*"))
-    if keys:
-        client.delete(*keys)
+def counted(redis_url, redis_prefix):
+    client = CountingRedis.from_url(redis_url)
+    yield RedisStore(redis_url, prefix=redis_prefix + "session:", client=client), client
+    client.close()
 
 
 @pytest.mark.redis

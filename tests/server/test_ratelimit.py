@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import socket
-import subprocess
 import time
 import uuid
 
@@ -16,6 +13,7 @@ import pytest
 import redis
 
 from si_agent.server import create_app, ratelimit
+from si_agent.testing.processes import RedisServer
 
 REDIS_URL = os.environ.get("SI_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
@@ -105,40 +103,14 @@ def test_counts_are_shared_by_apps_through_redis(settings):
 
 @pytest.fixture
 def own_redis(tmp_path):
-    """A redis-server of this test's own on a free port: ``(url, start, kill)``."""
+    """A redis-server of this test's own on a free port, without persistence:
+    ``(url, start, kill)``."""
     if shutil.which("redis-server") is None:
         pytest.skip("redis-server is not installed")
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    url = f"redis://127.0.0.1:{port}/0"
-    processes: list[subprocess.Popen] = []
-
-    def start() -> None:
-        processes.append(subprocess.Popen(
-            ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", str(tmp_path)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
-        client = redis.Redis.from_url(url)
-        for _ in range(200):
-            try:
-                client.ping()
-                return
-            except redis.ConnectionError:
-                time.sleep(0.02)
-        raise RuntimeError("redis-server did not start")
-
-    def kill() -> None:
-        process = processes[-1]
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=10)
-
-    start()
-    yield url, start, kill
-    for process in processes:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
+    server = RedisServer(tmp_path, persist=False)
+    server.start()
+    yield server.url, server.start, server.kill
+    server.close()
 
 
 def test_a_redis_outage_counts_in_memory_then_redis_again(settings, own_redis, monkeypatch):
