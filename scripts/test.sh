@@ -12,11 +12,13 @@ ensure_venv test test,rag
 redis_up() {
   (exec 3<>/dev/tcp/127.0.0.1/6379 && printf 'PING\r\n' >&3 && timeout 2 head -c 5 <&3 | grep -q PONG) 2>/dev/null
 }
+# The fault and rate-limit tests also start (and kill) redis-servers of their own: the
+# program must be installed even where a Redis already answers.
+if ! command -v redis-server >/dev/null 2>&1; then
+  echo "installing redis-server" >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+fi
 if ! redis_up; then
-  if ! command -v redis-server >/dev/null 2>&1; then
-    echo "installing redis-server" >&2
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
-  fi
   redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no \
     --logfile /tmp/si-agent-redis.log
   for _ in $(seq 1 50); do redis_up && break; sleep 0.1; done
