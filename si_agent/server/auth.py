@@ -37,6 +37,7 @@ from jwt.exceptions import InvalidTokenError
 from si_agent.config.settings import DEV_JWT_SECRET, Settings
 from si_agent.errors import DefinitionError
 from si_agent.server.errors import ApiError, error_response
+from si_agent.server.identity import CachingJWTManager
 
 bp = Blueprint("auth", __name__)
 _USER_ID = re.compile(r"[A-Za-z0-9_.@:\-]{1,64}")
@@ -137,7 +138,7 @@ def init_auth(app: Flask, settings: Settings) -> None:
     if settings.jwt_audience:
         app.config["JWT_DECODE_AUDIENCE"] = settings.jwt_audience
         app.config["JWT_ENCODE_AUDIENCE"] = settings.jwt_audience
-    jwt = JWTManager(app)
+    jwt = CachingJWTManager(app)  # remembers verified tokens (server.identity)
     if settings.jwt_keys:
         _use_key_set(jwt, KeySet(settings), signs=settings.jwt_algorithm == "HS256")
 

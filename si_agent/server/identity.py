@@ -19,16 +19,57 @@ refresh. Only requests without any token are counted per address.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from functools import wraps
+from datetime import timedelta
+from functools import lru_cache, wraps
 from typing import Any
 
 from flask import current_app, g, request
-from flask_jwt_extended import get_jwt_identity, verify_jwt_in_request
+from flask_jwt_extended import JWTManager, get_jwt_identity, verify_jwt_in_request
 from flask_jwt_extended.exceptions import JWTExtendedException
 from jwt.exceptions import PyJWTError
 
-__all__ = ["rate_key", "token_required", "verified"]
+__all__ = ["CachingJWTManager", "VERIFIED_TOKENS", "rate_key", "token_required", "verified"]
+
+# Verified tokens remembered per process: a token and its claims take about 1.5 KB,
+# so this is a few MB, and covers a worker's share of thousands of active citizens.
+VERIFIED_TOKENS = 4096
+
+
+class CachingJWTManager(JWTManager):
+    """flask-jwt-extended's manager, remembering verified tokens (module docstring).
+
+    It overrides the one method that decodes (``_decode_jwt_from_config``, private
+    to flask-jwt-extended, whose version the locks pin); everything after the decode
+    (token type, freshness, the view's checks) still runs on every request.
+    """
+
+    def __init__(self, app: Any = None, *, size: int = VERIFIED_TOKENS) -> None:
+        super().__init__(app)
+        self._verified = lru_cache(maxsize=size)(self._verify)
+
+    def verified_tokens(self) -> Any:
+        """The cache's statistics (``functools`` ``CacheInfo``: hits, misses, currsize)."""
+        return self._verified.cache_info()
+
+    def _verify(self, encoded_token: str) -> dict:
+        return super()._decode_jwt_from_config(encoded_token)
+
+    def _decode_jwt_from_config(self, encoded_token: str, csrf_value: Any = None,
+                                allow_expired: bool = False) -> dict:
+        if csrf_value is not None or allow_expired or not isinstance(encoded_token, str):
+            return super()._decode_jwt_from_config(encoded_token, csrf_value, allow_expired)
+        claims = self._verified(encoded_token)
+        exp = claims.get("exp")
+        leeway = current_app.config.get("JWT_DECODE_LEEWAY", 0)
+        if isinstance(leeway, timedelta):
+            leeway = leeway.total_seconds()
+        if not isinstance(exp, (int, float)) or time.time() >= exp + leeway:
+            # expired since it was verified (or never expires): verify again, which raises
+            return super()._decode_jwt_from_config(encoded_token)
+        return dict(claims)  # a copy: the cached claims are never changed by a view
+
 
 
 def verified() -> bool:

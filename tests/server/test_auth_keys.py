@@ -15,6 +15,7 @@ from si_agent.config.settings import DEV_JWT_SECRET, Settings
 from si_agent.errors import SettingsError
 from si_agent.server import create_app
 from si_agent.server.auth import InsecureSettings
+from si_agent.server.identity import VERIFIED_TOKENS
 
 OLD, NEW, OTHER = "o" * 40, "n" * 40, "x" * 40
 # What a prod deployment that leaves SI_JWT_SECRET at its default must set instead.
@@ -253,3 +254,50 @@ def test_refresh_exists_where_tokens_are_issued(settings):
     res = gated.post("/api/token/refresh",
                      headers={"Authorization": f"Bearer {body['refresh_token']}"})
     assert res.status_code == 200 and _session(gated, res.get_json()["access_token"]).status_code == 200
+
+
+# -- Verified tokens remembered across requests (server.identity.CachingJWTManager) ----------
+
+
+def _manager(client):
+    return client.application.extensions["flask-jwt-extended"]
+
+
+def test_a_verified_token_is_remembered_for_the_next_request(client):
+    token = _token(client)["access_token"]
+    before = _manager(client).verified_tokens()
+    for _ in range(3):
+        assert _session(client, token).status_code == 200
+    after = _manager(client).verified_tokens()
+    assert (after.misses - before.misses, after.hits - before.hits) == (1, 2)
+    assert after.maxsize == VERIFIED_TOKENS
+
+
+def test_a_remembered_token_still_expires(client, settings):
+    token = pyjwt.encode(_claims(lifetime=1), settings.jwt_secret, algorithm="HS256")
+    assert _session(client, token).status_code == 200  # verified and remembered
+    time.sleep(max(0.0, pyjwt.decode(token, options={"verify_signature": False})["exp"]
+                   - time.time()) + 0.05)
+    assert _error(_session(client, token)) == (401, "token_expired")
+    assert _error(_session(client, token)) == (401, "token_expired")  # and stays so
+
+
+def test_a_changed_copy_of_a_remembered_token_is_refused(client, settings):
+    token = _token(client)["access_token"]
+    assert _session(client, token).status_code == 200
+    header, payload, signature = token.split(".")
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    forged_payload = base64.urlsafe_b64encode(
+        json.dumps({**claims, "sub": "mallory"}).encode()).rstrip(b"=").decode()
+    other_signature = ("A" if signature[0] != "A" else "B") + signature[1:]
+    for forged in (f"{header}.{forged_payload}.{signature}", f"{header}.{payload}.{other_signature}"):
+        assert _error(_session(client, forged)) == (401, "invalid_token")
+    assert _session(client, token).status_code == 200
+
+
+def test_a_remembered_refresh_token_still_opens_only_the_refresh_route(client):
+    tokens = _token(client)
+    refresh = {"Authorization": f"Bearer {tokens['refresh_token']}"}
+    for _ in range(2):  # the second time from the cache
+        assert client.post("/api/token/refresh", headers=refresh).status_code == 200
+        assert _error(_session(client, tokens["refresh_token"])) == (401, "invalid_token")
