@@ -1,6 +1,7 @@
 """Benchmark the HTTP API under gunicorn: concurrent users through whole dialogues.
 
-Starts ``gunicorn 'si_agent.server:create_app()'`` on a free 127.0.0.1 port (Redis
+Starts gunicorn with the real app (``si_agent.server.create_app``, plus the two
+``/bench`` endpoints below) on a free 127.0.0.1 port (Redis
 sessions on a fresh prefix, rule engine, embedded demo backend, a rate limit too high
 to matter, counted in Redis as in production). Each simulated user is a thread with
 its own ``requests.Session`` (keep-alive) and its own token, and runs the
@@ -11,8 +12,20 @@ they sent turns: the bare Flask + gunicorn limit on this machine, with the same 
 The client runs on the same machine and takes CPU from the server: compare runs made
 the same way, not absolute numbers.
 
+Two more endpoints, served by this benchmark's own app (``create_bench_app``: the
+real app plus a ``/bench`` blueprint, never part of the product), show where the
+gap to ``/healthz`` comes from, with as many requests as the chat turns:
+
+    POST /bench/auth      the chat view's token check and JSON body, nothing else
+    POST /bench/plumbing  a turn without the dialogue: token, rate limit, session load,
+                          two history lines, session save, the turn object as JSON
+
+``--repeat N`` measures all four N times, interleaved, and prints each round's ratio
+and the median (this machine's load moves single runs by several points).
+
     python scripts/bench_api.py [--users 50] [--workers 2] [--threads 8] [--rounds 10]
-                                [--duration SECONDS] [--redis-url redis://127.0.0.1:6379/15]
+                                [--duration SECONDS] [--repeat 1]
+                                [--redis-url redis://127.0.0.1:6379/15]
 """
 
 from __future__ import annotations
@@ -40,6 +53,11 @@ DIALOGUES = {
     "social_transfer": ["我要转社保", "从杭州转到苏州", ZHANG_WEI, "张伟", "确认"],
     "pension_query": ["查养老金", ZHANG_WEI],
 }
+CHAT, PLUMBING, AUTH, HEALTHZ = ("POST /api/chat (dialogues)", "POST /bench/plumbing",
+                                 "POST /bench/auth", "GET /healthz (bare Flask)")
+ENDPOINTS = {CHAT: "/api/chat", PLUMBING: "/bench/plumbing", AUTH: "/bench/auth",
+             HEALTHZ: "/healthz"}
+SHORT = {CHAT: "chat", PLUMBING: "plumbing", AUTH: "auth", HEALTHZ: "healthz"}
 
 
 @dataclass
@@ -61,6 +79,8 @@ def main() -> None:
                     help="times each user runs every dialogue (ignored with --duration)")
     ap.add_argument("--duration", type=float, default=None,
                     help="run dialogues for this many seconds instead of --rounds")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="measure every endpoint this many times, interleaved")
     ap.add_argument("--redis-url", default="redis://127.0.0.1:6379/15")
     args = ap.parse_args()
 
@@ -69,38 +89,67 @@ def main() -> None:
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     data_dir = Path(tempfile.mkdtemp(prefix="si-bench-api-"))
-    server = _start_gunicorn(args, port, data_dir, prefix)
+    server = _start_gunicorn(args, port, data_dir, prefix, app="bench_api:create_bench_app()")
+    rows: dict[str, list[Tally]] = {label: [] for label in ENDPOINTS}
+    elapsed = dict.fromkeys(ENDPOINTS, 0.0)
+    cpu_used = dict.fromkeys(ENDPOINTS, 0.0)
+    ratios: list[dict[str, float]] = []
     try:
         _wait_until_up(server, url, data_dir / "gunicorn.log")
         sessions = [_login(url, f"bench-{run}-{i}") for i in range(args.users)]
-        _run_dialogues(sessions[0], url, DIALOGUES, rounds=1)  # warm both code paths up
-        cpu = server_cpu(server.pid)
-        chat, chat_elapsed = _measure(sessions, lambda i, s: _run_dialogues(
-            s, url, DIALOGUES, rounds=args.rounds, duration=args.duration))
-        chat_cpu, cpu = server_cpu(server.pid) - cpu, server_cpu(server.pid)
-        health, health_elapsed = _measure(sessions, lambda i, s: _get_many(
-            s, f"{url}/healthz", count=len(chat[i].latencies)))
-        health_cpu = server_cpu(server.pid) - cpu
+        _run_dialogues(sessions[0], url, DIALOGUES, rounds=1)  # warm the code paths up
+        for path in ("/bench/plumbing", "/bench/auth"):
+            _post_many(sessions[0], f"{url}{path}", count=3)
+        for _ in range(args.repeat):
+            rates: dict[str, float] = {}
+            chat: list[Tally] = []
+            for label in ENDPOINTS:
+                if label == CHAT:
+                    def work(i, s):
+                        return _run_dialogues(s, url, DIALOGUES, rounds=args.rounds,
+                                              duration=args.duration)
+                else:
+                    def work(i, s, label=label, chat=chat):
+                        count = len(chat[i].latencies)
+                        if label == HEALTHZ:
+                            return _get_many(s, f"{url}/healthz", count=count)
+                        return _post_many(s, f"{url}{ENDPOINTS[label]}", count=count)
+                before = server_cpu(server.pid)
+                tallies, took = _measure(sessions, work)
+                cpu_used[label] += server_cpu(server.pid) - before
+                if label == CHAT:
+                    chat = tallies
+                rows[label].extend(tallies)
+                elapsed[label] += took
+                rates[label] = sum(len(t.latencies) for t in tallies) / took
+            ratios.append({label: rates[label] / rates[HEALTHZ] for label in ENDPOINTS})
     finally:
         _stop(server)
         _delete_keys(args.redis_url, prefix, run)
 
     shape = (f"gunicorn {args.workers} workers x {args.threads} threads, {args.users} users, "
              + (f"{args.duration:g} s" if args.duration else f"{args.rounds} rounds")
+             + (f", {args.repeat} interleaved repeats" if args.repeat > 1 else "")
              + f", {os.cpu_count()} CPUs shared with the client")
     print(f"si_agent API benchmark: {shape}")
     print("Redis sessions and rate-limit counters, rule engine, embedded demo backend\n")
     header = (f"{'endpoint':<28} {'requests':>8} {'dialogues':>9} {'failed':>6} {'errors':>6} "
-              f"{'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'CPU ms/req':>10}")
+              f"{'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'CPU ms/req':>10} {'vs healthz':>10}")
     print(header)
     print("-" * len(header))
-    chat_rate = _row("POST /api/chat (dialogues)", chat, chat_elapsed, chat_cpu, dialogues=True)
-    health_rate = _row("GET /healthz (bare Flask)", health, health_elapsed, health_cpu,
-                       dialogues=False)
-    print(f"\nchat turns/s = {chat_rate / health_rate:.1%} of the bare /healthz rate "
-          "at the same concurrency")
-    print("CPU ms/req: the gunicorn workers' CPU (user + system) per request")
-    failed = sum(t.failed + t.errors for t in chat) + sum(t.errors for t in health)
+    for label in ENDPOINTS:
+        ratio = statistics.median(r[label] for r in ratios)
+        _row(label, rows[label], elapsed[label], cpu_used[label], dialogues=label == CHAT,
+             ratio=ratio)
+    if args.repeat > 1:
+        print("\nper repeat (rate / /healthz rate): " + "; ".join(
+            ", ".join(f"{SHORT[label]} {r[label]:.1%}" for label in ENDPOINTS if label != HEALTHZ)
+            for r in ratios))
+    print(f"\nchat turns/s = {statistics.median(r[CHAT] for r in ratios):.1%} of the bare "
+          "/healthz rate at the same concurrency" + (" (median)" if args.repeat > 1 else ""))
+    print("CPU ms/req: the gunicorn workers' CPU (user + system) per request; vs healthz: "
+          "req/s over /healthz's")
+    failed = sum(t.failed + t.errors for tallies in rows.values() for t in tallies)
     if failed:
         sys.exit(1)
 
@@ -158,6 +207,19 @@ def _get_many(session: requests.Session, url: str, count: int) -> Tally:
     return tally
 
 
+def _post_many(session: requests.Session, url: str, count: int) -> Tally:
+    tally = Tally()
+    for _ in range(count):
+        started = time.perf_counter()
+        try:
+            ok = session.post(url, json={"message": "从杭州转到苏州"}, timeout=60).status_code == 200
+        except requests.RequestException:
+            ok = False
+        tally.latencies.append(time.perf_counter() - started)
+        tally.errors += not ok
+    return tally
+
+
 def _measure(sessions: list[requests.Session], work) -> tuple[list[Tally], float]:
     """Run ``work(i, sessions[i])`` in one thread per session, all started together."""
     tallies: list[Tally] = [Tally() for _ in sessions]
@@ -177,7 +239,8 @@ def _measure(sessions: list[requests.Session], work) -> tuple[list[Tally], float
     return tallies, time.perf_counter() - started
 
 
-def _row(label: str, tallies: list[Tally], elapsed: float, cpu: float, dialogues: bool) -> float:
+def _row(label: str, tallies: list[Tally], elapsed: float, cpu: float, dialogues: bool,
+         ratio: float) -> None:
     latencies = sorted(x for t in tallies for x in t.latencies)
     q = statistics.quantiles(latencies, n=100) if len(latencies) > 1 else latencies * 99
     rate = len(latencies) / elapsed
@@ -185,8 +248,7 @@ def _row(label: str, tallies: list[Tally], elapsed: float, cpu: float, dialogues
     failed = str(sum(t.failed for t in tallies)) if dialogues else "-"
     print(f"{label:<28} {len(latencies):>8} {count:>9} {failed:>6} "
           f"{sum(t.errors for t in tallies):>6} {rate:>8.0f} {q[49] * 1000:>8.1f} "
-          f"{q[98] * 1000:>8.1f} {cpu / len(latencies) * 1000:>10.2f}")
-    return rate
+          f"{q[98] * 1000:>8.1f} {cpu / len(latencies) * 1000:>10.2f} {ratio:>10.1%}")
 
 
 # -- The server -------------------------------------------------------------------------------
@@ -198,11 +260,51 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+def create_bench_app():
+    """The real app plus ``/bench/auth`` and ``/bench/plumbing`` (module docstring)."""
+    from flask import Blueprint, Response, current_app, jsonify
+
+    from si_agent.config.settings import Settings
+    from si_agent.flow.turn import snapshot
+    from si_agent.server import create_app
+    from si_agent.server.auth import current_user, json_body
+    from si_agent.server.identity import rate_key, token_required
+    from si_agent.server.ratelimit import RateLimiter
+
+    settings = Settings.from_env()
+    app = create_app(settings)
+    bench = Blueprint("bench", __name__)
+
+    @bench.post("/bench/auth")
+    @token_required
+    def auth():
+        current_user(), json_body()
+        return jsonify(ok=True)
+
+    @bench.post("/bench/plumbing")
+    @token_required
+    def plumbing():
+        controller = current_app.config["SI_CONTROLLER"]
+        user, message = current_user(), json_body().get("message", "")
+        session = controller.load(user)
+        session.remember("user", message)
+        session.remember("assistant", "好的")
+        controller.store.save(session)
+        turn = snapshot(session, controller.catalog, "好的")
+        return Response(turn.model_dump_json(), mimetype="application/json")
+
+    RateLimiter(settings.rate_limit, settings.rate_limit_storage, rate_key).init_app(app, bench)
+    app.register_blueprint(bench)
+    return app
+
+
 def _start_gunicorn(args: argparse.Namespace, port: int, data_dir: Path,
-                    prefix: str, extra: tuple[str, ...] = ()) -> subprocess.Popen:
+                    prefix: str, extra: tuple[str, ...] = (),
+                    app: str = "si_agent.server:create_app()") -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SI_")}
     env.update(
-        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), str(ROOT / "scripts"),
+                                                 os.environ.get("PYTHONPATH")])),
         SI_BUSINESS_DIR=str(ROOT / "businesses"),
         SI_DATA_DIR=str(data_dir),
         SI_SESSION_STORE="redis",
@@ -215,8 +317,7 @@ def _start_gunicorn(args: argparse.Namespace, port: int, data_dir: Path,
         SI_LOG_LEVEL="WARNING",
     )
     command = [sys.executable, "-m", "gunicorn", "--workers", str(args.workers),
-               "--threads", str(args.threads), "--bind", f"127.0.0.1:{port}", *extra,
-               "si_agent.server:create_app()"]
+               "--threads", str(args.threads), "--bind", f"127.0.0.1:{port}", *extra, app]
     with (data_dir / "gunicorn.log").open("wb") as log:
         return subprocess.Popen(command, cwd=ROOT, env=env, stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True)
