@@ -31,7 +31,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from rag.terms import TermTable
 
@@ -87,10 +87,7 @@ class Normaliser:
         """Load pypinyin, jieba's dictionary and the homophone index now (a second or more
         on a busy machine), so the first question does not wait for them."""
         if self.use_pinyin and self._homophone_index():
-            import jieba
-
-            jieba.setLogLevel(logging.WARNING)
-            jieba.dt.check_initialized()
+            _jieba().dt.check_initialized()
 
     def normalise(self, text: str) -> Normalised:
         """``text`` with the table's variants and homophone typos replaced."""
@@ -260,14 +257,21 @@ def _few_differences(run: str, word: str) -> bool:
     return 0 < different <= (1 if len(word) < 4 else 2) and different < len(word)
 
 
-def _tokens(text: str) -> list[tuple[int, int, str]]:
-    """jieba's dictionary segmentation (no guessing of new words): (start, end, token)."""
+@cache
+def _jieba():
+    """jieba, its dictionary-loading chatter silenced once (``setLogLevel`` walks every
+    logger under logging's global lock: not something to do on every question)."""
     import jieba
 
     jieba.setLogLevel(logging.WARNING)
+    return jieba
+
+
+def _tokens(text: str) -> list[tuple[int, int, str]]:
+    """jieba's dictionary segmentation (no guessing of new words): (start, end, token)."""
     out = []
     at = 0
-    for token in jieba.cut(text, HMM=False):
+    for token in _jieba().cut(text, HMM=False):
         out.append((at, at + len(token), token))
         at += len(token)
     return out
