@@ -16,12 +16,14 @@ Two more endpoints, served by this benchmark's own app (``create_bench_app``: th
 real app plus a ``/bench`` blueprint, never part of the product), show where the
 gap to ``/healthz`` comes from, with as many requests as the chat turns:
 
-    POST /bench/auth      the chat view's token check and JSON body, nothing else
-    POST /bench/plumbing  a turn without the dialogue: token, rate limit, session load,
-                          two history lines, session save, the turn object as JSON
+    POST /bench/auth      the chat route's guard: token check, rate limit, JSON body
+    POST /bench/plumbing  a turn without the dialogue: that guard, session load, two
+                          history lines, session save, the turn object as JSON
 
-``--repeat N`` measures all four N times, interleaved, and prints each round's ratio
-and the median (this machine's load moves single runs by several points).
+``--repeat N`` measures all four N times, interleaved (chat first, since the others
+send as many requests as it did, then the other three in a rotating order), and
+prints each round's ratio and the median (this machine's load moves single runs by
+several points).
 
     python scripts/bench_api.py [--users 50] [--workers 2] [--threads 8] [--rounds 10]
                                 [--duration SECONDS] [--repeat 1]
@@ -79,7 +81,7 @@ def main() -> None:
                     help="times each user runs every dialogue (ignored with --duration)")
     ap.add_argument("--duration", type=float, default=None,
                     help="run dialogues for this many seconds instead of --rounds")
-    ap.add_argument("--repeat", type=int, default=1,
+    ap.add_argument("--repeat", type=_positive, default=1,
                     help="measure every endpoint this many times, interleaved")
     ap.add_argument("--redis-url", default="redis://127.0.0.1:6379/15")
     args = ap.parse_args()
@@ -100,10 +102,12 @@ def main() -> None:
         _run_dialogues(sessions[0], url, DIALOGUES, rounds=1)  # warm the code paths up
         for path in ("/bench/plumbing", "/bench/auth"):
             _post_many(sessions[0], f"{url}{path}", count=3)
-        for _ in range(args.repeat):
+        for round_ in range(args.repeat):
             rates: dict[str, float] = {}
             chat: list[Tally] = []
-            for label in ENDPOINTS:
+            others = [label for label in ENDPOINTS if label != CHAT]
+            turn = round_ % len(others)
+            for label in [CHAT, *others[turn:], *others[:turn]]:
                 if label == CHAT:
                     def work(i, s):
                         return _run_dialogues(s, url, DIALOGUES, rounds=args.rounds,
@@ -148,7 +152,8 @@ def main() -> None:
     print(f"\nchat turns/s = {statistics.median(r[CHAT] for r in ratios):.1%} of the bare "
           "/healthz rate at the same concurrency" + (" (median)" if args.repeat > 1 else ""))
     print("CPU ms/req: the gunicorn workers' CPU (user + system) per request; vs healthz: "
-          "req/s over /healthz's")
+          "req/s over /healthz's" + (", the median of the rounds' ratios (req/s is over all "
+                                    "rounds)" if args.repeat > 1 else ""))
     failed = sum(t.failed + t.errors for tallies in rows.values() for t in tallies)
     if failed:
         sys.exit(1)
@@ -207,6 +212,13 @@ def _get_many(session: requests.Session, url: str, count: int) -> Tally:
     return tally
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
+
+
 def _post_many(session: requests.Session, url: str, count: int) -> Tally:
     tally = Tally()
     for _ in range(count):
@@ -227,7 +239,11 @@ def _measure(sessions: list[requests.Session], work) -> tuple[list[Tally], float
 
     def user(i: int) -> None:
         gate.wait()
-        tallies[i] = work(i, sessions[i])
+        try:
+            tallies[i] = work(i, sessions[i])
+        except Exception as exc:  # e.g. a 200 that is not the turn object: an error, loudly
+            print(f"user {i}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            tallies[i] = Tally(errors=1)
 
     threads = [threading.Thread(target=user, args=(i,)) for i in range(len(sessions))]
     for t in threads:

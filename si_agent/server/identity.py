@@ -15,10 +15,21 @@ address would let junk tokens from one client behind a proxy use up the address
 bucket that every other user behind that proxy shares, so their expired-token
 requests would get 429 instead of the 401 ``token_expired`` that tells the page to
 refresh. Only requests without any token are counted per address.
+
+Across requests, ``CachingJWTManager`` remembers the tokens it has verified (a
+bounded LRU of ``VERIFIED_TOKENS`` per process): a citizen's next turn with the same
+token skips PyJWT's three parses and the HMAC. A remembered token is still checked
+against its ``exp`` (as PyJWT does: ``int(exp)``, with the decode leeway) on every
+use and verified afresh once expired, so the 401 says ``token_expired``. Only tokens
+that verified are kept, by their exact text, so a copy with another payload or
+signature is verified (and refused) as before. Keys change only with a restart,
+which empties the cache; there is no revocation list for it to bypass
+(docs/security.md).
 """
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable
 from datetime import timedelta
@@ -38,15 +49,16 @@ VERIFIED_TOKENS = 4096
 
 
 class CachingJWTManager(JWTManager):
-    """flask-jwt-extended's manager, remembering verified tokens (module docstring).
+    """flask-jwt-extended's manager, remembering verified tokens (see the module docstring).
 
     It overrides the one method that decodes (``_decode_jwt_from_config``, private
     to flask-jwt-extended, whose version the locks pin); everything after the decode
     (token type, freshness, the view's checks) still runs on every request.
     """
 
-    def __init__(self, app: Any = None, *, size: int = VERIFIED_TOKENS) -> None:
-        super().__init__(app)
+    def __init__(self, app: Any = None, add_context_processor: bool = False, *,
+                 size: int = VERIFIED_TOKENS) -> None:
+        super().__init__(app, add_context_processor)
         self._verified = lru_cache(maxsize=size)(self._verify)
 
     def verified_tokens(self) -> Any:
@@ -65,10 +77,10 @@ class CachingJWTManager(JWTManager):
         leeway = current_app.config.get("JWT_DECODE_LEEWAY", 0)
         if isinstance(leeway, timedelta):
             leeway = leeway.total_seconds()
-        if not isinstance(exp, (int, float)) or time.time() >= exp + leeway:
+        if not isinstance(exp, (int, float)) or time.time() >= int(exp) + leeway:
             # expired since it was verified (or never expires): verify again, which raises
             return super()._decode_jwt_from_config(encoded_token)
-        return dict(claims)  # a copy: the cached claims are never changed by a view
+        return copy.deepcopy(claims)  # a view that changes its claims changes only its own
 
 
 

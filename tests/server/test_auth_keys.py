@@ -7,6 +7,7 @@ import hashlib
 import hmac
 import json
 import time
+from datetime import timedelta
 
 import jwt as pyjwt
 import pytest
@@ -274,7 +275,7 @@ def test_a_verified_token_is_remembered_for_the_next_request(client):
 
 
 def test_a_remembered_token_still_expires(client, settings):
-    token = pyjwt.encode(_claims(lifetime=1), settings.jwt_secret, algorithm="HS256")
+    token = pyjwt.encode(_claims(lifetime=2), settings.jwt_secret, algorithm="HS256")
     assert _session(client, token).status_code == 200  # verified and remembered
     time.sleep(max(0.0, pyjwt.decode(token, options={"verify_signature": False})["exp"]
                    - time.time()) + 0.05)
@@ -295,9 +296,34 @@ def test_a_changed_copy_of_a_remembered_token_is_refused(client, settings):
     assert _session(client, token).status_code == 200
 
 
-def test_a_remembered_refresh_token_still_opens_only_the_refresh_route(client):
+def test_remembered_tokens_keep_their_type(client):
     tokens = _token(client)
     refresh = {"Authorization": f"Bearer {tokens['refresh_token']}"}
-    for _ in range(2):  # the second time from the cache
+    access = {"Authorization": f"Bearer {tokens['access_token']}"}
+    before = _manager(client).verified_tokens()
+    for _ in range(2):  # the second time both come from the cache
         assert client.post("/api/token/refresh", headers=refresh).status_code == 200
         assert _error(_session(client, tokens["refresh_token"])) == (401, "invalid_token")
+        assert _session(client, tokens["access_token"]).status_code == 200
+        assert _error(client.post("/api/token/refresh", headers=access)) == (401, "invalid_token")
+    after = _manager(client).verified_tokens()
+    assert after.misses - before.misses == 2  # each token verified once, then remembered
+    assert after.hits - before.hits >= 6
+
+
+def test_a_remembered_token_honours_the_decode_leeway(client, settings):
+    client.application.config["JWT_DECODE_LEEWAY"] = timedelta(seconds=30)
+    late = pyjwt.encode(_claims(lifetime=-5), settings.jwt_secret, algorithm="HS256")
+    for _ in range(2):  # verified by PyJWT with the leeway, then from the cache with it
+        assert _session(client, late).status_code == 200
+    client.application.config["JWT_DECODE_LEEWAY"] = 2
+    assert _error(_session(client, late)) == (401, "token_expired")
+
+
+def test_a_fractional_exp_ends_where_pyjwt_ends_it(client, settings):
+    """PyJWT compares int(exp): a cached token must not outlive that by the fraction."""
+    exp = int(time.time()) + 2
+    token = pyjwt.encode({**_claims(), "exp": exp + 0.9}, settings.jwt_secret, algorithm="HS256")
+    assert _session(client, token).status_code == 200
+    time.sleep(max(0.0, exp - time.time()) + 0.05)
+    assert _error(_session(client, token)) == (401, "token_expired")
