@@ -200,11 +200,20 @@ def _run_dialogues(session: requests.Session, url: str, dialogues: dict[str, lis
 
 
 def _get_many(session: requests.Session, url: str, count: int) -> Tally:
+    return _many(lambda: session.get(url, timeout=60), count)
+
+
+def _post_many(session: requests.Session, url: str, count: int) -> Tally:
+    return _many(lambda: session.post(url, json={"message": "从杭州转到苏州"}, timeout=60), count)
+
+
+def _many(send, count: int) -> Tally:
+    """``send()`` ``count`` times; anything but a 200 is an error."""
     tally = Tally()
     for _ in range(count):
         started = time.perf_counter()
         try:
-            ok = session.get(url, timeout=60).status_code == 200
+            ok = send().status_code == 200
         except requests.RequestException:
             ok = False
         tally.latencies.append(time.perf_counter() - started)
@@ -217,19 +226,6 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError("must be 1 or more")
     return value
-
-
-def _post_many(session: requests.Session, url: str, count: int) -> Tally:
-    tally = Tally()
-    for _ in range(count):
-        started = time.perf_counter()
-        try:
-            ok = session.post(url, json={"message": "从杭州转到苏州"}, timeout=60).status_code == 200
-        except requests.RequestException:
-            ok = False
-        tally.latencies.append(time.perf_counter() - started)
-        tally.errors += not ok
-    return tally
 
 
 def _measure(sessions: list[requests.Session], work) -> tuple[list[Tally], float]:
