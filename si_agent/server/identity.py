@@ -52,7 +52,7 @@ class CachingJWTManager(JWTManager):
     """flask-jwt-extended's manager, remembering verified tokens (see the module docstring).
 
     It overrides the one method that decodes (``_decode_jwt_from_config``, private
-    to flask-jwt-extended, whose version the locks pin); everything after the decode
+    to flask-jwt-extended, hence its cap below 4.8 in pyproject.toml); everything after the decode
     (token type, freshness, the view's checks) still runs on every request.
     """
 
