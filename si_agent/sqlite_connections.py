@@ -14,6 +14,8 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from si_agent.errors import StoreUnavailable
+
 
 class ThreadConnections:
     """The calling thread's connection to the SQLite file at ``path``."""
@@ -22,6 +24,24 @@ class ThreadConnections:
         self.path = path
         self.timeout = timeout
         self._local = threading.local()
+
+    def create(self, schema: str, store: str, *, private: bool = False) -> None:
+        """Make the file (and its folder) if missing, put it in WAL mode and run ``schema``.
+
+        A ``private`` file is created readable by its owner only (SQLite gives its -wal
+        and -shm files the same permissions). Raises ``StoreUnavailable`` naming the
+        ``store`` ("session store").
+        """
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if private:
+                os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
+            conn = self.get()
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.executescript(schema)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreUnavailable(f"cannot open the SQLite {store} at {self.path}: {exc}") \
+                from exc
 
     def get(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)

@@ -89,3 +89,15 @@ def redis_prefix(redis_client: Any) -> Iterator[str]:
     keys = list(redis_client.scan_iter(match=prefix + "*"))
     if keys:
         redis_client.delete(*keys)
+
+
+@pytest.fixture
+def fake():
+    """A fake OpenAI-compatible server (``si_agent.testing.FakeOpenAI``) for one test;
+    ``fake.base_url`` is its address, ``fake.push(...)`` scripts its answers."""
+    from si_agent.testing import FakeOpenAI
+
+    server = FakeOpenAI()
+    server.base_url = server.start()
+    yield server
+    server.stop()

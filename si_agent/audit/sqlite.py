@@ -43,15 +43,8 @@ class SQLiteAuditStore:
         self.path = Path(path)
         self.timeout = timeout
         self._connections = ThreadConnections(self.path, timeout)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            # Hashed users and masked values only, but still nobody else's business.
-            os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
-            self._connection().execute("PRAGMA journal_mode=WAL")
-            self._connection().executescript(_SCHEMA)
-        except (OSError, sqlite3.Error) as exc:
-            raise StoreUnavailable(f"cannot open the SQLite audit store at {self.path}: {exc}") \
-                from exc
+        # Hashed users and masked values only, but still nobody else's business.
+        self._connections.create(_SCHEMA, "audit store", private=True)
 
     def __repr__(self) -> str:
         return f"SQLiteAuditStore({str(self.path)!r})"

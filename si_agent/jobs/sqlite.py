@@ -31,14 +31,10 @@ class SQLiteJobStore:
         self.path = Path(path)
         self.timeout = timeout
         self._connections = ThreadConnections(self.path, timeout)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._connection().execute("PRAGMA journal_mode=WAL")
-            self._connection().executescript(JOBS_SCHEMA)
-            self._connection().execute("DELETE FROM jobs WHERE updated_at < ?",
-                                       (time.time() - JOB_TTL,))
-        except (OSError, sqlite3.Error) as exc:
-            raise StoreUnavailable(f"cannot open the SQLite job store at {self.path}: {exc}") from exc
+        # The schema, then the records older than JOB_TTL go (a float literal of ours).
+        self._connections.create(
+            JOBS_SCHEMA + f"DELETE FROM jobs WHERE updated_at < {time.time() - JOB_TTL!r};",
+            "job store")
 
     def _connection(self) -> sqlite3.Connection:
         return self._connections.get()

@@ -75,18 +75,8 @@ class SQLiteStore:
         self._mark_key = mark_key  # keys the expiry marks (base.expiry_mark)
         self._connections = ThreadConnections(self.path, timeout)
         self._next_purge = 0.0
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            # Sessions hold personal data: create the file readable by its owner only
-            # (SQLite gives the -wal and -shm files the same permissions).
-            os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
-            conn = self._connection()
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.executescript(_SCHEMA + JOBS_SCHEMA)
-        except (OSError, sqlite3.Error) as exc:
-            raise StoreUnavailable(
-                f"cannot open the SQLite session store at {self.path}: {exc}"
-            ) from exc
+        # Sessions hold personal data: the file is readable by its owner only.
+        self._connections.create(_SCHEMA + JOBS_SCHEMA, "session store", private=True)
         self._maybe_purge()
 
     def __repr__(self) -> str:

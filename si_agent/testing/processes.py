@@ -3,6 +3,8 @@
     with demo_portal(data_dir) as url:          # si-agent portal on a free port
         ...
     worker = start_cli(env, "worker")           # any si-agent command, in its own group
+    with served_api(env, user="u1") as client:  # si-agent serve, a client with a token
+        ...
     stop(worker)
     redis = RedisServer(tmp_dir); redis.start() # a redis-server to kill and restart
 """
@@ -22,6 +24,7 @@ from pathlib import Path
 import httpx
 
 PORTAL_USER, PORTAL_PASSWORD = "demo", "demo123"
+ROOT = Path(__file__).resolve().parents[2]  # the checkout (its businesses/ folder)
 
 
 def free_port() -> int:
@@ -54,6 +57,44 @@ def start_cli(env: Mapping[str, str], *args: str, log: Path | None = None) -> su
     finally:
         if log:
             out.close()
+
+
+def api_env(data_dir: Path, **settings: str) -> dict[str, str]:
+    """The environment of an API process: no ``SI_*`` from outside, dev auth, the
+    checkout's businesses, the rules engine, no knowledge base, memory sessions, plus
+    ``settings`` (``session_ttl="2"`` sets ``SI_SESSION_TTL``)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SI_")}
+    env.update(
+        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        SI_AUTH_MODE="dev",
+        SI_BUSINESS_DIR=str(ROOT / "businesses"),
+        SI_DATA_DIR=str(data_dir),
+        SI_ENGINE="rules",
+        SI_KNOWLEDGE="none",
+        SI_SESSION_STORE="memory",
+        SI_RATE_LIMIT="1000 per minute",
+        SI_LOG_LEVEL="WARNING",
+    )
+    env.update({f"SI_{k.upper()}": v for k, v in settings.items()})
+    return env
+
+
+@contextmanager
+def served_api(env: Mapping[str, str], *, user: str, log: Path | None = None,
+               timeout: float = 60.0, client_timeout: float = 30.0) -> Iterator[httpx.Client]:
+    """``si-agent serve`` with ``env`` on a free port, and a client holding a dev token
+    for ``user``; the server is stopped on the way out."""
+    port = free_port()
+    proc = start_cli(env, "serve", "--port", str(port), log=log)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_up(url + "/healthz", proc, timeout=timeout)
+        with httpx.Client(base_url=url, timeout=client_timeout) as client:
+            token = client.post("/api/token", json={"user_id": user}).json()["access_token"]
+            client.headers["Authorization"] = f"Bearer {token}"
+            yield client
+    finally:
+        stop(proc)
 
 
 def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 20.0) -> None:

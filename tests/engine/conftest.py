@@ -11,17 +11,8 @@ from si_agent.config.settings import Settings
 from si_agent.executor import Executors
 from si_agent.flow.controller import Controller
 from si_agent.session import MemoryStore
-from si_agent.testing import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def fake():
-    server = FakeOpenAI()
-    server.base_url = server.start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture

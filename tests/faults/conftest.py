@@ -17,7 +17,6 @@ Nothing here is mocked: the servers are the programs production runs.
 
 from __future__ import annotations
 
-import os
 import shutil
 import sqlite3
 import subprocess
@@ -31,7 +30,7 @@ from pathlib import Path
 import pytest
 import requests  # the test extra
 
-from si_agent.testing.processes import RedisServer, free_port, stop
+from si_agent.testing.processes import RedisServer, api_env, free_port, stop
 
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 60.0  # seconds for a process to start serving (2 CPUs shared by many)
@@ -86,26 +85,6 @@ def stopped_redis_server(tmp_path: Path) -> RedisServer:
 # -- the API under gunicorn ------------------------------------------------------------------
 
 
-def server_env(data_dir: Path, **settings: str) -> dict[str, str]:
-    """The environment of an API process: no ``SI_*`` from outside, the rules engine,
-    no knowledge base, memory sessions, plus ``settings`` (``SESSION_TTL="2"`` sets
-    ``SI_SESSION_TTL``)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SI_")}
-    env.update(
-        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-        SI_AUTH_MODE="dev",
-        SI_BUSINESS_DIR=str(ROOT / "businesses"),
-        SI_DATA_DIR=str(data_dir),
-        SI_ENGINE="rules",
-        SI_KNOWLEDGE="none",
-        SI_SESSION_STORE="memory",
-        SI_RATE_LIMIT="1000 per minute",
-        SI_LOG_LEVEL="WARNING",
-    )
-    env.update({f"SI_{k.upper()}": v for k, v in settings.items()})
-    return env
-
-
 @dataclass
 class ApiServer:
     """A running API process and the HTTP calls a citizen's client makes."""
@@ -140,7 +119,7 @@ class ApiServer:
 
 def start_api(data_dir: Path, *, workers: int = 2, threads: int = 4,
               **settings: str) -> ApiServer:
-    """gunicorn serving ``si_agent.server:create_app()`` with ``server_env(data_dir, **settings)``."""
+    """gunicorn serving ``si_agent.server:create_app()`` with ``api_env(data_dir, **settings)``."""
     pytest.importorskip("gunicorn")
     data_dir.mkdir(parents=True, exist_ok=True)
     port = free_port()
@@ -156,7 +135,7 @@ def start_api(data_dir: Path, *, workers: int = 2, threads: int = 4,
         except requests.RequestException:
             return False
 
-    process = spawn(command, server_env(data_dir, **settings), log, ready)
+    process = spawn(command, api_env(data_dir, **settings), log, ready)
     return ApiServer(url, process, data_dir, log)
 
 

@@ -22,7 +22,6 @@ import os
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 from si_agent.config.loader import load_businesses
@@ -32,7 +31,7 @@ from si_agent.executor import Executors
 from si_agent.flow.controller import Controller
 from si_agent.session import MemoryStore
 from si_agent.testing import FakeOpenAI
-from si_agent.testing.processes import free_port, start_cli, stop, wait_until_up
+from si_agent.testing.processes import served_api
 from tests.faults._engine_helpers import CARD_LOSS, applications
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,14 +55,6 @@ FAULTS = {
     "stream_broken_event": ([{"body": "data: {not json\n\n"}], 1, True),
     "stream_html_page": ([{"body": HTML, "content_type": "text/html"}], 1, True),
 }
-
-
-@pytest.fixture
-def fake():
-    server = FakeOpenAI()
-    server.base_url = server.start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture
@@ -221,14 +212,7 @@ def test_the_api_answers_every_turn_while_the_model_is_broken(fake, tmp_path):
                SI_LLM_BASE_URL=fake.base_url, SI_LLM_API_KEY="test-key",
                SI_LLM_TIMEOUT=str(TIMEOUT), SI_LLM_MAX_RETRIES=str(RETRIES),
                SI_RATE_LIMIT="1000 per minute", SI_JWT_SECRET="a secret of the model fault tests")
-    port = free_port()
-    proc = start_cli(env, "serve", "--port", str(port), log=tmp_path / "api.log")
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_up(url + "/healthz", proc, timeout=60)
-        client = httpx.Client(base_url=url, timeout=30)
-        token = client.post("/api/token", json={"user_id": "model-api"}).json()["access_token"]
-        client.headers["Authorization"] = f"Bearer {token}"
+    with served_api(env, user="model-api", log=tmp_path / "api.log") as client:
         streamed = {"Accept": "text/event-stream"}
         plan = [  # (message, scripted answers, streamed)
             ("我的社保卡丢了", [{"body": "{not json"}], False),
@@ -260,6 +244,3 @@ def test_the_api_answers_every_turn_while_the_model_is_broken(fake, tmp_path):
         assert fake.pending == 0
         [application] = applications(tmp_path / "demo_backend.db", "card_loss")
         assert application["payload"] == CARD_LOSS
-        client.close()
-    finally:
-        stop(proc)

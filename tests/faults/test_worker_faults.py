@@ -28,7 +28,7 @@ import pytest
 from si_agent import replies
 from si_agent.flow.execution import MAX_ATTEMPTS
 from si_agent.session.redis import redis_reachable
-from si_agent.testing.processes import free_port, start_cli, stop, wait_until_up
+from si_agent.testing.processes import served_api, start_cli, stop
 from tests.rpa.conftest import (  # noqa: F401 (fixtures)
     BUSINESSES,
     applications,
@@ -73,18 +73,8 @@ def env(fresh_portal, tmp_path) -> Iterator[dict[str, str]]:  # noqa: F811
 
 @pytest.fixture
 def api(env, tmp_path) -> Iterator[httpx.Client]:
-    port = free_port()
-    proc = start_cli(env, "serve", "--port", str(port), log=tmp_path / "api.log")
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_up(url + "/healthz", proc, timeout=60)
-        client = httpx.Client(base_url=url, timeout=30)
-        token = client.post("/api/token", json={"user_id": f"w-{uuid.uuid4().hex[:12]}"})
-        client.headers["Authorization"] = f"Bearer {token.json()['access_token']}"
+    with served_api(env, user=f"w-{uuid.uuid4().hex[:12]}", log=tmp_path / "api.log") as client:
         yield client
-        client.close()
-    finally:
-        stop(proc)
 
 
 class Workers:

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from si_agent.session.redis import redis_reachable
-from si_agent.testing.processes import free_port, start_cli, stop, wait_until_up
+from si_agent.testing.processes import served_api, start_cli, stop
 from tests.rpa.conftest import BUSINESSES, applications, fault
 
 REDIS = os.environ.get("SI_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
@@ -45,17 +45,8 @@ def env(fresh_portal, tmp_path) -> Iterator[dict[str, str]]:
 
 @pytest.fixture
 def api(env) -> Iterator[httpx.Client]:
-    port = free_port()
-    proc = start_cli(env, "serve", "--port", str(port))
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_up(url + "/healthz", proc)
-        client = httpx.Client(base_url=url, timeout=10)
-        token = client.post("/api/token", json={"user_id": "celery-user"}).json()["access_token"]
-        client.headers["Authorization"] = f"Bearer {token}"
+    with served_api(env, user="celery-user", timeout=20.0, client_timeout=10) as client:
         yield client
-    finally:
-        stop(proc)
 
 
 def say(api: httpx.Client, *texts: str) -> dict:

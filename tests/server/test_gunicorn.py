@@ -17,7 +17,6 @@ import ipaddress
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -27,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+from si_agent.testing.processes import api_env, free_port
 
 pytest.importorskip("gunicorn")
 requests = pytest.importorskip("requests")
@@ -126,29 +127,9 @@ def redis_client():
     client.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _server_env(data_dir: Path, redis_prefix: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SI_")}
-    env.update(
-        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-        SI_AUTH_MODE="dev",
-        SI_BUSINESS_DIR=str(ROOT / "businesses"),
-        SI_DATA_DIR=str(data_dir),
-        SI_ENGINE="rules",
-        SI_KNOWLEDGE="none",
-        SI_SESSION_STORE="redis",
-        SI_REDIS_URL=REDIS_URL,
-        SI_REDIS_PREFIX=redis_prefix,
-        SI_RATE_LIMIT=f"{RATE_LIMIT} per minute",
-        SI_RATE_LIMIT_STORAGE=REDIS_URL,
-        SI_LOG_LEVEL="WARNING",
-    )
-    return env
+    return api_env(data_dir, session_store="redis", redis_url=REDIS_URL, redis_prefix=redis_prefix,
+                   rate_limit=f"{RATE_LIMIT} per minute", rate_limit_storage=REDIS_URL)
 
 
 def _start(command: list[str], env: dict[str, str], log: Path, url: str,
@@ -194,7 +175,7 @@ def _delete_keys(client, server: Server, redis_prefix: str) -> None:
 def gunicorn_server(request, tmp_path_factory, tls_files, redis_client) -> Iterator[Server]:
     scheme = request.param
     folder = tmp_path_factory.mktemp(f"gunicorn-{scheme}")
-    port = _free_port()
+    port = free_port()
     redis_prefix = f"si-gunicorn-test-{uuid.uuid4().hex}:"
     access_log = folder / "access.log"
     command = [sys.executable, "-m", "gunicorn", "--workers", "2", "--threads", "8",
@@ -343,7 +324,7 @@ def test_rate_limit_holds_across_workers(gunicorn_server):
 
 def test_si_agent_serve_over_https(tmp_path, tls_files, redis_client):
     cert, key = tls_files
-    port = _free_port()
+    port = free_port()
     redis_prefix = f"si-serve-test-{uuid.uuid4().hex}:"
     url = f"https://127.0.0.1:{port}"
     # ``python -m si_agent.cli`` is the ``si-agent`` console script (si_agent.cli:main).
