@@ -71,7 +71,7 @@ def demo_blueprint(db_path: str | Path) -> Blueprint:
 
     @bp.post("/api/_admin/fail_next")
     def admin_fail_next() -> Response:
-        body = request.get_json(silent=True) or {}
+        body = _json_object(required=False)
         try:
             count = int(body.get("count", 1))
             status = int(body.get("status", 503))
@@ -135,7 +135,18 @@ def _serve(conn: sqlite3.Connection, business_id: str, service: Service, key: st
 def _body() -> dict:
     if request.method == "GET":
         return request.args.to_dict()
-    body = request.get_json(silent=True)
+    return _json_object()
+
+
+def _json_object(*, required: bool = True) -> dict:
+    """The request's JSON object; a ``DemoError`` 400 for anything else (``{}`` for no
+    body at all when not ``required``)."""
+    if not required and not request.get_data(cache=True):
+        return {}
+    try:
+        body = request.get_json(silent=True)
+    except RecursionError:  # absurdly deep nesting is malformed input, not a crash
+        body = None
     if not isinstance(body, dict):
         raise DemoError(400, texts.NOT_JSON_OBJECT)
     return body

@@ -209,3 +209,33 @@ def test_logs_never_contain_values(executors: Executors, make_business, caplog):
     assert WANG_FANG not in text
     assert "business insurance_record" in text and "200" in text
     assert "business pension_query" in text and "404" in text
+
+
+def _deeply_nested(depth: int = 5_000) -> str:
+    return '{"id_number": ' + "[" * depth + "]" * depth + "}"
+
+
+def test_deeply_nested_json_is_a_400_not_a_500(db_path: Path):
+    # json.loads raises RecursionError on this, which get_json(silent=True) lets through.
+    client = create_demo_app(db_path).test_client()
+    for path in ("/api/pension_query", "/api/phone_change", "/api/_admin/fail_next"):
+        r = client.post(path, data=_deeply_nested(), content_type="application/json",
+                        headers={"Idempotency-Key": "deep"})
+        assert r.status_code == 400, path
+        assert r.get_json()["error"]["message"] == "请求内容必须是JSON对象。"
+    # Nothing was created, and the backend still answers.
+    assert rows(db_path, "SELECT count(*) FROM applications WHERE business_id = 'phone_change'"
+                ) == [(0,)]
+    assert client.post("/api/progress_query",
+                       json={"application_no": "SI20260915000001"}).status_code == 200
+
+
+def test_deeply_nested_json_to_the_served_demo_backend_is_a_400(tmp_path: Path):
+    from si_agent.testing.processes import api_env, served_api
+
+    with served_api(api_env(tmp_path), user="deep") as client:
+        r = client.post("/demo/api/pension_query", content=_deeply_nested(),
+                        headers={"Content-Type": "application/json"})
+        assert r.status_code == 400 and r.json()["error"]["message"] == "请求内容必须是JSON对象。"
+        r = client.post("/demo/api/pension_query", json={"id_number": ZHANG_WEI})
+        assert r.status_code == 200
