@@ -1,14 +1,31 @@
 """Free text, optionally constrained by a regular expression.
 
+Free text goes on to the backend, the staff screens and the logs, so characters
+that show something other than what is stored are dealt with first (``clean``):
+
+- direction controls (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C)
+  can make "号001路三文" read "文三路100号": the answer is refused
+  (``messages.TEXT_BIDI``);
+- control characters (NUL, ESC and the rest of C0 and C1, DEL), lone
+  surrogates and tag characters (invisible ASCII) are refused
+  (``messages.TEXT_CONTROL``);
+- other invisible format characters (zero-width space and joiners, word
+  joiner, BOM, soft hyphen), which copied text often carries, are dropped;
+- line breaks (CR LF, CR, LF, NEL, U+2028, U+2029) become a space, or "\n"
+  with the ``multiline`` option (no business YAML key sets it yet); tabs,
+  VT and FF become a space.
+
 ``min_length``/``max_length`` (defaults 1 and 200) count characters after
-stripping; ``pattern`` must match the whole answer. ``extract`` needs a
-pattern: it finds its matches in the sentence (a leading ``^`` and a trailing
-``$`` are dropped for the search).
+cleaning and stripping; ``pattern`` must match the whole cleaned answer.
+``extract`` needs a pattern: it finds its matches in the sentence (a leading
+``^`` and a trailing ``$`` are dropped for the search), skips a match holding a
+refused character and gives the cleaned match as the value.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
 from . import messages
@@ -16,6 +33,35 @@ from .base import Found, Result, invalid, valid
 
 DEFAULT_MIN = 1
 DEFAULT_MAX = 200
+
+_LINE_BREAK = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
+_DIRECTION = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+                       "\u2066\u2067\u2068\u2069")
+_SPACE_LIKE = frozenset("\t\x0b\x0c")
+_TAGS = range(0xE0000, 0xE0080)
+
+
+def clean(text: str, *, multiline: bool = False) -> tuple[str, str | None]:
+    """``text`` ready to keep (see the module docstring), and None; or "" and the
+    Chinese diagnosis of a character that is refused."""
+    if text.isprintable():  # the common case, at C speed
+        return text, None
+    text = _LINE_BREAK.sub("\n" if multiline else " ", text)
+    kept: list[str] = []
+    for char in text:
+        if char.isprintable() or char == "\n":
+            kept.append(char)
+        elif char in _DIRECTION:
+            return "", messages.TEXT_BIDI
+        elif char in _SPACE_LIKE:
+            kept.append(" ")
+        else:
+            category = unicodedata.category(char)
+            if category in ("Cc", "Cs") or ord(char) in _TAGS:
+                return "", messages.TEXT_CONTROL
+            if category != "Cf":  # spaces, private use, unassigned: kept as typed
+                kept.append(char)
+    return "".join(kept).strip(), None
 
 
 @lru_cache(maxsize=256)
@@ -64,15 +110,18 @@ def check(
     pattern: str | None = None,
     min_length: int | None = None,
     max_length: int | None = None,
+    multiline: bool = False,
     **_: object,
 ) -> Result:
-    """Any text within the length bounds that fully matches ``pattern``."""
+    """Any clean text within the length bounds that fully matches ``pattern``;
+    ``multiline`` keeps line breaks."""
     low = DEFAULT_MIN if min_length is None else min_length
     high = DEFAULT_MAX if max_length is None else max_length
-    error = _problem(raw, pattern, low, high)
+    text, error = clean(raw, multiline=multiline)
+    error = error or _problem(text, pattern, low, high)
     if error:
         return invalid(error)
-    return valid(_matching(raw, pattern) if pattern is not None else raw)
+    return valid(_matching(text, pattern) if pattern is not None else text)
 
 
 def extract(
@@ -81,16 +130,18 @@ def extract(
     pattern: str | None = None,
     min_length: int | None = None,
     max_length: int | None = None,
+    multiline: bool = False,
     **_: object,
 ) -> list[Found]:
-    """Matches of ``pattern`` in the sentence; nothing without a pattern."""
+    """Clean matches of ``pattern`` in the sentence; nothing without a pattern."""
     if not pattern:
         return []
     low = DEFAULT_MIN if min_length is None else min_length
     high = DEFAULT_MAX if max_length is None else max_length
     found = []
     for m in _unanchored(pattern).finditer(text):
-        value = _matching(m.group(), pattern)
-        if value is not None and low <= len(m.group()) <= high:
+        cleaned, error = clean(m.group(), multiline=multiline)
+        value = None if error else _matching(cleaned, pattern)
+        if value is not None and low <= len(cleaned) <= high:
             found.append(Found(value, m.start(), m.end(), m.group()))
     return found
