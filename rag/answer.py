@@ -8,10 +8,15 @@ the best document, cleaned of Markdown and trimmed at a sentence end, then
 A ``generator`` — any callable taking the question and the numbered passages
 and returning text that cites them as [1], [2] — replaces the extractive text;
 the sources are then listed by number. The generated answer must be grounded:
-text citing no passage is not used (the extractive answer is), and the
-generator's ``NOT_FOUND`` reply means the passages do not answer the question:
-``compose`` returns None, as for an irrelevant question. If the generator
-fails, the extractive answer is used.
+it cites at least one passage, and every marker it writes ([k], ［k］, 【k】,
+[1,2], [1-3]) names a passage it was given. An answer that cites nothing, or
+a passage it was not given, is not used: the extractive answer is, led by
+``texts.UNSURE`` (the assistant says it is not sure). The generator's
+``NOT_FOUND`` reply (citing nothing) means the passages do not answer the
+question: ``compose`` returns None, as for an irrelevant question. If the
+generator fails, the extractive answer is used as is. A generator's text goes
+to the citizen as it comes: redacting personal data in it is the generator's
+job (si_agent's knowledge channel wraps its model in ``redact_text``).
 
 The suggested business comes from the documents' ``businesses`` tags: it is
 given when the best passage's document names it and the top passages agree.
@@ -23,7 +28,7 @@ import logging
 import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rag import texts
 from rag.sentences import SentencePicker
@@ -79,10 +84,18 @@ def compose(question: str, hits: Sequence[Hit], *, generator: Generator | None =
         text = _generated(question, numbered, generator)
         if text is NOT_ANSWERED:
             return None
+        if text is UNGROUNDED:
+            extractive = _extractive(question, hits, picker, as_of, suggestion)
+            return replace(extractive, text=f"{texts.UNSURE}\n{extractive.text}")
         if text:
             cited = " ".join(texts.NUMBERED_SOURCE.format(n=p.number, title=p.title) for p in numbered)
             return Answer(text=f"{text}\n{texts.SOURCES.format(titles=cited)}",
                           sources=_titles(hits), suggested_business_id=suggestion)
+    return _extractive(question, hits, picker, as_of, suggestion)
+
+
+def _extractive(question: str, hits: Sequence[Hit], picker: SentencePicker | None,
+                as_of: Mapping[str, str] | None, suggestion: str | None) -> Answer:
     key = (picker or SentencePicker()).pick(question, hits, top=len(hits))
     lead = "".join(_sentence_end(k.text) for k in key)
     best = max(key, key=lambda k: k.score) if key else None
@@ -96,24 +109,45 @@ def compose(question: str, hits: Sequence[Hit], *, generator: Generator | None =
                   suggested_business_id=suggestion)
 
 
-# What ``_generated`` returns when the model says the passages do not answer.
+# What ``_generated`` returns when the model says the passages do not answer, and when
+# its answer is not grounded in them.
 NOT_ANSWERED = object()
-_CITATION = re.compile(r"\[(\d+)\]")
+UNGROUNDED = object()
+# A citation marker: [1], ［1］, 【1】, a list [1,2] / [1、2] or a range [1-3].
+_CITATION = re.compile(r"[\[［【]\s*(\d+(?:\s*[,，、\-–~～]\s*\d+)*)\s*[\]］】]")
+_MAX_MARKER = 1000  # a range wider than this cites nothing we gave anyway
+
+
+def cited_numbers(text: str) -> set[int]:
+    """Every passage number the citation markers of ``text`` name."""
+    numbers: set[int] = set()
+    for marker in _CITATION.findall(text):
+        for part in re.split(r"\s*[,，、]\s*", marker):
+            ends = [int(n) for n in re.split(r"\s*[\-–~～]\s*", part)]
+            low, high = min(ends), max(ends)
+            numbers.update(range(low, min(high, low + _MAX_MARKER) + 1))
+    return numbers
 
 
 def _generated(question: str, numbered: list[Passage], generator: Generator):
-    """The generator's grounded text, ``NOT_ANSWERED``, or "" to answer extractively."""
+    """The generator's grounded text, ``NOT_ANSWERED``, ``UNGROUNDED``, or "" when it
+    failed (answer extractively)."""
     try:
         text = (generator(question, numbered) or "").strip()
     except Exception:  # a model backend failing must not take the answer down
         log.warning("answer generator failed; answering extractively", exc_info=True)
         return ""
-    cited = {int(n) for n in _CITATION.findall(text)} & {p.number for p in numbered}
-    if texts.NOT_FOUND in text and not cited:
+    cited = cited_numbers(text)
+    foreign = cited - {p.number for p in numbered}
+    if foreign:
+        log.warning("generated answer cites passages it was not given (%s of %d); not used",
+                    ",".join(map(str, sorted(foreign)[:5])), len(numbered))
+        return UNGROUNDED
+    if not cited and texts.NOT_FOUND in text:
         return NOT_ANSWERED
-    if text and not cited:
-        log.warning("generated answer cites no passage; answering extractively")
-        return ""
+    if not cited:
+        log.warning("generated answer cites no passage; answering extractively, unsure")
+        return UNGROUNDED
     return text
 
 

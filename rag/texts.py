@@ -11,6 +11,9 @@ NOT_FOUND = "知识库中没有找到相关内容"
 # else's personal data, forged documents.
 REFUSED = ("抱歉，这个问题我不能回答。我可以解答社保政策问题、帮您办理社保业务；"
            "其他问题请拨打12333社保服务热线。")
+# Before the extractive answer when the model's answer could not be checked against the
+# passages (it cited none, or a passage it was not given).
+UNSURE = "这个问题我不能完全确定，以下是知识库中最相关的原文，供您参考（如需确认，可拨打12333咨询）："
 SOURCES = "来源：{titles}"
 NUMBERED_SOURCE = "[{n}]《{title}》"
 ELLIPSIS = "……"

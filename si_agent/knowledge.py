@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from si_agent.config.settings import KNOWLEDGE_BACKENDS
 from si_agent.errors import ConfigError, UnknownBackendError
+from si_agent.privacy import redact_text
 
 if TYPE_CHECKING:
     from rag import BusinessTerms
@@ -89,7 +90,8 @@ def create_knowledge(settings: Settings, catalog: Mapping[str, Business] | None 
     """The knowledge channel named by ``settings.knowledge`` (``milvus`` or ``none``).
 
     With a model configured, answers are written by the model from the retrieved
-    passages, citing them; otherwise they are extracted from the passages.
+    passages, citing them, with personal data masked (``RedactedGenerator``);
+    otherwise they are extracted from the passages.
     The businesses of ``catalog`` lend their words to query expansion
     (``business_terms``). Without the ``rag`` extra installed, ``milvus`` gives a
     ``DisabledKnowledge`` (one warning names the extra); an unknown embedder
@@ -113,7 +115,7 @@ def create_knowledge(settings: Settings, catalog: Mapping[str, Business] | None 
     if settings.llm_base_url:
         from si_agent.engine.llm import GroundedAnswerer
 
-        generator = GroundedAnswerer(settings)
+        generator = RedactedGenerator(GroundedAnswerer(settings))
     try:
         return build_knowledge(settings, generator=generator,
                                businesses=business_terms(catalog or {}))
@@ -121,6 +123,21 @@ def create_knowledge(settings: Settings, catalog: Mapping[str, Business] | None 
         raise UnknownBackendError("embedder", exc.name, exc.valid) from None
     except TermsError as exc:
         raise ConfigError(exc.file, exc.line, "", exc.message) from None
+
+
+class RedactedGenerator:
+    """A knowledge answer generator (a model) whose text has every ID number, bank card,
+    phone and long number masked (``si_agent.privacy.redact_text``) before anyone reads it.
+
+    The model may repeat a number from the question (sent to it as a placeholder and
+    restored masked) or from a passage, or make one up: the citizen sees none in full.
+    """
+
+    def __init__(self, generator: Callable[[str, Sequence], str]) -> None:
+        self.generator = generator
+
+    def __call__(self, question: str, passages: Sequence) -> str:
+        return redact_text(self.generator(question, passages) or "")
 
 
 # "临时挂失（也叫口头挂失）": a help text naming another word for the term before it.

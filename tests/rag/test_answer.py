@@ -73,10 +73,27 @@ def test_generator_answers_with_numbered_sources():
     assert answer.sources == ["a指南", "b指南"]
 
 
-def test_a_generated_answer_that_cites_nothing_is_not_used():
+def test_a_generated_answer_that_cites_nothing_is_not_used_and_the_answer_is_unsure():
     answer = compose("社保卡丢了怎么办", [hit("a", 0, "社保卡丢了要尽快挂失。")],
                      generator=lambda q, p: "社保卡丢了要尽快挂失，还要报警。")
-    assert answer.text == "社保卡丢了要尽快挂失。\n来源：《a指南》"
+    assert answer.text == f"{texts.UNSURE}\n社保卡丢了要尽快挂失。\n来源：《a指南》"
+    assert "不能完全确定" in texts.UNSURE
+
+
+def test_a_marker_naming_a_passage_that_was_not_given_fails_grounding():
+    hits = [hit("a", 0, "甲。"), hit("b", 0, "乙。"), hit("c", 0, "丙。")]
+    for made_up in ("需要身份证[1]，还要户口本[9]。", "需要身份证[0]。", "需要身份证【4】。",
+                    "需要身份证[1-5]。", "需要身份证[2, 12]。", f"{texts.NOT_FOUND}[7]。"):
+        answer = compose("怎么办", hits, generator=lambda q, p, t=made_up: t)
+        assert answer.text.startswith(f"{texts.UNSURE}\n"), made_up
+        assert "户口本" not in answer.text and "[9]" not in answer.text
+
+
+def test_every_marker_form_naming_given_passages_is_grounded():
+    hits = [hit("a", 0, "甲。"), hit("b", 0, "乙。"), hit("c", 0, "丙。")]
+    for cited in ("甲[1]。", "甲［2］。", "甲【3】。", "甲[1,2]。", "甲[1、3]。", "甲[1-3]。"):
+        answer = compose("怎么办", hits, generator=lambda q, p, t=cited: t)
+        assert answer.text.startswith(cited), cited
 
 
 def test_the_model_saying_the_passages_do_not_answer_means_no_answer():
