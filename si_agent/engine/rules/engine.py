@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import unicodedata
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from si_agent.config.model import Business
 from si_agent.core.catalog import Catalog
@@ -49,7 +50,8 @@ class RuleEngine:
     # -- entry point ------------------------------------------------------
 
     def decide(
-        self, view: SessionView, message: str, tools: list[dict], on_text: TextSink | None = None
+        self, view: SessionView, message: str, tools: list[dict[str, Any]],
+        on_text: TextSink | None = None,
     ) -> Decision:
         """Calls from ``tools`` only: see ``propose``."""
         text = unicodedata.normalize("NFKC", message).strip()

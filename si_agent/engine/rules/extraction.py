@@ -18,7 +18,7 @@ from si_agent.engine import lexicon as L
 from si_agent.engine.base import ToolCall
 from si_agent.engine.rules.calls import _modify_call
 from si_agent.engine.rules.mentions import (
-    _CUE_FILLER,
+    _after_filler,
     _after_label,
     _cue_words,
     _label_names,
@@ -130,7 +130,7 @@ def _after_cues(field: FieldDef, text: str) -> list[_Candidate]:
         at = text.find(cue)
         if at < 0:
             continue
-        start = _CUE_FILLER.match(text, at + len(cue)).end()
+        start = _after_filler(text, at + len(cue))
         stop = re.search(r"[，,。;；]", text[start:])
         end = start + stop.start() if stop else len(text)
         raw = text[start:end].strip()
@@ -206,9 +206,9 @@ def _assign(
     leftovers = [c for i, c in enumerate(loose) if i not in taken]
     awaited_field = business.field(awaited) if awaited in business.field_keys else None
     for c in leftovers:
-        if (c.type == "number" and awaited_field is not None and awaited not in out
+        if (c.type == "number" and awaited_field is not None and awaited_field.key not in out
                 and awaited_field.type in _NUMERIC):
-            out[awaited] = c.raw  # the answer to the question asked, valid or not
+            out[awaited_field.key] = c.raw  # the answer to the question asked, valid or not
             continue
         takers = [f for f in fields if _accepts(f, c) and f.key not in out]
         if not takers:

@@ -32,7 +32,7 @@ _PERSONAL = frozenset({"name", *MASKED_TYPES})
 
 def _idle(index: BusinessIndex, normalise: Callable[[str], str] | None, view: SessionView,
           text: str, offered: frozenset[str]) -> _Ruled:
-    if view.suggestion in index.businesses and L.is_accept(text):
+    if view.suggestion is not None and view.suggestion in index.businesses and L.is_accept(text):
         return [_match(view.suggestion)], Rule.ACCEPTED_SUGGESTION, (
             f"accepted suggestion {view.suggestion}")
     kind = L.small_talk(text)

@@ -102,6 +102,7 @@ class BusinessIndex:
         for bid, phrases in self._phrases.items():
             best: tuple[float, int, tuple[int, int] | None] = (0.0, 0, None)
             for p in phrases:
+                cand: tuple[float, int, tuple[int, int] | None]
                 at = low.find(p)
                 if at >= 0:
                     cand = (1.0, len(p), (at, at + len(p)))

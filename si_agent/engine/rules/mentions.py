@@ -25,6 +25,12 @@ _TYPE_WORDS = {
 }
 
 
+def _after_filler(text: str, at: int) -> int:
+    """Where the value starts: after the filler words that follow a cue at ``at``."""
+    filler = _CUE_FILLER.match(text, at)
+    return filler.end() if filler else at
+
+
 @lru_cache(maxsize=1024)
 def _cue_words(field: FieldDef) -> tuple[str, ...]:
     label = field.label
@@ -89,7 +95,7 @@ def _strip_cue(field: FieldDef, text: str) -> str:
     """The answer without a leading cue ("地址是…" → "…")."""
     for cue in sorted(_cue_words(field), key=len, reverse=True):
         if text.startswith(cue):
-            return text[_CUE_FILLER.match(text, len(cue)).end():].strip() or text
+            return text[_after_filler(text, len(cue)):].strip() or text
     return text
 
 
