@@ -25,12 +25,21 @@ them from the machine), and a rule fires only if its tool is offered:
 Each decision names the ``Rule`` that fired and a confidence (``SURE`` when a
 model could add nothing).
 
-The package, by concern: ``engine`` (``RuleEngine``: which rules a toolset
-calls for, and the confidence), ``matching`` (business by keyword or
-similarity), ``idle``, ``collecting``, ``switching``, ``talk``, ``steps`` and
-``confirming`` (the rules per toolset), ``extraction`` and ``mentions`` (values
-and the fields a message names), ``confidence`` and ``calls`` (the tool calls
-and the toolset filter).
+The package, by concern:
+
+    engine       RuleEngine: picks the rules for the offered tools, over the shared
+                 Catalog (re-indexed when its version changes)
+    matching     a message to a business: keywords, scattered keywords, IDF bigrams
+    idle         match_business offered: questions vs requests, starting a business
+    collecting   provide_field offered: values, corrections, a consultation's slots
+    switching    another business named while one runs
+    talk         small talk, refusals and questions about a field, mid-flow
+    steps        an upload awaited; declining an optional step
+    confirming   confirming, retrying, modifying, redoing a step
+    extraction   field values in a message (candidates assigned to fields)
+    mentions     the field or step a message names; whether it fits a field whole
+    confidence   how sure a decision is
+    calls        the tool calls, and the filter that keeps them within the toolset
 """
 
 from si_agent.engine.rules.engine import RuleEngine

@@ -1,15 +1,18 @@
-"""The tool calls the rules make, and the filter that keeps them within the toolset."""
+"""The tool calls the rules make, and the filter that keeps them within the toolset.
+
+Every rule returns a ``Ruled``: the calls, the ``Rule`` that fired, and a reason
+for the log.
+"""
 
 from __future__ import annotations
 
 from si_agent.engine.base import Rule, ToolCall
 from si_agent.flow import actions as T
 
-# What a rule returns: the calls, the rule that fired, a reason for the log.
-_Ruled = tuple[list[ToolCall], Rule, str]
+Ruled = tuple[list[ToolCall], Rule, str]
 
 
-def _within_toolset(calls: list[ToolCall], offered: frozenset[str]) -> list[ToolCall]:
+def within_toolset(calls: list[ToolCall], offered: frozenset[str]) -> list[ToolCall]:
     """The calls the toolset allows. Values given with the request that starts a
     business ("从杭州转到苏州") follow ``match_business``: they belong to the
     business it starts, where the controller checks them again; so does a
@@ -25,38 +28,41 @@ def _within_toolset(calls: list[ToolCall], offered: frozenset[str]) -> list[Tool
     return kept
 
 
-def _modify_call(key: str, value: str | None) -> ToolCall:
+def modify_call(key: str, value: str | None) -> ToolCall:
+    """``modify_info`` for ``key``; without a value the field is asked again."""
     args: dict[str, str] = {"field_key": key}
     if value:
         args["value"] = value
     return ToolCall(name=T.MODIFY_INFO, arguments=args)
 
 
-def _cancel() -> ToolCall:
+def cancel_call() -> ToolCall:
     return ToolCall(name=T.CANCEL_FLOW)
 
 
-def _switch(bid: str) -> ToolCall:
+def switch_call(bid: str) -> ToolCall:
     return ToolCall(name=T.SWITCH_BUSINESS, arguments={"business_id": bid})
 
 
-def _explain(key: str, topic: str) -> ToolCall:
+def explain_call(key: str, topic: str) -> ToolCall:
     return ToolCall(name=T.EXPLAIN_FIELD, arguments={"field_key": key, "topic": topic})
 
 
-def _small_talk(kind: str) -> ToolCall:
+def small_talk_call(kind: str) -> ToolCall:
     return ToolCall(name=T.SMALL_TALK, arguments={"kind": kind})
 
 
-def _redo(step_id: str) -> ToolCall:
+def redo_call(step_id: str) -> ToolCall:
     return ToolCall(name=T.REDO_STEP, arguments={"step_id": step_id})
 
 
-def _match(bid: str) -> ToolCall:
+def match_call(bid: str) -> ToolCall:
     return ToolCall(name=T.MATCH_BUSINESS, arguments={"business_id": bid})
 
 
-def _answer(text: str, suggested: str | None) -> ToolCall:
+def answer_call(text: str, suggested: str | None) -> ToolCall:
+    """``answer_question`` for ``text`` (empty: nothing to answer), with the business to
+    suggest, if any."""
     return ToolCall(
         name=T.ANSWER_QUESTION,
         arguments={"question": text, "suggested_business_id": suggested},

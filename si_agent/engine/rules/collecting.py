@@ -11,49 +11,55 @@ from si_agent.config.model import Business
 from si_agent.engine import lexicon as L
 from si_agent.engine.base import Rule, SessionView, ToolCall
 from si_agent.engine.consult import extract_slots, meant_slot, stops
-from si_agent.engine.rules.calls import _answer, _cancel, _explain, _redo, _Ruled, _small_talk
-from si_agent.engine.rules.extraction import _modify, values_for
+from si_agent.engine.rules import steps, switching, talk
+from si_agent.engine.rules.calls import (
+    Ruled,
+    answer_call,
+    cancel_call,
+    explain_call,
+    redo_call,
+    small_talk_call,
+)
+from si_agent.engine.rules.extraction import modify_call_for, values_for
 from si_agent.engine.rules.matching import BusinessIndex
 from si_agent.engine.rules.mentions import (
-    _mentioned_field,
-    _mentioned_step,
-    _named_field,
-    _whole_message_fits,
+    mentioned_field,
+    mentioned_step,
+    named_field,
+    whole_message_fits,
 )
-from si_agent.engine.rules.steps import _skip
-from si_agent.engine.rules.switching import _switch_rule
-from si_agent.engine.rules.talk import _talk_in_flow
 from si_agent.flow import actions as T
 from si_agent.session.model import FieldState
 
 _WEAK = ("enum", "city", "name", "integer", "number", "year", "text")
 
 
-def _collecting(index: BusinessIndex, view: SessionView, text: str,
-                offered: frozenset[str]) -> _Ruled:
+def decide(index: BusinessIndex, view: SessionView, text: str,
+           offered: frozenset[str]) -> Ruled:
+    """The rules when ``provide_field`` is offered (no step awaited)."""
     business = view.business
     assert business is not None
     if business.is_consult:
         return _consulting(index, view, business, text, offered)
-    switch = _switch_rule(index, view, text, offered)
+    switch = switching.decide(index, view, text, offered)
     if switch is not None:
         return switch
-    skip = _skip(view, text, offered)
+    skip = steps.declined(view, text, offered)
     if skip is not None:
         return skip
     if L.is_cancel(text):
-        return [_cancel()], Rule.CANCEL_WORD, "cancel word"
+        return [cancel_call()], Rule.CANCEL_WORD, "cancel word"
     awaited = view.awaiting if view.awaiting in business.field_keys else _first(view)
-    talk = _talk_in_flow(business, awaited, text, offered)
-    if talk is not None:
-        return talk
-    redo = _mentioned_step(business, text)
+    talked = talk.decide(business, awaited, text, offered)
+    if talked is not None:
+        return talked
+    redo = mentioned_step(business, text)
     if redo and T.REDO_STEP in offered and (L.wants_modify(text) or "重新" in text):
-        return [_redo(redo)], Rule.MODIFY, f"redo step {redo}"
-    named = _named_field(business, text) if L.wants_modify(text) else None
-    target = _mentioned_field(business, text) or (named if named != awaited else None)
+        return [redo_call(redo)], Rule.MODIFY, f"redo step {redo}"
+    named = named_field(business, text) if L.wants_modify(text) else None
+    target = mentioned_field(business, text) or (named if named != awaited else None)
     if target and (L.wants_modify(text) or "重新" in text or "重填" in text):
-        return [_modify(business, target, text)], Rule.MODIFY, f"go back to {target}"
+        return [modify_call_for(business, target, text)], Rule.MODIFY, f"go back to {target}"
     if L.is_preamble_only(text):
         return [], Rule.CONVERSATIONAL, "only a preamble (打错了): the value follows"
     answer = L.strip_preamble(text)
@@ -62,21 +68,21 @@ def _collecting(index: BusinessIndex, view: SessionView, text: str,
         # "打错了，是张伟": a correction of a value given before, if only one fits.
         fits = [f.key for f in business.fields
                 if f.key != awaited and view.fields.get(f.key, FieldState()).status
-                == "collected" and _whole_message_fits(f, answer)]
+                == "collected" and whole_message_fits(f, answer)]
         values = {fits[0]: answer} if len(fits) == 1 else {}
     if values:
         weak = all(business.field(k).type in _WEAK for k in values)
         if L.is_question(text) and weak:
-            return [_answer(text, None)], Rule.QUESTION, "a question that mentions a value"
+            return [answer_call(text, None)], Rule.QUESTION, "a question that mentions a value"
         provide = ToolCall(name=T.PROVIDE_FIELD, arguments={"values": values})
         if L.is_how_question(text):
             # Mixed intent: answer first, then take the values.
-            return [_answer(text, None), provide], Rule.VALUES, "question and values"
+            return [answer_call(text, None), provide], Rule.VALUES, "question and values"
         return [provide], Rule.VALUES, "values found"
     if L.is_greeting(text) or L.is_conversational(text):
         return [], Rule.CONVERSATIONAL, "no value in a conversational reply"
     if L.is_question(text):
-        return [_answer(text, None)], Rule.QUESTION, "question while collecting"
+        return [answer_call(text, None)], Rule.QUESTION, "question while collecting"
     free_text = awaited and business.field(awaited).type == "text"
     if free_text and L.NON_ANSWER.search(text):
         return [], Rule.CONVERSATIONAL, "a non-answer would pass as free text"
@@ -87,26 +93,26 @@ def _collecting(index: BusinessIndex, view: SessionView, text: str,
 
 
 def _consulting(index: BusinessIndex, view: SessionView, business: Business, text: str,
-                offered: frozenset[str]) -> _Ruled:
+                offered: frozenset[str]) -> Ruled:
     """A consultation: slot values across every theme, declined slots, a question."""
     kind = L.small_talk(text)
     if kind in ("handoff", "self_intro") and T.SMALL_TALK in offered:
-        return [_small_talk(kind)], Rule.SMALL_TALK, kind
+        return [small_talk_call(kind)], Rule.SMALL_TALK, kind
     if stops(business, dict(view.fields), text):
-        return [_cancel()], Rule.CANCEL_WORD, "cancel word"
-    switch = _switch_rule(index, view, text, offered)
+        return [cancel_call()], Rule.CANCEL_WORD, "cancel word"
+    switch = switching.decide(index, view, text, offered)
     if switch is not None:
         return switch
     term = meant_slot(business, text)
     if term is not None and T.EXPLAIN_FIELD in offered:
-        return [_explain(term, "help")], Rule.FIELD_HELP, f"what {term} means"
+        return [explain_call(term, "help")], Rule.FIELD_HELP, f"what {term} means"
     # "我想咨询保险" again names this business; it gives no slot.
-    found = extract_slots(business, dict(view.fields), index._without_keywords(business, text))
+    found = extract_slots(business, dict(view.fields), index.without_keywords(business, text))
     if not found.values and not found.skipped:
         if found.question or len(text) > 8:
-            return [_answer(text, None)], Rule.QUESTION, "question during a consultation"
+            return [answer_call(text, None)], Rule.QUESTION, "question during a consultation"
         return [], Rule.CONVERSATIONAL, "nothing for the slots"
-    calls = [_answer(text, None)] if found.question else []
+    calls = [answer_call(text, None)] if found.question else []
     if found.values:
         calls.append(ToolCall(name=T.PROVIDE_FIELD, arguments={"values": found.values}))
     if found.skipped:

@@ -11,7 +11,7 @@ _SURE_RULES = frozenset({Rule.CANCEL_WORD, Rule.SKIP_WORD, Rule.CONFIRM_WORD, Ru
 _UNSURE = 0.5
 
 
-def _confidence(view: SessionView, calls: list[ToolCall], rule: Rule, text: str) -> float:
+def score(view: SessionView, calls: list[ToolCall], rule: Rule, text: str) -> float:
     """How sure the rules are; ``SURE`` means a model could add nothing.
 
     Never sure with a question in the message (it deserves an answer), nor of

@@ -11,13 +11,9 @@ from si_agent.config.model import Business
 from si_agent.core.catalog import Catalog
 from si_agent.engine import lexicon as L
 from si_agent.engine.base import Decision, Rule, SessionView, TextSink, ToolCall
-from si_agent.engine.rules import extraction, idle
-from si_agent.engine.rules.calls import _cancel, _Ruled, _within_toolset
-from si_agent.engine.rules.collecting import _collecting
-from si_agent.engine.rules.confidence import _confidence
-from si_agent.engine.rules.confirming import _confirming
+from si_agent.engine.rules import collecting, confidence, confirming, extraction, idle, steps
+from si_agent.engine.rules.calls import Ruled, cancel_call, within_toolset
 from si_agent.engine.rules.matching import BusinessIndex, Match
-from si_agent.engine.rules.steps import _step
 from si_agent.flow import actions as T
 
 log = logging.getLogger(__name__)
@@ -57,28 +53,28 @@ class RuleEngine:
         text = unicodedata.normalize("NFKC", message).strip()
         offered = frozenset(T.tool_names(tools))
         calls, rule, reason = self.propose(view, text, offered)
-        kept = _within_toolset(calls, offered)
+        kept = within_toolset(calls, offered)
         if len(kept) < len(calls):  # a rule bug; the controller would reject them anyway
             log.error("rule engine proposed %s outside the toolset %s (%s)",
                       [c.name for c in calls if c not in kept], sorted(offered), rule.value)
             calls = kept
         return Decision(calls=calls, rule=rule, reason=reason, engine=self.name,
-                        confidence=_confidence(view, calls, rule, text))
+                        confidence=confidence.score(view, calls, rule, text))
 
-    def propose(self, view: SessionView, text: str, offered: frozenset[str]) -> _Ruled:
+    def propose(self, view: SessionView, text: str, offered: frozenset[str]) -> Ruled:
         """The rules for what the toolset allows, chosen by the tools it offers (the
         action table's toolsets), never by a table of states of its own."""
         index = self._current()
         if T.MATCH_BUSINESS in offered:
-            return idle._idle(index, self.normalise, view, text, offered)
+            return idle.decide(index, self.normalise, view, text, offered)
         if any(name.startswith(T.STEP_PREFIX) for name in offered):
-            return _step(index, view, text, offered)
+            return steps.decide(index, view, text, offered)
         if T.PROVIDE_FIELD in offered:
-            return _collecting(index, view, text, offered)
+            return collecting.decide(index, view, text, offered)
         if offered & {T.CONFIRM_SUBMIT, T.RETRY_SUBMIT, T.MODIFY_INFO, T.REDO_STEP}:
-            return _confirming(index, view, text, offered)
+            return confirming.decide(index, view, text, offered)
         if T.CANCEL_FLOW in offered and L.is_cancel(text):
-            return [_cancel()], Rule.CANCEL_WORD, "cancel word"
+            return [cancel_call()], Rule.CANCEL_WORD, "cancel word"
         return [], Rule.NONE, "nothing to decide with these tools"
 
     # -- pieces other engines and tests use ----------------------------------

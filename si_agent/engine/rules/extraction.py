@@ -16,15 +16,15 @@ from dataclasses import dataclass
 from si_agent.config.model import Business, FieldDef
 from si_agent.engine import lexicon as L
 from si_agent.engine.base import ToolCall
-from si_agent.engine.rules.calls import _modify_call
+from si_agent.engine.rules.calls import modify_call
 from si_agent.engine.rules.mentions import (
-    _after_filler,
-    _after_label,
-    _cue_words,
-    _label_names,
-    _mentioned_field,
-    _strip_cue,
-    _whole_message_fits,
+    after_filler,
+    after_label,
+    cue_words,
+    label_names,
+    mentioned_field,
+    strip_cue,
+    whole_message_fits,
 )
 from si_agent.validators import check, extract
 
@@ -46,7 +46,9 @@ _LONG_RUN = re.compile(r"\d{7,}")  # a mistyped ID or phone is not an address
 
 
 @dataclass(frozen=True)
-class _Candidate:
+class Candidate:
+    """A piece of the message that may be a field's value."""
+
     type: str
     raw: str
     start: int
@@ -75,42 +77,44 @@ def values_for(
     if whole and awaited in business.field_keys and set(values) <= {awaited}:
         # The whole answer to the question asked beats a piece of it.
         field = business.field(awaited)
-        answer = _strip_cue(field, text).strip(" ，,。;；")
-        if _whole_message_fits(field, answer):
+        answer = strip_cue(field, text).strip(" ，,。;；")
+        if whole_message_fits(field, answer):
             return {awaited: answer}
     return values
 
 
-def _strong_values(business: Business, text: str) -> bool:
+def has_strong_values(business: Business, text: str) -> bool:
+    """Whether ``text`` holds an ID number, a phone or a bank card number."""
     return any(c.type in _STRONG for c in _candidates(business, text))
 
 
 def _candidates(business: Business, text: str,
-                awaited: str | None = None) -> list[_Candidate]:
-    found: list[_Candidate] = []
+                awaited: str | None = None) -> list[Candidate]:
+    """The values ``text`` holds, by position; no two overlap."""
+    found: list[Candidate] = []
     done_types: set[str] = set()
     for f in business.fields:
         if f.type in ("enum", "multi_enum", "bucket"):  # typed by the field's own options
             kind = "bucket" if f.type == "bucket" else "enum"
-            found += [_Candidate(f.type, x.raw, x.start, x.end, f.key)
+            found += [Candidate(f.type, x.raw, x.start, x.end, f.key)
                       for x in extract(kind, text, **f.validator_options())]
             continue
         if f.type == "text" and f.pattern:
-            found += [_Candidate("text", x.raw, x.start, x.end, f.key)
+            found += [Candidate("text", x.raw, x.start, x.end, f.key)
                       for x in extract("text", text, pattern=f.pattern)]
             continue
         kind = "number" if f.type in _NUMERIC else f.type
         if kind in done_types or kind == "text":
             continue
         done_types.add(kind)
-        found += [_Candidate(kind, x.raw, x.start, x.end) for x in extract(kind, text)]
+        found += [Candidate(kind, x.raw, x.start, x.end) for x in extract(kind, text)]
     for f in business.fields:
         if f.type == "text" and not f.pattern:
             found += _after_cues(f, text)
     # Longer, more specific spans first; drop anything overlapping a kept span.
     priority = {"idcard": 0, "bank_card": 1, "phone": 2, "text": 3, "date": 4, "enum": 5,
                 "multi_enum": 5, "city": 6, "name": 7, "year": 8, "bucket": 8, "number": 9}
-    kept: list[_Candidate] = []
+    kept: list[Candidate] = []
     # Two enum fields with the same options ("原参保地", "新参保地"): the one asked wins.
     for c in sorted(found, key=lambda c: (priority.get(c.type, 10), -(c.end - c.start),
                                           c.field != awaited)):
@@ -124,27 +128,28 @@ def _candidates(business: Business, text: str,
     return sorted(kept, key=lambda c: c.start)
 
 
-def _after_cues(field: FieldDef, text: str) -> list[_Candidate]:
+def _after_cues(field: FieldDef, text: str) -> list[Candidate]:
     """A free-text value after one of the field's cues ("寄到浙江省…")."""
-    for cue in sorted(_cue_words(field), key=len, reverse=True):
+    for cue in sorted(cue_words(field), key=len, reverse=True):
         at = text.find(cue)
         if at < 0:
             continue
-        start = _after_filler(text, at + len(cue))
+        start = after_filler(text, at + len(cue))
         stop = re.search(r"[，,。;；]", text[start:])
         end = start + stop.start() if stop else len(text)
         raw = text[start:end].strip()
         if raw and not L.is_question(raw) and check("text", raw, **field.validator_options()).ok:
-            return [_Candidate("text", raw, start, start + len(raw), field.key)]
+            return [Candidate("text", raw, start, start + len(raw), field.key)]
     return []
 
 
-def _bare_names(business: Business, text: str, kept: list[_Candidate]) -> list[_Candidate]:
+def _bare_names(business: Business, text: str, kept: list[Candidate]) -> list[Candidate]:
     """Names typed without a cue, set apart from other values ("330122… 张伟")."""
     edges = {0, len(text)}
-    edges |= {c.start for c in kept if c.type in _STRONG} | {c.end for c in kept if c.type in _STRONG}
-    cue_words = {w for f in business.fields for w in (*_cue_words(f), *_label_names(f.label))}
-    cue_words |= {business.name, *business.keywords}
+    strong = [c for c in kept if c.type in _STRONG]
+    edges |= {c.start for c in strong} | {c.end for c in strong}
+    words = {w for f in business.fields for w in (*cue_words(f), *label_names(f.label))}
+    words |= {business.name, *business.keywords}
     found = []
     for m in _HAN_RUN.finditer(text):
         start, end, run = m.start(), m.end(), m.group()
@@ -154,14 +159,14 @@ def _bare_names(business: Business, text: str, kept: list[_Candidate]) -> list[_
             edge in edges or _SEPARATORS.match(text[edge - 1 if edge == start else edge])
             for edge in (start, end)
         )
-        if (apart and len(run) <= 4 and not any(w in run for w in cue_words)
+        if (apart and len(run) <= 4 and not any(w in run for w in words)
                 and not L.is_conversational(run) and not L.is_question(run)
                 and check("name", run).ok):
-            found.append(_Candidate("name", run, start, end))
+            found.append(Candidate("name", run, start, end))
     return found
 
 
-def _rest_as_text(business: Business, text: str, kept: list[_Candidate]) -> list[_Candidate]:
+def _rest_as_text(business: Business, text: str, kept: list[Candidate]) -> list[Candidate]:
     """In a list of values ("王芳，3205…，工商银行，江苏省苏州市…"), the longest clause
     nothing else took is the free-text value, when one free-text field can take it."""
     free = [f for f in business.fields if f.type == "text" and not f.pattern]
@@ -172,17 +177,17 @@ def _rest_as_text(business: Business, text: str, kept: list[_Candidate]) -> list
                if not any(m.start() < c.end and c.start < m.end() for c in kept)]
     for m in sorted(clauses, key=lambda m: len(m.group()), reverse=True):
         raw = m.group()
-        other = _mentioned_field(business, raw)
+        other = mentioned_field(business, raw)
         if (len(raw) >= _REST_MIN and not _LONG_RUN.search(raw) and other in (None, field.key)
                 and not L.is_question(raw) and not L.is_conversational(raw)
                 and not L.is_refusal(raw) and check("text", raw, **field.validator_options()).ok):
-            return [_Candidate("text", raw, m.start(), m.end(), field.key)]
+            return [Candidate("text", raw, m.start(), m.end(), field.key)]
         break
     return []
 
 
 def _assign(
-    business: Business, candidates: list[_Candidate], text: str, awaited: str | None
+    business: Business, candidates: list[Candidate], text: str, awaited: str | None
 ) -> dict[str, str]:
     """Give each candidate to the field its type, cues and labels point to."""
     out: dict[str, str] = {}
@@ -224,16 +229,16 @@ def _assign(
     return out
 
 
-def _accepts(field: FieldDef, c: _Candidate) -> bool:
+def _accepts(field: FieldDef, c: Candidate) -> bool:
     if c.type == "number":
         return field.type in _NUMERIC and check(field.type, c.raw, **field.validator_options()).ok
     return field.type == c.type
 
 
-def _cue_distance(field: FieldDef, c: _Candidate, text: str) -> int | None:
+def _cue_distance(field: FieldDef, c: Candidate, text: str) -> int | None:
     """How close a cue of ``field`` stands to the candidate, or None."""
     best: int | None = None
-    for cue in _cue_words(field):
+    for cue in cue_words(field):
         window = text[max(0, c.start - _CUE_BEFORE - len(cue)):c.start]
         at = window.rfind(cue)
         if at >= 0:
@@ -248,8 +253,8 @@ def _cue_distance(field: FieldDef, c: _Candidate, text: str) -> int | None:
     return best
 
 
-def _modify(business: Business, key: str, text: str) -> ToolCall:
+def modify_call_for(business: Business, key: str, text: str) -> ToolCall:
     """``modify_info`` for ``key``, with the new value if the text gives one."""
-    after = L.strip_filler(_after_label(business, key, text))
+    after = L.strip_filler(after_label(business, key, text))
     value = values_for(business, key, after, whole=True).get(key) if after else None
-    return _modify_call(key, value)
+    return modify_call(key, value)

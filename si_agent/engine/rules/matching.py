@@ -48,7 +48,7 @@ def _scattered(phrase: str, text: str) -> bool:
     return False
 
 
-def _mask_codes(text: str) -> str:
+def mask_codes(text: str) -> str:
     """Long numbers and codes replaced by one character, for keyword matching."""
     return _CODES.sub("#", text)
 
@@ -57,7 +57,11 @@ Match = tuple[str | None, float, tuple[int, int] | None, float]
 
 
 class BusinessIndex:
-    """What matching needs from one version of the catalog."""
+    """What matching needs from one version of the catalog.
+
+    ``businesses`` is the catalog itself (read, never copied); ``version`` the
+    catalog version the index was built from.
+    """
 
     def __init__(self, businesses: Mapping[str, Business], version: int = 0) -> None:
         self.businesses = businesses
@@ -73,14 +77,16 @@ class BusinessIndex:
         self._idf = {g: math.log(1 + n / c) for g, c in df.items()}
         self._chars = {p: frozenset(p) for phrases in self._phrases.values() for p in phrases}
         every = sorted(self._chars, key=len, reverse=True)
-        self._any_phrase = re.compile("|".join(map(re.escape, every))) if every else re.compile("$^")
+        self._any_phrase = (re.compile("|".join(map(re.escape, every))) if every
+                            else re.compile("$^"))
         self._phrase_grams = {
             p: (grams, sum(self._idf[g] for g in grams) or 1.0)
             for phrases in self._phrases.values() for p in phrases
             for grams in (_bigrams(p),)
         }
 
-    def _without_keywords(self, business: Business, text: str) -> str:
+    def without_keywords(self, business: Business, text: str) -> str:
+        """``text`` with the business's own name and keywords blanked out (same length)."""
         low = text.lower()
         for phrase in sorted(self._phrases.get(business.id, ()), key=len, reverse=True):
             at = low.find(phrase)
@@ -90,12 +96,13 @@ class BusinessIndex:
                 at = low.find(phrase)
         return text
 
-    def _names_any(self, text: str) -> bool:
-        return bool(self._any_phrase.search(_mask_codes(text.lower())))
+    def names_a_business(self, text: str) -> bool:
+        """Whether ``text`` holds some business's name or keyword verbatim."""
+        return bool(self._any_phrase.search(mask_codes(text.lower())))
 
     def match(self, text: str) -> Match:
         """Best business for ``text``: (id, score, matched span, runner-up score)."""
-        low = _mask_codes(text.lower())
+        low = mask_codes(text.lower())
         scores: dict[str, tuple[float, int, tuple[int, int] | None]] = {}
         grams = _bigrams(low)
         chars = set(low)
@@ -117,7 +124,8 @@ class BusinessIndex:
         ranked = sorted(scores.items(), key=lambda kv: kv[1][:2], reverse=True)
         if not ranked or ranked[0][1][0] <= 0:
             return None, 0.0, None, 0.0
-        (bid, (score, length, span)), runner = ranked[0], ranked[1][1] if len(ranked) > 1 else (0, 0, None)
+        bid, (score, length, span) = ranked[0]
+        runner = ranked[1][1] if len(ranked) > 1 else (0.0, 0, None)
         runner_score = runner[0]
         if score == runner[0] == 1.0 and length > runner[1]:
             runner_score = 0.0  # the longer keyword wins: "社保卡挂失" over "社保卡"

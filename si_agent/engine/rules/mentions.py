@@ -25,21 +25,23 @@ _TYPE_WORDS = {
 }
 
 
-def _after_filler(text: str, at: int) -> int:
+def after_filler(text: str, at: int) -> int:
     """Where the value starts: after the filler words that follow a cue at ``at``."""
     filler = _CUE_FILLER.match(text, at)
     return filler.end() if filler else at
 
 
 @lru_cache(maxsize=1024)
-def _cue_words(field: FieldDef) -> tuple[str, ...]:
+def cue_words(field: FieldDef) -> tuple[str, ...]:
+    """The words that tie a value to ``field``: its label, the label without a
+    suffix ("号码", "号", "名称"), and its cues."""
     label = field.label
     short = label.removesuffix("号码").removesuffix("号").removesuffix("名称")
     return tuple(w for w in dict.fromkeys((label, short, *field.cues)) if w)
 
 
 @lru_cache(maxsize=1024)
-def _label_names(label: str) -> frozenset[str]:
+def label_names(label: str) -> frozenset[str]:
     """A label and its usual short forms: 新手机号码 → 手机号码, 手机号, 新手机, 手机."""
     names = {label}
     for prefix in ("新", "原", "现"):
@@ -50,21 +52,21 @@ def _label_names(label: str) -> frozenset[str]:
     return frozenset(n for n in names if len(n) >= 2)
 
 
-def _mentioned_field(business: Business, text: str) -> str | None:
+def mentioned_field(business: Business, text: str) -> str | None:
     """The field whose label (or a shortened label) the text names, longest first."""
     best: tuple[int, str] | None = None
     for f in business.fields:
-        for n in _label_names(f.label):
+        for n in label_names(f.label):
             if n in text and (best is None or len(n) > best[0]):
                 best = (len(n), f.key)
     return best[1] if best else None
 
 
 def _field_words(field: FieldDef) -> tuple[str, ...]:
-    return (*_cue_words(field), *_TYPE_WORDS.get(field.type, ()))
+    return (*cue_words(field), *_TYPE_WORDS.get(field.type, ()))
 
 
-def _named_field(business: Business, text: str) -> str | None:
+def named_field(business: Business, text: str) -> str | None:
     """The field a correction names by a cue or a common word ("地址写错了", "名字不对"),
     when only one field answers to the longest such word."""
     best: dict[int, set[str]] = {}
@@ -78,7 +80,7 @@ def _named_field(business: Business, text: str) -> str | None:
     return next(iter(keys)) if len(keys) == 1 else None
 
 
-def _after_label(business: Business, key: str | None, text: str) -> str:
+def after_label(business: Business, key: str | None, text: str) -> str:
     """The part of the text after the named label (where the new value is)."""
     if key is None:
         return text
@@ -91,15 +93,15 @@ def _after_label(business: Business, key: str | None, text: str) -> str:
     return text
 
 
-def _strip_cue(field: FieldDef, text: str) -> str:
+def strip_cue(field: FieldDef, text: str) -> str:
     """The answer without a leading cue ("地址是…" → "…")."""
-    for cue in sorted(_cue_words(field), key=len, reverse=True):
+    for cue in sorted(cue_words(field), key=len, reverse=True):
         if text.startswith(cue):
-            return text[_after_filler(text, len(cue)):].strip() or text
+            return text[after_filler(text, len(cue)):].strip() or text
     return text
 
 
-def _whole_message_fits(field: FieldDef, text: str) -> bool:
+def whole_message_fits(field: FieldDef, text: str) -> bool:
     """Whether the whole message can be the answer for ``field``."""
     if L.is_conversational(text) or L.NON_ANSWER.search(text):
         return False
@@ -111,11 +113,11 @@ def _whole_message_fits(field: FieldDef, text: str) -> bool:
     return check(field.type, text, **field.validator_options()).ok
 
 
-def _mentioned_step(business: Business, text: str) -> str | None:
+def mentioned_step(business: Business, text: str) -> str | None:
     """The step whose label the text names ("修改人脸照片" → face_photo), longest first."""
     best: tuple[int, str] | None = None
     for step in business.steps:
-        for n in _label_names(step.label):
+        for n in label_names(step.label):
             if n in text and (best is None or len(n) > best[0]):
                 best = (len(n), step.id)
     return best[1] if best else None

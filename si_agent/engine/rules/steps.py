@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from si_agent.engine import lexicon as L
 from si_agent.engine.base import Rule, SessionView, ToolCall
-from si_agent.engine.rules.calls import _answer, _cancel, _Ruled
+from si_agent.engine.rules import switching
+from si_agent.engine.rules.calls import Ruled, answer_call, cancel_call
 from si_agent.engine.rules.extraction import values_for
 from si_agent.engine.rules.matching import BusinessIndex
-from si_agent.engine.rules.switching import _switch_rule
 from si_agent.flow import actions as T
 
 
-def _step(index: BusinessIndex, view: SessionView, text: str, offered: frozenset[str]) -> _Ruled:
-    switch = _switch_rule(index, view, text, offered)
+def decide(index: BusinessIndex, view: SessionView, text: str, offered: frozenset[str]) -> Ruled:
+    """The rules when a step's upload tool is offered."""
+    switch = switching.decide(index, view, text, offered)
     if switch is not None:
         return switch
     if T.SKIP_STEP in offered and L.SKIP.search(text) and not L.FILE_PATH.search(text):
@@ -21,7 +22,7 @@ def _step(index: BusinessIndex, view: SessionView, text: str, offered: frozenset
             calls.append(ToolCall(name=T.CONFIRM_SUBMIT))
         return calls, Rule.SKIP_WORD, "skip the step"
     if L.is_cancel(text):
-        return [_cancel()], Rule.CANCEL_WORD, "cancel word"
+        return [cancel_call()], Rule.CANCEL_WORD, "cancel word"
     path = L.FILE_PATH.search(text)
     if path and view.step is not None:
         return [ToolCall(name=T.step_tool_name(view.step), arguments={"file": path.group(0)})], (
@@ -33,11 +34,11 @@ def _step(index: BusinessIndex, view: SessionView, text: str, offered: frozenset
             return [ToolCall(name=T.PROVIDE_FIELD, arguments={"values": values})], (
                 Rule.VALUES), "values typed during a step"
     if L.is_question(text) or len(text) > 6:
-        return [_answer(text, None)], Rule.QUESTION, "question during a step"
+        return [answer_call(text, None)], Rule.QUESTION, "question during a step"
     return [], Rule.NONE, "waiting for the step's upload"
 
 
-def _skip(view: SessionView, text: str, offered: frozenset[str]) -> _Ruled | None:
+def declined(view: SessionView, text: str, offered: frozenset[str]) -> Ruled | None:
     """Declining the optional step offered while collecting or confirming ("跳过",
     "不用证件照"), and submitting in the same breath ("确认，不用照片")."""
     step = view.step

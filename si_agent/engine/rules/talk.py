@@ -6,31 +6,31 @@ from __future__ import annotations
 from si_agent.config.model import Business
 from si_agent.engine import lexicon as L
 from si_agent.engine.base import Rule
-from si_agent.engine.rules.calls import _explain, _Ruled, _small_talk
-from si_agent.engine.rules.extraction import _strong_values, values_for
-from si_agent.engine.rules.mentions import _mentioned_field
+from si_agent.engine.rules.calls import Ruled, explain_call, small_talk_call
+from si_agent.engine.rules.extraction import has_strong_values, values_for
+from si_agent.engine.rules.mentions import mentioned_field
 from si_agent.flow import actions as T
 from si_agent.validators import check
 
 
-def _talk_in_flow(business: Business, awaited: str | None, text: str,
-                  offered: frozenset[str]) -> _Ruled | None:
+def decide(business: Business, awaited: str | None, text: str,
+           offered: frozenset[str]) -> Ruled | None:
     """Small talk, a refusal, or a question about a field, while a business runs."""
     kind = L.small_talk(text)
     if kind in ("handoff", "self_intro") and T.SMALL_TALK in offered:
-        return [_small_talk(kind)], Rule.SMALL_TALK, kind
+        return [small_talk_call(kind)], Rule.SMALL_TALK, kind
     if T.EXPLAIN_FIELD not in offered:
         return None
-    named = _mentioned_field(business, text)
-    if (L.is_refusal(text) and not _strong_values(business, text)
+    named = mentioned_field(business, text)
+    if (L.is_refusal(text) and not has_strong_values(business, text)
             and not _answers(business, awaited, text)):
         key = named or awaited
         if key is not None:
-            return [_explain(key, "why")], Rule.REFUSAL, f"why {key} is needed"
+            return [explain_call(key, "why")], Rule.REFUSAL, f"why {key} is needed"
     if L.is_question(text) or L.ASKS_MEANING.search(text):
         key = named or (awaited if L.ASKS_MEANING.search(text) else None)
         if key is not None and business.field(key).help:
-            return [_explain(key, "help")], Rule.FIELD_HELP, f"what {key} means"
+            return [explain_call(key, "help")], Rule.FIELD_HELP, f"what {key} means"
     return None
 
 
