@@ -37,7 +37,9 @@ class RuleEngine:
     def _current(self) -> BusinessIndex:
         """The index of the catalog's current version, rebuilt when it changed."""
         index = self._index
-        version = self.catalog.version  # read first: a newer catalog only rebuilds again
+        # Read before building: a catalog changed meanwhile leaves the index labelled
+        # older than its contents, so it is rebuilt next time (never kept stale).
+        version = self.catalog.version
         if index is None or index.version != version:
             index = BusinessIndex(self.catalog, version)
             self._index = index
