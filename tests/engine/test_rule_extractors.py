@@ -15,6 +15,7 @@ import pytest
 
 from si_agent.engine import rules as R
 from si_agent.engine.base import SessionView
+from si_agent.engine.rules import mentions as M
 from si_agent.validators import check
 
 ID_A = "110105198506150022"
@@ -277,7 +278,7 @@ def test_start_reuses_the_number_just_issued(catalog, engine):
     ("social_transfer", "城市不对", None),  # which city is unclear
 ])
 def test_mentioned_field(catalog, bid, text, key):
-    assert R._mentioned_field(catalog[bid], text) == key
+    assert M.mentioned_field(catalog[bid], text) == key
 
 
 @pytest.mark.parametrize("bid,text,key", [
@@ -289,7 +290,7 @@ def test_mentioned_field(catalog, bid, text, key):
     ("social_transfer", "城市写错了", None),  # two cities: which one is unclear
 ])
 def test_named_field(catalog, bid, text, key):
-    assert R._named_field(catalog[bid], text) == key
+    assert M.named_field(catalog[bid], text) == key
 
 
 @pytest.mark.parametrize("bid,key,text,after", [
@@ -299,7 +300,7 @@ def test_named_field(catalog, bid, text, key):
     ("card_apply", None, "随便", "随便"),
 ])
 def test_after_label(catalog, bid, key, text, after):
-    assert R._after_label(catalog[bid], key, text) == after
+    assert M.after_label(catalog[bid], key, text) == after
 
 
 @pytest.mark.parametrize("bid,key,text,answer", [
@@ -310,7 +311,7 @@ def test_after_label(catalog, bid, key, text, after):
     ("pension_estimate", "retire_age", "退休年龄60", "60"),
 ])
 def test_strip_cue(catalog, bid, key, text, answer):
-    assert R._strip_cue(catalog[bid].field(key), text) == answer
+    assert M.strip_cue(catalog[bid].field(key), text) == answer
 
 
 @pytest.mark.parametrize("bid,key,text,fits", [
@@ -325,4 +326,4 @@ def test_strip_cue(catalog, bid, key, text, answer):
     ("pension_estimate", "retire_age", "45", False),
 ])
 def test_whole_message_fits(catalog, bid, key, text, fits):
-    assert R._whole_message_fits(catalog[bid].field(key), text) is fits
+    assert M.whole_message_fits(catalog[bid].field(key), text) is fits

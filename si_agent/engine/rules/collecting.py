@@ -1,0 +1,126 @@
+"""Rules while fields are collected: values, corrections, questions, a consultation.
+
+Values are found by the validators' extractors and assigned to fields by type,
+cue words and labels (so corrections such as "不对，转出城市是苏州" work); the
+whole message answers the awaited field; questions go to ``answer_question``.
+"""
+
+from __future__ import annotations
+
+from si_agent.config.model import Business
+from si_agent.engine import lexicon as L
+from si_agent.engine.base import Rule, SessionView, ToolCall
+from si_agent.engine.consult import extract_slots, meant_slot, stops
+from si_agent.engine.rules import steps, switching, talk
+from si_agent.engine.rules.calls import (
+    Ruled,
+    answer_call,
+    cancel_call,
+    explain_call,
+    redo_call,
+    small_talk_call,
+)
+from si_agent.engine.rules.extraction import modify_call_for, values_for
+from si_agent.engine.rules.matching import BusinessIndex
+from si_agent.engine.rules.mentions import (
+    mentioned_field,
+    mentioned_step,
+    named_field,
+    whole_message_fits,
+)
+from si_agent.flow import actions as T
+from si_agent.session.model import FieldState
+
+_WEAK = ("enum", "city", "name", "integer", "number", "year", "text")
+
+
+def decide(index: BusinessIndex, view: SessionView, text: str,
+           offered: frozenset[str]) -> Ruled:
+    """The rules when ``provide_field`` is offered (no step awaited)."""
+    business = view.business
+    assert business is not None
+    if business.is_consult:
+        return _consulting(index, view, business, text, offered)
+    switch = switching.decide(index, view, text, offered)
+    if switch is not None:
+        return switch
+    skip = steps.declined(view, text, offered)
+    if skip is not None:
+        return skip
+    if L.is_cancel(text):
+        return [cancel_call()], Rule.CANCEL_WORD, "cancel word"
+    awaited = view.awaiting if view.awaiting in business.field_keys else _first(view)
+    talked = talk.decide(business, awaited, text, offered)
+    if talked is not None:
+        return talked
+    redo = mentioned_step(business, text)
+    if redo and T.REDO_STEP in offered and (L.wants_modify(text) or "重新" in text):
+        return [redo_call(redo)], Rule.MODIFY, f"redo step {redo}"
+    named = named_field(business, text) if L.wants_modify(text) else None
+    target = mentioned_field(business, text) or (named if named != awaited else None)
+    if target and (L.wants_modify(text) or "重新" in text or "重填" in text):
+        return [modify_call_for(business, target, text)], Rule.MODIFY, f"go back to {target}"
+    if L.is_preamble_only(text):
+        return [], Rule.CONVERSATIONAL, "only a preamble (打错了): the value follows"
+    answer = L.strip_preamble(text)
+    values = values_for(business, awaited, answer, whole=True)
+    if not values and answer != text:
+        # "打错了，是张伟": a correction of a value given before, if only one fits.
+        fits = [f.key for f in business.fields
+                if f.key != awaited and view.fields.get(f.key, FieldState()).status
+                == "collected" and whole_message_fits(f, answer)]
+        values = {fits[0]: answer} if len(fits) == 1 else {}
+    if values:
+        weak = all(business.field(k).type in _WEAK for k in values)
+        if L.is_question(text) and weak:
+            return [answer_call(text, None)], Rule.QUESTION, "a question that mentions a value"
+        provide = ToolCall(name=T.PROVIDE_FIELD, arguments={"values": values})
+        if L.is_how_question(text):
+            # Mixed intent: answer first, then take the values.
+            return [answer_call(text, None), provide], Rule.VALUES, "question and values"
+        return [provide], Rule.VALUES, "values found"
+    if L.is_greeting(text) or L.is_conversational(text):
+        return [], Rule.CONVERSATIONAL, "no value in a conversational reply"
+    if L.is_question(text):
+        return [answer_call(text, None)], Rule.QUESTION, "question while collecting"
+    free_text = awaited and business.field(awaited).type == "text"
+    if free_text and L.NON_ANSWER.search(text):
+        return [], Rule.CONVERSATIONAL, "a non-answer would pass as free text"
+    if awaited:
+        return [ToolCall(name=T.PROVIDE_FIELD, arguments={"values": {awaited: answer}})], (
+            Rule.AWAITED_ANSWER), "the message as the awaited field's value"
+    return [], Rule.NONE, "nothing recognised"
+
+
+def _consulting(index: BusinessIndex, view: SessionView, business: Business, text: str,
+                offered: frozenset[str]) -> Ruled:
+    """A consultation: slot values across every theme, declined slots, a question."""
+    kind = L.small_talk(text)
+    if kind in ("handoff", "self_intro") and T.SMALL_TALK in offered:
+        return [small_talk_call(kind)], Rule.SMALL_TALK, kind
+    if stops(business, dict(view.fields), text):
+        return [cancel_call()], Rule.CANCEL_WORD, "cancel word"
+    switch = switching.decide(index, view, text, offered)
+    if switch is not None:
+        return switch
+    term = meant_slot(business, text)
+    if term is not None and T.EXPLAIN_FIELD in offered:
+        return [explain_call(term, "help")], Rule.FIELD_HELP, f"what {term} means"
+    # "我想咨询保险" again names this business; it gives no slot.
+    found = extract_slots(business, dict(view.fields), index.without_keywords(business, text))
+    if not found.values and not found.skipped:
+        if found.question or len(text) > 8:
+            return [answer_call(text, None)], Rule.QUESTION, "question during a consultation"
+        return [], Rule.CONVERSATIONAL, "nothing for the slots"
+    calls = [answer_call(text, None)] if found.question else []
+    if found.values:
+        calls.append(ToolCall(name=T.PROVIDE_FIELD, arguments={"values": found.values}))
+    if found.skipped:
+        calls.append(ToolCall(name=T.SKIP_FIELD, arguments={"field_keys": found.skipped}))
+    rule = Rule.AWAITED_ANSWER if found.guessed else Rule.VALUES
+    return calls, rule, f"slots {sorted(found.values)} skipped {found.skipped}"
+
+
+def _first(view: SessionView) -> str | None:
+    pending = view.pending_keys()
+    return pending[0] if pending else None

@@ -1,0 +1,132 @@
+"""Matching a message to a business: keywords, scattered keywords, bigram similarity.
+
+A ``BusinessIndex`` is built from one version of the catalog: each business's
+phrases (its name and keywords), their character bigrams weighted by IDF over
+every business's vocabulary, and one regex for "names some business". The
+engine rebuilds it when the catalog's version changes.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Mapping
+
+from si_agent.config.model import Business
+
+MATCH_THRESHOLD = 0.75
+SUGGEST_THRESHOLD = 0.45
+ASKED_THRESHOLD = 0.6  # enough for a business asked for outright ("我要…") with a clear margin
+MARGIN = 0.15
+SCATTERED_SCORE = 0.8  # every character of a keyword, close together, in any order
+_SCATTER_SLACK = 6
+_CODES = re.compile(r"[A-Za-z0-9]{6,}")
+
+
+def _bigrams(text: str) -> set[str]:
+    return {text[i:i + 2] for i in range(len(text) - 1)} if len(text) > 1 else {text}
+
+
+def _scattered(phrase: str, text: str) -> bool:
+    """All characters of ``phrase`` (3+) occur in ``text`` within a short window.
+
+    Catches "把社保从杭州转到苏州" for the keyword "转社保".
+    """
+    if len(phrase) < 3:
+        return False
+    need = Counter(phrase)
+    if any(text.count(ch) < n for ch, n in need.items()):
+        return False
+    limit = len(phrase) + _SCATTER_SLACK
+    for i, ch in enumerate(text):
+        if ch not in need:
+            continue
+        window = Counter(text[i:i + limit])
+        if all(window[c] >= n for c, n in need.items()):
+            return True
+    return False
+
+
+def mask_codes(text: str) -> str:
+    """Long numbers and codes replaced by one character, for keyword matching."""
+    return _CODES.sub("#", text)
+
+
+Match = tuple[str | None, float, tuple[int, int] | None, float]
+
+
+class BusinessIndex:
+    """What matching needs from one version of the catalog.
+
+    ``businesses`` is the catalog itself (read, never copied); ``version`` the
+    catalog version the index was built from.
+    """
+
+    def __init__(self, businesses: Mapping[str, Business], version: int = 0) -> None:
+        self.businesses = businesses
+        self.version = version
+        self._phrases = {
+            b.id: tuple(dict.fromkeys(p.lower() for p in (b.name, *b.keywords)))
+            for b in businesses.values()
+        }
+        df: Counter[str] = Counter()
+        for phrases in self._phrases.values():
+            df.update(set().union(*(_bigrams(p) for p in phrases)))
+        n = max(1, len(businesses))
+        self._idf = {g: math.log(1 + n / c) for g, c in df.items()}
+        self._chars = {p: frozenset(p) for phrases in self._phrases.values() for p in phrases}
+        every = sorted(self._chars, key=len, reverse=True)
+        self._any_phrase = (re.compile("|".join(map(re.escape, every))) if every
+                            else re.compile("$^"))
+        self._phrase_grams = {
+            p: (grams, sum(self._idf[g] for g in grams) or 1.0)
+            for phrases in self._phrases.values() for p in phrases
+            for grams in (_bigrams(p),)
+        }
+
+    def without_keywords(self, business: Business, text: str) -> str:
+        """``text`` with the business's own name and keywords blanked out (same length)."""
+        low = text.lower()
+        for phrase in sorted(self._phrases.get(business.id, ()), key=len, reverse=True):
+            at = low.find(phrase)
+            while at >= 0:
+                text = text[:at] + " " * len(phrase) + text[at + len(phrase):]
+                low = text.lower()
+                at = low.find(phrase)
+        return text
+
+    def names_a_business(self, text: str) -> bool:
+        """Whether ``text`` holds some business's name or keyword verbatim."""
+        return bool(self._any_phrase.search(mask_codes(text.lower())))
+
+    def match(self, text: str) -> Match:
+        """Best business for ``text``: (id, score, matched span, runner-up score)."""
+        low = mask_codes(text.lower())
+        scores: dict[str, tuple[float, int, tuple[int, int] | None]] = {}
+        grams = _bigrams(low)
+        chars = set(low)
+        for bid, phrases in self._phrases.items():
+            best: tuple[float, int, tuple[int, int] | None] = (0.0, 0, None)
+            for p in phrases:
+                cand: tuple[float, int, tuple[int, int] | None]
+                at = low.find(p)
+                if at >= 0:
+                    cand = (1.0, len(p), (at, at + len(p)))
+                elif self._chars[p] <= chars and _scattered(p, low):
+                    cand = (SCATTERED_SCORE, len(p), None)
+                else:
+                    pg, total = self._phrase_grams[p]
+                    cand = (sum(self._idf[g] for g in pg & grams) / total, 0, None)
+                if cand[:2] > best[:2]:
+                    best = cand
+            scores[bid] = best
+        ranked = sorted(scores.items(), key=lambda kv: kv[1][:2], reverse=True)
+        if not ranked or ranked[0][1][0] <= 0:
+            return None, 0.0, None, 0.0
+        bid, (score, length, span) = ranked[0]
+        runner = ranked[1][1] if len(ranked) > 1 else (0.0, 0, None)
+        runner_score = runner[0]
+        if score == runner[0] == 1.0 and length > runner[1]:
+            runner_score = 0.0  # the longer keyword wins: "社保卡挂失" over "社保卡"
+        return bid, score, span, runner_score

@@ -1,0 +1,45 @@
+"""Talk while a business runs: small talk, a refusal to give a field, a question
+about a field's term."""
+
+from __future__ import annotations
+
+from si_agent.config.model import Business
+from si_agent.engine import lexicon as L
+from si_agent.engine.base import Rule
+from si_agent.engine.rules.calls import Ruled, explain_call, small_talk_call
+from si_agent.engine.rules.extraction import has_strong_values, values_for
+from si_agent.engine.rules.mentions import mentioned_field
+from si_agent.flow import actions as T
+from si_agent.validators import check
+
+
+def decide(business: Business, awaited: str | None, text: str,
+           offered: frozenset[str]) -> Ruled | None:
+    """Small talk, a refusal, or a question about a field, while a business runs."""
+    kind = L.small_talk(text)
+    if kind in ("handoff", "self_intro") and T.SMALL_TALK in offered:
+        return [small_talk_call(kind)], Rule.SMALL_TALK, kind
+    if T.EXPLAIN_FIELD not in offered:
+        return None
+    named = mentioned_field(business, text)
+    if (L.is_refusal(text) and not has_strong_values(business, text)
+            and not _answers(business, awaited, text)):
+        key = named or awaited
+        if key is not None:
+            return [explain_call(key, "why")], Rule.REFUSAL, f"why {key} is needed"
+    if L.is_question(text) or L.ASKS_MEANING.search(text):
+        key = named or (awaited if L.ASKS_MEANING.search(text) else None)
+        if key is not None and business.field(key).help:
+            return [explain_call(key, "help")], Rule.FIELD_HELP, f"what {key} means"
+    return None
+
+
+def _answers(business: Business, awaited: str | None, text: str) -> bool:
+    """Whether ``text`` also gives the awaited value ("不方便的话寄到公司，文三路100号")."""
+    if awaited is None:
+        return False
+    field = business.field(awaited)
+    if field.type == "text" and not field.pattern:
+        return any(c.isdigit() for c in text)  # an address has a number; a refusal not
+    value = values_for(business, awaited, L.strip_preamble(text), whole=True).get(awaited)
+    return value is not None and check(field.type, value, **field.validator_options()).ok
