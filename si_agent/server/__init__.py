@@ -23,7 +23,7 @@ from si_agent.server.cors import init_cors
 from si_agent.server.errors import error_response, register_error_handlers
 from si_agent.server.identity import rate_key
 from si_agent.server.ratelimit import RateLimiter
-from si_agent.uploads import UploadVault
+from si_agent.uploads import DecodeSlots, UploadVault
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +44,7 @@ def create_app(settings: Settings | None = None, *, controller: Controller | Non
         JSON_AS_ASCII=False,
         SI_UPLOAD_VAULT=UploadVault(settings.uploads_dir, settings.upload_retention_days,
                                     settings.upload_key),
+        SI_DECODE_SLOTS=DecodeSlots(settings.upload_decodes),
     )
     app.json.ensure_ascii = False
     init_auth(app, settings)

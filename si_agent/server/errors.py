@@ -56,6 +56,7 @@ CODE_MESSAGES = {
     "too_many_pixels": uploads.TOO_MANY_PIXELS,
     "not_an_image": uploads.NOT_AN_IMAGE,
     "broken_image": uploads.BROKEN_IMAGE,
+    "uploads_busy": uploads.BUSY,
 }
 
 
