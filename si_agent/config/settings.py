@@ -324,8 +324,13 @@ class Settings(BaseSettings):
         return cls(**source())
 
     def replace(self, **changes: Any) -> Settings:
-        """A copy with ``changes`` applied, validated like everything else (settings are immutable)."""
-        return type(self)(**{**dict(self), **changes})
+        """A copy with ``changes`` applied, validated like everything else (settings are immutable).
+
+        Fields left at their defaults stay unset in the copy (``model_fields_set``), so
+        "was this configured?" reads the same on a copy (``SI_REDIS_URL`` for ``auto``).
+        """
+        kept = {name: getattr(self, name) for name in self.model_fields_set}
+        return type(self)(**{**kept, **changes})
 
     @property
     def sessions_db(self) -> Path:
