@@ -195,8 +195,8 @@ class RedisDenylist:
 def create_denylist(session_store: object) -> TokenDenylist:
     """The denylist in ``session_store``'s backend (by its ``name``)."""
     name = getattr(session_store, "name", None)
-    if name == "memory":
-        return MemoryDenylist()
+    if name == "memory":  # every app on the same MemoryStore shares its list
+        return getattr(session_store, "denylist", None) or MemoryDenylist()
     if name == "sqlite":
         return SQLiteDenylist(session_store.path)  # type: ignore[attr-defined]
     if name == "redis":
