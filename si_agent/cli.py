@@ -10,6 +10,7 @@ import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
+from si_agent.config.dev_secret import with_dev_secret
 from si_agent.config.settings import Settings
 from si_agent.errors import ConfigErrors, SettingsError, SiAgentError
 
@@ -20,7 +21,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        settings = Settings.from_env()
+        settings = with_dev_secret(Settings.from_env())  # dev: the data dir's own secret
     except SettingsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -265,7 +265,9 @@ class Settings(BaseSettings):
     max_body_bytes: PositiveInt = 64 * 1024
     # -- photo uploads (POST /api/upload) ------------------------------------
     upload_max_bytes: PositiveInt = 8 * 2**20
-    upload_max_pixels: PositiveInt = 40_000_000
+    # A 12 MP phone photo (4032x3024, 4080x3060) fits; an ID card needs far less.
+    upload_max_pixels: PositiveInt = 12_500_000
+    upload_decodes: PositiveInt = 2  # photos decoded at once per process (others: 503)
     # Days a checked photo is kept after its step, encrypted with upload_key; 0 keeps none.
     upload_retention_days: NonNegativeInt = 0
     upload_key: str | None = Field(default=None, repr=False)  # a Fernet key (urlsafe base64)
@@ -322,8 +324,13 @@ class Settings(BaseSettings):
         return cls(**source())
 
     def replace(self, **changes: Any) -> Settings:
-        """A copy with ``changes`` applied, validated like everything else (settings are immutable)."""
-        return type(self)(**{**dict(self), **changes})
+        """A copy with ``changes`` applied, validated like everything else (settings are immutable).
+
+        Fields left at their defaults stay unset in the copy (``model_fields_set``), so
+        "was this configured?" reads the same on a copy (``SI_REDIS_URL`` for ``auto``).
+        """
+        kept = {name: getattr(self, name) for name in self.model_fields_set}
+        return type(self)(**{**kept, **changes})
 
     @property
     def sessions_db(self) -> Path:

@@ -14,6 +14,7 @@ import logging
 from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
+from si_agent.config.dev_secret import with_dev_secret
 from si_agent.config.settings import Settings
 from si_agent.errors import JobInProgress, SessionConflict, StoreUnavailable
 from si_agent.flow.controller import Controller
@@ -23,7 +24,8 @@ from si_agent.server.cors import init_cors
 from si_agent.server.errors import error_response, register_error_handlers
 from si_agent.server.identity import rate_key
 from si_agent.server.ratelimit import RateLimiter
-from si_agent.uploads import UploadVault
+from si_agent.session.denylist import create_denylist
+from si_agent.uploads import DecodeSlots, UploadVault
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +37,7 @@ def create_app(settings: Settings | None = None, *, controller: Controller | Non
     from si_agent.app import build_controller
     from si_agent.demo_backend import demo_blueprint
 
-    settings = settings or Settings.from_env()
+    settings = with_dev_secret(settings or Settings.from_env())
     app = Flask(__name__, static_folder=None)
     app.config.update(
         SI_SETTINGS=settings,
@@ -44,9 +46,10 @@ def create_app(settings: Settings | None = None, *, controller: Controller | Non
         JSON_AS_ASCII=False,
         SI_UPLOAD_VAULT=UploadVault(settings.uploads_dir, settings.upload_retention_days,
                                     settings.upload_key),
+        SI_DECODE_SLOTS=DecodeSlots(settings.upload_decodes),
     )
     app.json.ensure_ascii = False
-    init_auth(app, settings)
+    init_auth(app, settings, create_denylist(app.config["SI_CONTROLLER"].store))
     init_cors(app, settings)
     if settings.proxy_hops:  # the client's address and scheme, as the proxies saw them
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings.proxy_hops,

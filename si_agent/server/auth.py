@@ -1,4 +1,4 @@
-"""Authentication: JWT bearer tokens, ``POST /api/token`` and ``POST /api/token/refresh``.
+"""Authentication: JWT bearer tokens, ``POST /api/token``, ``/api/token/refresh``, ``/api/logout``.
 
 - ``SI_AUTH_MODE=dev`` (default): anyone may get a token for any user id.
 - ``SI_AUTH_MODE=prod``: tokens issued by the deployment's identity provider are
@@ -7,8 +7,16 @@
   app refuses to start with a missing or default secret.
 
 Tokens: ``/api/token`` returns an access token (``SI_JWT_EXPIRES``) and a refresh
-token (``SI_JWT_REFRESH_EXPIRES``); ``/api/token/refresh`` trades the refresh token
-(as the bearer) for a new access token. Only access tokens open the API.
+token (``SI_JWT_REFRESH_EXPIRES``) of a new family; ``/api/token/refresh`` trades the
+refresh token (as the bearer) for a new access token *and* a new refresh token of the
+same family: each refresh token works once, and a second use revokes the family.
+``/api/logout`` revokes the access token sent and its family; ``DELETE /api/session``
+revokes the access token it was called with. Revoked tokens are answered 401
+``token_revoked`` (``si_agent.server.revocation``; docs/security.md "Token lifecycle").
+Only access tokens open the API.
+
+In dev mode without ``SI_JWT_SECRET`` tokens are signed with a random secret of the
+data directory (``si_agent.config.dev_secret``), never with a constant.
 
 Keys: ``SI_JWT_KEYS`` (``kid:key,...``) is a key set for rotation. Tokens issued
 here are signed with the first key and carry its id in the ``kid`` header; a token is verified with
@@ -21,6 +29,7 @@ from __future__ import annotations
 
 import hmac
 import re
+import uuid
 from datetime import timedelta
 
 from flask import Blueprint, Flask, current_app, jsonify, request
@@ -37,7 +46,9 @@ from jwt.exceptions import InvalidTokenError
 from si_agent.config.settings import DEV_JWT_SECRET, Settings
 from si_agent.errors import DefinitionError
 from si_agent.server.errors import ApiError, error_response
-from si_agent.server.identity import CachingJWTManager
+from si_agent.server.identity import CachingJWTManager, token_required
+from si_agent.server.revocation import is_revoked, revoke_family, revoke_token, use_refresh
+from si_agent.session.denylist import TokenDenylist
 
 bp = Blueprint("auth", __name__)
 _USER_ID = re.compile(r"[A-Za-z0-9_.@:\-]{1,64}")
@@ -117,8 +128,9 @@ class KeySet:
         return self.keys[kid]
 
 
-def init_auth(app: Flask, settings: Settings) -> None:
-    """Configure flask-jwt-extended and its JSON error answers."""
+def init_auth(app: Flask, settings: Settings, denylist: TokenDenylist | None = None) -> None:
+    """Configure flask-jwt-extended and its JSON error answers; with ``denylist``, every
+    request's token is checked against it (``si_agent.server.revocation``)."""
     check_production(settings)
     app.config.update(
         JWT_TOKEN_LOCATION=["headers"],
@@ -162,6 +174,15 @@ def init_auth(app: Flask, settings: Settings) -> None:
     def _lookup(header: dict, payload: dict):
         return error_response(401, "invalid_token")
 
+    if denylist is not None:
+        app.config["SI_DENYLIST"] = denylist
+        # Runs on every request after the token is decoded (or found in the cache).
+        jwt.token_in_blocklist_loader(lambda header, payload: is_revoked(payload))
+
+        @jwt.revoked_token_loader
+        def _revoked(header: dict, payload: dict):
+            return error_response(401, "token_revoked")
+
     app.register_blueprint(bp)
 
 
@@ -195,19 +216,42 @@ def issue_token():
     user_id = body.get("user_id")
     if not isinstance(user_id, str) or not _USER_ID.fullmatch(user_id):
         raise ApiError(400, "invalid_user_id")
-    return jsonify(access_token=create_access_token(identity=user_id), token_type="Bearer",
-                   expires_in=settings.jwt_expires,
-                   refresh_token=create_refresh_token(identity=user_id),
-                   refresh_expires_in=settings.jwt_refresh_expires)
+    return _token_pair(settings, user_id, uuid.uuid4().hex)
 
 
 @bp.post("/api/token/refresh")
 def refresh_token():
-    """A new access token for the refresh token sent as the bearer."""
+    """A new access token and a new refresh token for the refresh token sent as the
+    bearer, which is used up; a used one revokes its whole family (401 ``token_reused``)."""
     settings = _token_settings()
-    verify_jwt_in_request(refresh=True)
-    token = create_access_token(identity=current_user())
-    return jsonify(access_token=token, token_type="Bearer", expires_in=settings.jwt_expires)
+    verify_jwt_in_request(refresh=True)  # also refuses a revoked token or family
+    user_id = current_user()
+    claims = get_jwt()
+    fam = claims.get("fam")
+    if not isinstance(claims.get("jti"), str) or not isinstance(fam, str):
+        raise ApiError(401, "invalid_token")
+    if not use_refresh(claims):
+        raise ApiError(401, "token_reused")
+    return _token_pair(settings, user_id, fam)
+
+
+@bp.post("/api/logout")
+@token_required
+def logout():
+    """Revoke the access token sent and its family (the refresh tokens issued with it)."""
+    current_user()
+    claims = get_jwt()
+    revoke_token(claims)
+    revoke_family(claims)
+    return "", 204
+
+
+def _token_pair(settings: Settings, user_id: str, fam: str):
+    claims = {"fam": fam}
+    return jsonify(access_token=create_access_token(identity=user_id, additional_claims=claims),
+                   token_type="Bearer", expires_in=settings.jwt_expires,
+                   refresh_token=create_refresh_token(identity=user_id, additional_claims=claims),
+                   refresh_expires_in=settings.jwt_refresh_expires)
 
 
 def _token_settings() -> Settings:

@@ -11,6 +11,7 @@ import threading
 from collections.abc import Iterator
 
 from flask import Blueprint, Response, current_app, jsonify, request, stream_with_context
+from flask_jwt_extended import get_jwt
 
 from si_agent.config.settings import Settings
 from si_agent.errors import SessionConflict, StoreUnavailable
@@ -19,6 +20,7 @@ from si_agent.flow.turn import TurnResult
 from si_agent.server.auth import current_user, json_body
 from si_agent.server.errors import ApiError, redis_outages
 from si_agent.server.identity import token_required
+from si_agent.server.revocation import revoke_token
 
 log = logging.getLogger(__name__)
 bp = Blueprint("chat", __name__)
@@ -112,7 +114,9 @@ def session_events():
 @bp.delete("/api/session")
 @token_required
 def delete_session():
+    """Start over; the access token used is revoked (the page gets a new one)."""
     turn = _controller().reset(current_user())
+    revoke_token(get_jwt())
     return jsonify(turn.model_dump(mode="json", exclude={"reply"}))
 
 

@@ -37,6 +37,8 @@ CODE_MESSAGES = {
     "missing_token": "缺少登录凭证，请先登录。",
     "invalid_token": "登录凭证无效，请重新登录。",
     "token_expired": "登录已过期，请重新登录。",
+    "token_revoked": "登录已失效，请重新登录。",
+    "token_reused": "登录凭证已被使用过，为保护您的账户已退出登录，请重新登录。",
     "invalid_client": "客户端凭证无效。",
     "invalid_user_id": "user_id 应为1到64位字母、数字或 _ . @ : - 字符。",
     "malformed_json": "请求体应为 JSON 对象。",
@@ -56,6 +58,7 @@ CODE_MESSAGES = {
     "too_many_pixels": uploads.TOO_MANY_PIXELS,
     "not_an_image": uploads.NOT_AN_IMAGE,
     "broken_image": uploads.BROKEN_IMAGE,
+    "uploads_busy": uploads.BUSY,
 }
 
 

@@ -23,8 +23,9 @@ against its ``exp`` (as PyJWT does: ``int(exp)``, with the decode leeway) on eve
 use and verified afresh once expired, so the 401 says ``token_expired``. Only tokens
 that verified are kept, by their exact text, so a copy with another payload or
 signature is verified (and refused) as before. Keys change only with a restart,
-which empties the cache; there is no revocation list for it to bypass
-(docs/security.md).
+which empties the cache. Revocation cannot be bypassed by it: flask-jwt-extended's
+blocklist callback (``si_agent.server.revocation.is_revoked``) runs on every request
+after the decode, cached or not (docs/security.md "Token lifecycle").
 """
 
 from __future__ import annotations

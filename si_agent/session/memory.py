@@ -22,6 +22,7 @@ from si_agent.session.base import (
     parse_record,
     prepare_save,
 )
+from si_agent.session.denylist import MemoryDenylist
 from si_agent.session.model import Session
 
 _PURGE_EVERY = 60.0
@@ -46,6 +47,7 @@ class MemoryStore:
         self._marks: dict[str, float] = {}  # expiry marks: digest -> expires (monotonic)
         self._lock = threading.Lock()
         self.jobs = MemoryJobStore()  # this store's jobs (see si_agent.jobs)
+        self.denylist = MemoryDenylist()  # its revoked tokens (si_agent.session.denylist)
         self._next_purge = time.monotonic() + min(self.ttl, _PURGE_EVERY)
 
     def __repr__(self) -> str:

@@ -1,18 +1,24 @@
 """Choosing the session store by name (``Settings.session_store``).
 
-``auto`` uses Redis when ``Settings.redis_url`` answers a PING within half a
-second, else the SQLite file at ``Settings.sessions_db``, and logs which and
-why. An unknown name raises ``UnknownBackendError`` listing the valid names.
+``auto`` with ``SI_REDIS_URL`` set uses Redis there, and only there: every
+process of a deployment must share one store, so a Redis that is briefly down
+at start is waited for (``AUTO_WAIT`` seconds, a PING every ``AUTO_RETRY_EVERY``)
+and then the start fails loudly (``StoreUnavailable``) instead of falling back
+to a SQLite file of this machine's own. With no Redis URL configured, ``auto``
+tries the local default Redis once (``AUTO_PROBE_TIMEOUT``) and uses the SQLite
+file at ``Settings.sessions_db`` when it does not answer; it logs which and why.
+An unknown name raises ``UnknownBackendError`` listing the valid names.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from collections.abc import Callable
 
 from si_agent.config.settings import Settings
-from si_agent.errors import UnknownBackendError
+from si_agent.errors import StoreUnavailable, UnknownBackendError
 from si_agent.session.base import SessionStore
 from si_agent.session.memory import MemoryStore
 from si_agent.session.redis import RedisStore, mask_url, redis_reachable
@@ -23,6 +29,8 @@ logger = logging.getLogger(__name__)
 STORES = ("memory", "sqlite", "redis", "auto")
 
 AUTO_PROBE_TIMEOUT = 0.5
+AUTO_WAIT = 5.0  # seconds a configured Redis is waited for at start
+AUTO_RETRY_EVERY = 0.5
 
 
 def create_store(settings: Settings) -> SessionStore:
@@ -58,6 +66,15 @@ def _redis(settings: Settings) -> SessionStore:
 
 def _auto(settings: Settings) -> SessionStore:
     url = mask_url(settings.redis_url)
+    if "redis_url" in settings.model_fields_set:  # SI_REDIS_URL is set: Redis or nothing
+        if not _wait_for_redis(settings.redis_url, url):
+            raise StoreUnavailable(
+                f"session store 'auto': SI_REDIS_URL is set but Redis at {url} did not answer "
+                f"PING within {AUTO_WAIT:g} s; start Redis (or fix SI_REDIS_URL), or unset "
+                "SI_REDIS_URL / set SI_SESSION_STORE=sqlite to use a SQLite file of this "
+                "machine only")
+        logger.info("session store 'auto': using redis at %s (SI_REDIS_URL)", url)
+        return _redis(settings)
     try:
         reachable = redis_reachable(settings.redis_url, timeout=AUTO_PROBE_TIMEOUT)
         why = f"Redis at {url} did not answer PING within {AUTO_PROBE_TIMEOUT} s"
@@ -68,12 +85,33 @@ def _auto(settings: Settings) -> SessionStore:
         logger.info("session store 'auto': using redis at %s (it answered PING)", url)
         return _redis(settings)
     logger.warning(
-        "session store 'auto': using sqlite at %s because %s; sessions are shared only "
-        "by processes on this machine (set SI_SESSION_STORE=redis to require Redis)",
+        "session store 'auto': using sqlite at %s because SI_REDIS_URL is not set and %s; "
+        "sessions are shared only by processes on this machine (set SI_REDIS_URL, or "
+        "SI_SESSION_STORE=redis, to require Redis)",
         settings.sessions_db,
         why,
     )
     return _sqlite(settings)
+
+
+def _wait_for_redis(raw_url: str, url: str) -> bool:
+    """Whether Redis answers a PING within ``AUTO_WAIT`` seconds (a try every
+    ``AUTO_RETRY_EVERY``); a missing ``redis`` package is ``StoreUnavailable``."""
+    deadline = time.monotonic() + AUTO_WAIT
+    tries = 0
+    while True:
+        tries += 1
+        try:
+            if redis_reachable(raw_url, timeout=AUTO_PROBE_TIMEOUT):
+                return True
+        except ImportError as exc:
+            raise StoreUnavailable(f"session store 'auto': SI_REDIS_URL is set but {exc}") from exc
+        if time.monotonic() + AUTO_RETRY_EVERY > deadline:
+            return False
+        if tries == 1:
+            logger.warning("session store 'auto': Redis at %s does not answer yet; waiting up "
+                           "to %g s", url, AUTO_WAIT)
+        time.sleep(AUTO_RETRY_EVERY)
 
 
 _FACTORIES: dict[str, Callable[[Settings], SessionStore]] = {

@@ -9,6 +9,7 @@ import time
 import jwt as pyjwt
 import pytest
 
+from si_agent.config.settings import DEV_JWT_SECRET
 from si_agent.server import create_app
 from si_agent.server.auth import InsecureSettings
 
@@ -85,7 +86,10 @@ def test_session_get_and_delete(client, login):
     assert set(got) == TURN_KEYS - {"reply"} and got["state"] == "collecting"
     gone = client.delete("/api/session", headers=headers).get_json()
     assert gone["state"] == "idle" and gone["business"] is None and gone["fields"] == []
-    assert client.get("/api/session", headers=headers).get_json()["state"] == "idle"
+    # The token used to reset is revoked (issue 23.5); a new one sees the idle session.
+    assert client.get("/api/session", headers=headers).get_json()["error"]["code"] == \
+        "token_revoked"
+    assert client.get("/api/session", headers=login()).get_json()["state"] == "idle"
 
 
 def test_users_are_isolated(client, login):
@@ -188,7 +192,7 @@ def test_rate_limit_per_user(settings, tmp_path):
 
 def test_prod_mode_refuses_default_secret_and_gates_tokens(settings):
     with pytest.raises(InsecureSettings, match="SI_JWT_SECRET"):
-        create_app(settings.replace(auth_mode="prod"))
+        create_app(settings.replace(auth_mode="prod", jwt_secret=DEV_JWT_SECRET))
     secret = "s" * 40
     app = create_app(settings.replace(auth_mode="prod", jwt_secret=secret))
     client = app.test_client()
@@ -281,7 +285,7 @@ def test_a_turn_that_keeps_conflicting_is_a_409_without_the_user_id(settings, ca
     controller = build_controller(settings)
 
     class AlwaysConflicting:
-        name = "always"
+        name = "memory"  # its backend, for the token denylist next to it
 
         def __init__(self, inner):
             self.inner = inner

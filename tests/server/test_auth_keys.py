@@ -135,9 +135,10 @@ def test_prod_without_jwt_secret_needs_its_own_pepper_and_upload_key(settings, m
     # step-file key fall back to it: left at the public default, both are refused.
     own = {**OWN_SECRETS, missing.removeprefix("SI_").lower(): None}
     (_, public) = _rsa_pair()
-    for prod in (settings.replace(auth_mode="prod", jwt_keys=(("k1", OLD),), **own),
+    for prod in (settings.replace(auth_mode="prod", jwt_keys=(("k1", OLD),),
+                                  jwt_secret=DEV_JWT_SECRET, **own),
                  settings.replace(auth_mode="prod", jwt_algorithm="RS256",
-                                  jwt_public_key=public, **own),
+                                  jwt_public_key=public, jwt_secret=DEV_JWT_SECRET, **own),
                  settings.replace(auth_mode="prod", jwt_keys=(("k1", OLD),),
                                   jwt_secret="short", **own)):
         with pytest.raises(InsecureSettings, match=missing):
@@ -302,10 +303,12 @@ def test_remembered_tokens_keep_their_type(client):
     access = {"Authorization": f"Bearer {tokens['access_token']}"}
     before = _manager(client).verified_tokens()
     for _ in range(2):  # the second time both come from the cache
-        assert client.post("/api/token/refresh", headers=refresh).status_code == 200
         assert _error(_session(client, tokens["refresh_token"])) == (401, "invalid_token")
         assert _session(client, tokens["access_token"]).status_code == 200
         assert _error(client.post("/api/token/refresh", headers=access)) == (401, "invalid_token")
+    assert client.post("/api/token/refresh", headers=refresh).status_code == 200
+    # A remembered refresh token is still used only once (issue 23.5: rotation).
+    assert _error(client.post("/api/token/refresh", headers=refresh)) == (401, "token_reused")
     after = _manager(client).verified_tokens()
     assert after.misses - before.misses == 2  # each token verified once, then remembered
     assert after.hits - before.hits >= 6

@@ -23,6 +23,9 @@ def _settings(tmp_path, store: str) -> Settings:
 class Api:
     def __init__(self, settings: Settings, user: str) -> None:
         self.client = create_app(settings).test_client()
+        self.login(user)
+
+    def login(self, user: str) -> None:
         token = self.client.post("/api/token", json={"user_id": user}).get_json()["access_token"]
         self.headers = {"Authorization": f"Bearer {token}"}
 
@@ -85,6 +88,10 @@ def test_a_conversation_resumes_by_group_id_after_a_restart(tmp_path, store):
     # 重新开始: the session and the profile of its conversation go.
     reset = second.client.delete("/api/session", headers=second.headers)
     assert reset.status_code == 200 and reset.get_json()["state"] == "idle"
+    # The token used to reset is revoked (issue 23.5); the page gets a new one.
+    stale = second.client.post("/api/chat", json={"message": "你好"}, headers=second.headers)
+    assert stale.get_json()["error"]["code"] == "token_revoked"
+    second.login("alice")
     turn = second.chat("你好", group_id="conv-43")
     assert turn["state"] == "idle" and turn["business"] is None
 

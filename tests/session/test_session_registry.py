@@ -6,13 +6,14 @@ import logging
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from si_agent.config.settings import Settings
-from si_agent.errors import UnknownBackendError
+from si_agent.errors import StoreUnavailable, UnknownBackendError
 from si_agent.session import (
     STORES,
     MemoryStore,
@@ -20,10 +21,12 @@ from si_agent.session import (
     SessionStore,
     SQLiteStore,
     create_store,
+    registry,
 )
 from si_agent.session.base import expiry_mark
 from si_agent.session.model import Session
 from si_agent.session.registry import _FACTORIES, mark_key
+from si_agent.testing.processes import RedisServer
 
 UNREACHABLE = "redis://:hunter2@127.0.0.1:1/0"
 
@@ -80,8 +83,14 @@ def test_auto_picks_redis_when_it_answers(redis_url, redis_prefix, tmp_path, cap
     store.close()
 
 
-def test_auto_falls_back_to_sqlite_with_a_warning(tmp_path, caplog):
-    settings = Settings(session_store="auto", redis_url=UNREACHABLE, data_dir=tmp_path)
+def test_auto_without_a_redis_url_falls_back_to_sqlite_with_a_warning(tmp_path, caplog):
+    # SI_REDIS_URL unset on a machine whose default local Redis does not answer (here the
+    # default is replaced by an unreachable address, as unset: not in model_fields_set).
+    settings = Settings.model_construct(
+        _fields_set={"session_store", "data_dir"}, **{
+            **dict(Settings(data_dir=tmp_path)), "session_store": "auto",
+            "redis_url": UNREACHABLE})
+    assert "redis_url" not in settings.model_fields_set
     started = time.monotonic()
     with caplog.at_level(logging.WARNING, logger="si_agent.session"):
         store = create_store(settings)
@@ -91,8 +100,46 @@ def test_auto_falls_back_to_sqlite_with_a_warning(tmp_path, caplog):
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1
     assert "sqlite" in warnings[0] and str(store.path) in warnings[0]
+    assert "SI_REDIS_URL is not set" in warnings[0]
     assert "127.0.0.1:1" in warnings[0] and "did not answer PING" in warnings[0]
     assert "hunter2" not in caplog.text
+
+
+def test_auto_with_a_redis_url_that_stays_down_fails_loudly(tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr(registry, "AUTO_WAIT", 1.5)
+    settings = Settings.from_env({"SI_SESSION_STORE": "auto", "SI_REDIS_URL": UNREACHABLE,
+                                  "SI_DATA_DIR": str(tmp_path)})
+    started = time.monotonic()
+    with caplog.at_level(logging.WARNING, logger="si_agent.session"), \
+            pytest.raises(StoreUnavailable) as caught:
+        create_store(settings)
+    waited = time.monotonic() - started
+    assert 1.0 <= waited < 6
+    message = str(caught.value)
+    assert "SI_REDIS_URL is set" in message and "127.0.0.1:1" in message
+    assert "hunter2" not in message and "hunter2" not in caplog.text
+    assert not (tmp_path / "sessions.db").exists()  # no silent SQLite of its own
+    # A copy of the settings still has the URL configured, and the default stays unset.
+    assert "redis_url" in settings.replace(session_ttl=60).model_fields_set
+    assert "redis_url" not in Settings().replace(session_store="auto").model_fields_set
+
+
+def test_auto_waits_for_a_configured_redis_that_starts_late(tmp_path):
+    redis = RedisServer(tmp_path, persist=False)
+    settings = Settings(session_store="auto", redis_url=redis.url, data_dir=tmp_path,
+                        redis_prefix="si-test-late:")
+    starter = threading.Timer(1.0, redis.start)
+    starter.start()
+    try:
+        store = create_store(settings)
+        assert isinstance(store, RedisStore)
+        store.save(Session(session_id="abc"))
+        assert redis.client().exists("si-test-late:abc")
+        store.close()
+        assert not (tmp_path / "sessions.db").exists()
+    finally:
+        starter.join(timeout=70)
+        redis.close()
 
 
 def test_auto_with_a_malformed_redis_url_fails_loudly(tmp_path):
