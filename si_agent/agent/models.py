@@ -8,9 +8,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Box = tuple[int, int, int, int]  # x, y, width, height in 0-1000 of the viewport
 # Where a result is read: a government site's 受理编号 (its groups become the output).
-RESULT_PATTERN = r"受理编号[:：]\s*(?P<application_no>SI\d{14})"
+from si_agent.executor.texts import RESULT_PATTERN
+
+Box = tuple[int, int, int, int]  # x, y, width, height in 0-1000 of the viewport
 
 
 class Element(BaseModel):
