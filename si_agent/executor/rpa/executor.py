@@ -47,7 +47,7 @@ from pydantic import BaseModel
 
 from si_agent.config.envsubst import expand_env
 from si_agent.config.model import Business
-from si_agent.errors import ExecutorError
+from si_agent.errors import ExecutorError, ModelUnavailable
 from si_agent.executor import texts
 from si_agent.executor.base import ExecutorBase, JobContext, Progress
 from si_agent.executor.rpa import browsers, discover
@@ -145,6 +145,12 @@ class RpaExecutor(ExecutorBase):
             return _Job(business, values, options, page, trace, progress, job, self.decider).run()
         except ExecutorError:
             raise
+        except ModelUnavailable as exc:  # the agent's model, not the portal, is down
+            trace.note(f"model unavailable: {exc}")
+            log.warning("rpa job %s for %s: the agent's model is unavailable: %s",
+                        job.id, business.id, exc)
+            raise ExecutorError(texts.RPA_MODEL_DOWN, retryable=True,
+                                resume=trace.resume or dict(job.resume) or None) from None
         except Exception as exc:  # Playwright's timeouts and errors: the portal is not answering
             trace.note(f"browser error: {type(exc).__name__}")
             log.warning("rpa job %s for %s: %s", job.id, business.id, type(exc).__name__)
