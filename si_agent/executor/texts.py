@@ -31,4 +31,6 @@ RPA_FORM_CHANGED = "办理网站的表单已变化，暂时无法自动填写，
 RPA_REFUSED = "办理网站提示：{reason}"
 RPA_NO_OPTION = "办理网站上只能选择：{options}。"
 RPA_LOGIN_FAILED = "无法登录办理网站，请联系工作人员。"
+# The browser agent's task when it takes a form over (it shows in the agent's trace).
+RPA_AGENT_TASK = "在办理网站上填写并提交【{name}】"
 RPA_NO_RESULT = "已提交，但未能读取到受理编号，请稍后通过“办理进度查询”核实，不要重复提交。"

@@ -257,7 +257,7 @@ class _Job:
         for n, (label, value) in enumerate(self.options.fixed.items()):
             values[f"fixed_{n}"] = "true" if value is True else str(value)
             labels[f"fixed_{n}"] = [label]
-        goal = Goal(task=f"在办理网站上填写并提交【{self.business.name}】", values=values,
+        goal = Goal(task=texts.RPA_AGENT_TASK.format(name=self.business.name), values=values,
                     labels=labels, success=self.options.success)
         agent = Agent(DomPerception(), self.decider, max_steps=self.options.agent_steps,
                       runner=ActionRunner(self.options.action_timeout * 1000))
