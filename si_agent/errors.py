@@ -186,12 +186,8 @@ class ModelUnavailable(RuntimeFlowError):
     ``usage`` is what was spent trying (HTTP requests sent, retries included).
     """
 
-    def __init__(self, message: str, usage: Usage | None = None) -> None:
+    def __init__(self, message: str, usage: Usage) -> None:
         super().__init__(message)
-        if usage is None:
-            from si_agent.session.model import Usage
-
-            usage = Usage()
         self.usage = usage
 
 

@@ -8,8 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-# Where a result is read: a government site's 受理编号 (its groups become the output).
-from si_agent.executor.texts import RESULT_PATTERN
+from si_agent.labels import RESULT_PATTERN  # where a result is read (kept importable here)
 
 Box = tuple[int, int, int, int]  # x, y, width, height in 0-1000 of the viewport
 

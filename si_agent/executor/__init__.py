@@ -9,7 +9,8 @@ an instance passed in ``executors=`` (tests, applications), else one built on
 first use from the kind's class in the registry (``registry``: the built-ins
 ``http``, ``builtin`` and ``rpa``, entry points of group ``si_agent.executors``,
 and ``register_executor``). Importing this package imports no executor: each
-kind's class is imported when a business of that kind first runs. Before running, it validates ``business.api.options``
+kind's class is imported when a business of that kind first runs. Before
+running, it validates ``business.api.options``
 with the kind's ``Options`` model (cached per business). The protocol a kind
 implements is in ``base``.
 
@@ -129,7 +130,7 @@ class Executors:
 
     def get(self, business: Business) -> Executor:
         """The executor instance for ``business.api.kind``; ``UnknownBackendError`` if none."""
-        kind = business.api.kind
+        kind = _api(business).kind
         executor = self._instances.get(kind)
         if executor is not None:
             return executor
@@ -149,25 +150,26 @@ class Executors:
         """What the executor of ``business.api.kind`` declares (``long_running``,
         ``resumable``, ``takes_job``, ``discovers``)."""
         self.get(business)
-        return self._capabilities[business.api.kind]
+        return self._capabilities[_api(business).kind]
 
     def options(self, business: Business) -> BaseModel:
         """``business.api.options`` validated by its kind's ``Options`` (cached per business id).
 
         Raises ``ConfigErrors`` located at ``api.options.<key>`` if they do not validate.
         """
+        api = _api(business)
         cached = self._options.get(business.id)
-        if cached is not None and cached[0] == business.api:
+        if cached is not None and cached[0] == api:
             return cached[1]
         executor = self.get(business)
-        options, problems = option_errors(executor.Options, business.api.options)
+        options, problems = option_errors(executor.Options, api.options)
         if options is None:
             source = business.source or f"business {business.id}"
             raise ConfigErrors(
                 ConfigError(source, None, format_path(("api", "options", *loc)), message)
                 for loc, message in problems
             )
-        self._options[business.id] = (business.api, options)
+        self._options[business.id] = (api, options)
         return options
 
     def prepare(self, business: Business) -> Business:
@@ -179,7 +181,7 @@ class Executors:
         executor = self.get(business)
         if not self.capabilities(business).discovers:
             source = business.source or f"business {business.id}"
-            raise ConfigErrors([ConfigError(source, None, "fields", f"api.kind {business.api.kind!r} "
+            raise ConfigErrors([ConfigError(source, None, "fields", f"api.kind {_api(business).kind!r} "
                                             "cannot discover fields")])
         return cast(Discovers, executor).discovered(business, self.options(business))
 
@@ -203,7 +205,7 @@ class Executors:
             options=self.options(business), progress=progress, **extra,
         )
         if not isinstance(result, dict):
-            raise TypeError(f"executor kind {business.api.kind!r} returned "
+            raise TypeError(f"executor kind {_api(business).kind!r} returned "
                             f"{type(result).__name__}, not dict")
         return result
 
@@ -228,3 +230,10 @@ class Executors:
         self._capabilities[executor.kind] = capabilities(executor)
         self._built.append(executor)
         return executor
+
+
+def _api(business: Business) -> Api:
+    """``business.api``; a consultation (no api) has nothing to execute (``ValueError``)."""
+    if business.api is None:
+        raise ValueError(f"business {business.id!r} has no api: nothing to execute")
+    return business.api

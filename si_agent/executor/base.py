@@ -77,10 +77,11 @@ class Executor(Protocol):
         values: Mapping[str, Any],
         *,
         idempotency_key: str,
-        options: BaseModel,
+        options: Any,
         progress: Progress | None = None,
     ) -> dict:
-        """Return the result dict, or raise ``ExecutorError``."""
+        """Return the result dict, or raise ``ExecutorError``. ``options`` is an
+        instance of the kind's own ``Options`` (each kind declares that type)."""
         ...
 
     def close(self) -> None:

@@ -19,8 +19,6 @@ ACCOUNT_BALANCE_INVALID = "个人账户储存额应为不小于0的金额（元�
 UNDER_15_YEARS = "提示：累计缴费不满15年的，一般不能按月领取基本养老金，可延长缴费或补缴至满15年。"
 
 # rpa: filling a government web form
-# What the portal shows once it accepted an application (the default ``success``).
-RESULT_PATTERN = r"受理编号[:：]\s*(?P<application_no>SI\d{14})"
 RPA_OPENING = "正在打开办理页面…"
 RPA_FILLING = "正在填写 {done}/{total} 项…"
 RPA_SUBMITTING = "正在提交…"

@@ -268,7 +268,7 @@ class _Job:
             self.trace.fields = [FieldStatus(label=self.business.field(k).label, key=k,
                                              status=FILLED) for k in values if not
                                  k.startswith("fixed_")]
-            output = dict(result.output)
+            output: dict[str, Any] = dict(result.output)
             output["field_status"] = [f.model_dump(exclude={"value"}) for f in self.trace.fields]
             return output
         if result.unknown:  # something was submitted: never again, say it

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from si_agent.config.envsubst import check_url
 from si_agent.executor.base import ExecutorOptions
-from si_agent.executor.texts import RESULT_PATTERN
+from si_agent.labels import RESULT_PATTERN
 
 
 class LoginOptions(BaseModel):
