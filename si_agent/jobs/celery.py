@@ -72,7 +72,7 @@ def celery_app(settings: Settings, handle: JobHandler | None = None, *,
         worker_hijack_root_logger=False,
     )
 
-    @app.task(name=TASK, bind=True, max_retries=None)
+    @app.task(name=TASK, bind=True, max_retries=None, shared=False)  # this app's handler
     def run_job(task: Any, job_id: str, handed_by: str) -> None:
         if handle is None:
             raise RuntimeError("this process only queues jobs; run them with `si-agent worker`")
