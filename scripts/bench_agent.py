@@ -65,12 +65,12 @@ Row = dict  # one task's measures for one decider
 
 
 def run_deciders(tasks: list[Task], portal: str) -> dict[str, list[Row]]:
-    from openai import OpenAI
     from playwright.sync_api import sync_playwright
 
     rows: dict[str, list[Row]] = {"FormPolicy": [], "scripted model": []}
     fake = FakeOpenAI()
-    client = OpenAI(base_url=fake.start(), api_key="bench", max_retries=0, timeout=10.0)
+    fake.start()
+    chat = fake.chat_model("scripted-form-policy", llm_max_retries=0, llm_timeout=10.0)
     try:
         with sync_playwright() as driver:
             browser = driver.chromium.launch(executable_path=CHROMIUM)
@@ -82,7 +82,7 @@ def run_deciders(tasks: list[Task], portal: str) -> dict[str, list[Row]]:
                 outcome = run_task(page, portal, task, FormPolicy())
                 rows["FormPolicy"].append(_row(task, outcome, time.monotonic() - started))
                 fake.clear()
-                decider = ScriptedModel(fake, client)
+                decider = ScriptedModel(fake, chat)
                 started = time.monotonic()
                 outcome = run_task(page, portal, task, decider)
                 row = _row(task, outcome, time.monotonic() - started)

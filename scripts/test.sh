@@ -39,5 +39,9 @@ if [ ! -e /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc ]; then
 fi
 
 .venv/bin/ruff check si_agent rag tests scripts
+# Layer rules ([tool.importlinter] in pyproject.toml) and types ([tool.mypy]: core, flow,
+# engine, executor, jobs).
+.venv/bin/lint-imports
+.venv/bin/mypy
 .venv/bin/si-agent validate businesses
 .venv/bin/python -m pytest "$@"

@@ -265,14 +265,24 @@ def _trace(record) -> str:
 
 def _replay(args: argparse.Namespace, settings: Settings) -> int:
     from si_agent.app import build_controller
-    from si_agent.replay import load_dialogues, replay
+    from si_agent.replay import load_dialogues, replay, transcript_settings
 
-    controller = build_controller(settings.replace(session_store=args.store))
+    base = settings.replace(session_store=args.store)
+    controllers: dict[str, tuple[Settings, object]] = {}  # one per distinct settings: block
     hook = demo_backend_hook(settings)
-    failed = 0
+    failed = skipped = 0
     dialogues = load_dialogues(args.paths)
     for source, transcript in dialogues:
-        report = replay(controller, transcript, source=source, backend=hook)
+        wanted = transcript_settings(transcript, base)
+        key = wanted.model_dump_json()
+        if key not in controllers:
+            controllers[key] = (wanted, build_controller(wanted))
+        wanted, controller = controllers[key]
+        report = replay(controller, transcript, source=source, backend=hook, settings=wanted)
+        if report.skipped:
+            skipped += 1
+            print(f"SKIP {source}: {report.skipped}")
+            continue
         if report.passed:
             if args.verbose:
                 print(f"PASS {source}: {report.name}")
@@ -281,7 +291,8 @@ def _replay(args: argparse.Namespace, settings: Settings) -> int:
         print(f"FAIL {source}: {report.name}")
         for f in report.failures:
             print(f"  {f}")
-    print(f"{len(dialogues) - failed} passed, {failed} failed")
+    print(f"{len(dialogues) - failed - skipped} passed, {failed} failed"
+          + (f", {skipped} skipped" if skipped else ""))
     return 1 if failed else 0
 
 

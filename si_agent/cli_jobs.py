@@ -146,11 +146,9 @@ def _agent_run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _worker(args: argparse.Namespace, settings: Settings) -> int:
-    from si_agent.jobs.celery import celery_app
+    from si_agent.worker import run_worker
 
-    app = celery_app(settings)
-    app.worker_main(["worker", f"--concurrency={args.concurrency}", f"--loglevel={args.loglevel}",
-                     "--without-gossip", "--without-mingle"])
+    run_worker(settings, concurrency=args.concurrency, loglevel=args.loglevel)
     return 0
 
 

@@ -1,27 +1,49 @@
 """The exceptions si_agent raises, under one root.
 
     SiAgentError
-    ├── DefinitionError            a business or machine definition is wrong (staff/developer)
+    ├── DefinitionError            a definition is wrong; found at load or start (staff/developer)
     │   ├── ConfigError (ValueError)    one problem in a business YAML: file, line, path
     │   ├── ConfigErrors (ValueError)   several ConfigError at once, raised by the loader
     │   ├── InvalidMachine              the state machine definition is inconsistent
-    │   └── SettingsError (ValueError)  a setting is missing or contradicts another
-    ├── UnknownBackendError (LookupError)  a registry name that does not exist
-    └── RuntimeFlowError           something went wrong while running a turn
+    │   ├── SettingsError (ValueError)  a setting is missing or contradicts another
+    │   │   └── InsecureSettings        prod mode configured unsafely (the server refuses to start)
+    │   └── TranscriptError (ValueError)  a dialogue transcript is malformed (``si-agent replay``)
+    ├── UnknownBackendError (LookupError)  a registry name that does not exist; lists the valid ones
+    └── RuntimeFlowError           something went wrong while running a turn or a job
         ├── SessionConflict            a concurrent turn saved the session first
         ├── JobConflict                a concurrent writer changed the job record first
         ├── JobInProgress              a reset while a submission is being processed
+        ├── NoStepAwaited              a photo arrived, but no step waits for an upload
         ├── StoreUnavailable           the session store cannot be reached
-        └── ExecutorError              a business backend call failed
+        ├── ExecutorError              a business backend call failed
+        ├── ModelUnavailable           the model endpoint failed after its retries, or refused
+        ├── ArgumentsRejected (ValueError)  a model's tool-call arguments do not fit the tool
+        ├── UploadRejected             an upload refused (413/415) with a Chinese message
+        ├── PhotoUnusable              a photo shows no usable face (carries the problem)
+        └── RequestError               an HTTP request answered with an error status
+            └── server.errors.ApiError, RateLimited  (with the server's message tables)
 
-Definition-time errors are for developers and business staff (English);
-what a citizen sees is rendered from reply templates, never from these.
+Definition-time errors (``DefinitionError``) are for developers and business
+staff (English) and stop a load or a start; run-time errors
+(``RuntimeFlowError``) happen while serving, and what a citizen sees is
+rendered from reply templates (or a Chinese ``message`` the error carries),
+never from an exception's text.
+
+Outside this tree on purpose: the ``rag`` package has its own root
+(``rag.errors.RagError``; ``rag`` never imports si_agent), and the demo
+backend's ``DemoError`` belongs to the stand-in for a government system.
+Old import paths keep working: ``si_agent.engine.chat.ModelUnavailable``,
+``si_agent.engine.arguments.ArgumentsRejected``, ``si_agent.server.auth.InsecureSettings``,
+``si_agent.uploads.UploadRejected``, ``si_agent.photo.face.Unusable``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from si_agent.session.model import Usage
 
 
 class SiAgentError(Exception):
@@ -62,6 +84,14 @@ class InvalidMachine(DefinitionError):
 
 class SettingsError(DefinitionError, ValueError):
     """A setting is missing or contradicts another (e.g. a model engine without a URL)."""
+
+
+class InsecureSettings(SettingsError):
+    """The settings are not safe for production."""
+
+
+class TranscriptError(DefinitionError, ValueError):
+    """A dialogue transcript is malformed (an unknown key, a bad requirement)."""
 
 
 class UnknownBackendError(SiAgentError, LookupError):
@@ -148,3 +178,49 @@ class ExecutorError(RuntimeFlowError):
         self.status = status
         self.resume = resume
         super().__init__(message)
+
+
+class ModelUnavailable(RuntimeFlowError):
+    """The model could not be reached after the SDK's retries, or refused the request.
+
+    ``usage`` is what was spent trying (HTTP requests sent, retries included).
+    """
+
+    def __init__(self, message: str, usage: Usage) -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
+class ArgumentsRejected(RuntimeFlowError, ValueError):
+    """A tool call's arguments are malformed or do not fit the tool's schema."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class UploadRejected(RuntimeFlowError):
+    """An upload refused with ``status`` (413, 415) and a Chinese ``message``."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(f"{status} {code}")
+        self.status, self.code, self.message = status, code, message
+
+
+class PhotoUnusable(RuntimeFlowError):
+    """A photo cannot be used (no face, several, too small...); ``problem`` says
+    which (a ``si_agent.photo.face.FaceProblem``)."""
+
+    def __init__(self, problem: Any) -> None:
+        super().__init__(problem.value)
+        self.problem = problem
+
+
+class RequestError(RuntimeFlowError):
+    """An HTTP request answered with an error ``status``; ``code`` names the
+    error and ``message`` is the Chinese text the client shows. The server's
+    ``ApiError`` fills them from its message tables."""
+
+    status: int
+    code: str
+    message: str

@@ -1,11 +1,16 @@
 """Form labels and options as they are compared, by the rpa executor and the agent:
-"姓名 *", "姓名：" and "姓　名" are one label; 工商银行 means the option 中国工商银行."""
+"姓名 *", "姓名：" and "姓　名" are one label; 工商银行 means the option 中国工商银行.
+``RESULT_PATTERN`` is where both read a result: a government site's 受理编号."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
 from collections.abc import Sequence
+
+# The default ``success`` of an rpa business and of an agent's goal (its groups become
+# the output).
+RESULT_PATTERN = r"受理编号[:：]\s*(?P<application_no>SI\d{14})"
 
 _NOISE = re.compile(r"[\s*:]+")
 

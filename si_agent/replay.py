@@ -32,21 +32,48 @@ the fake model's answers per turn; every scripted answer must be used, and
         expect: {state: collecting, awaiting: id_number, model_calls: 1}
 
 Every turn is checked against its whole ``expect``; a dialogue passes when
-every turn does.
+every turn does. An unknown key (in ``expect``, a turn or the transcript) is a
+``TranscriptError`` at load, naming the file and line: a typo never makes a
+check vacuous.
+
+What a transcript needs from the deployment it runs on::
+
+    requires:
+      photo: false            # the photo step handlers (OCR, face) are not registered
+      step_handlers: {face_match: true}
+      modules: {rapidocr: true}   # an importable library (an extra)
+    settings:
+      handoff_text: 12333社保服务热线   # Settings fields the controller was built with
+
+A transcript whose requirements the controller does not meet is skipped with
+the reason (``DialogueReport.skipped``), not failed; ``si-agent replay`` builds
+one controller per distinct ``settings:``, so those are always met there.
+Files are read with the project's YAML loader (``config.yamlio``: YAML 1.2
+scalars, no duplicate keys).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-import yaml
-
+from si_agent.config.settings import Settings
+from si_agent.config.yamlio import format_path, load_yaml
+from si_agent.errors import TranscriptError
 from si_agent.flow.controller import Controller
 from si_agent.flow.turn import TurnResult
+
+TRANSCRIPT_KEYS = frozenset({"name", "theme", "engine", "turns", "requires", "settings"})
+TURN_KEYS = frozenset({"user", "expect", "llm", "backend"})
+EXPECT_KEYS = frozenset({"state", "business", "awaiting", "fields", "reply_contains",
+                         "reply_not_contains", "suggestion", "model_calls", "result_has"})
+REQUIREMENT_KEYS = frozenset({"photo", "step_handlers", "modules"})
+# The step handlers the photo extras provide (si_agent.photo.steps.builtin_step_handlers).
+PHOTO_STEP_HANDLERS = ("id_card_ocr", "face_match", "id_photo")
 
 BackendHook = Callable[[dict[str, Any]], None]
 
@@ -70,6 +97,7 @@ class DialogueReport:
     source: str
     turns: int = 0
     failures: list[str] = field(default_factory=list)
+    skipped: str | None = None  # why the transcript was not run (a requirement not met)
 
     @property
     def passed(self) -> bool:
@@ -77,19 +105,97 @@ class DialogueReport:
 
 
 def load_dialogues(paths: Iterable[str | Path]) -> list[tuple[str, dict]]:
-    """(source, transcript) for each YAML file (directories are searched)."""
+    """(source, transcript) for each YAML file (directories are searched).
+
+    Raises ``TranscriptError`` (``file:line: path: message``) for a file that is
+    no valid transcript, e.g. one with an unknown key.
+    """
     out: list[tuple[str, dict]] = []
     for p in map(Path, paths):
         files = sorted(p.rglob("*.yaml")) if p.is_dir() else [p]
         for f in files:
-            with open(f, encoding="utf-8") as fh:
-                doc = yaml.safe_load(fh)
-            docs = doc if isinstance(doc, list) else [doc]
+            doc = load_yaml(f.read_text(encoding="utf-8"))
+            if doc.problems:
+                first = doc.problems[0]
+                raise TranscriptError(f"{f}:{first.line or 0}: {first.message}")
+            several = isinstance(doc.data, list)
+            docs = doc.data if several else [doc.data]
             for i, d in enumerate(docs):
-                if not isinstance(d, dict) or not isinstance(d.get("turns"), list):
-                    raise ValueError(f"{f}: dialogue {i} needs a 'turns' list")
-                out.append((f"{f}#{i}" if len(docs) > 1 else str(f), d))
+                at: tuple[str | int, ...] = (i,) if several else ()
+                for path, problem in _shape_problems(d, at):
+                    raise TranscriptError(f"{f}:{doc.line_of(path) or 0}: "
+                                          f"{format_path(path) or '<root>'}: {problem}")
+                out.append((f"{f}#{i}" if several else str(f), d))
     return out
+
+
+def _shape_problems(d: Any, at: tuple[str | int, ...]) -> Iterable[tuple[tuple, str]]:
+    if not isinstance(d, dict) or not isinstance(d.get("turns"), list):
+        yield at, "a dialogue needs a 'turns' list"
+        return
+    yield from _unknown(d, TRANSCRIPT_KEYS, at, "transcript")
+    for key in ("requires", "settings"):
+        if key in d and not isinstance(d[key], dict):
+            yield (*at, key), f"'{key}' must be a mapping"
+    if isinstance(d.get("requires"), dict):
+        yield from _unknown(d["requires"], REQUIREMENT_KEYS, (*at, "requires"), "requirement")
+    if isinstance(d.get("settings"), dict):
+        yield from _unknown(d["settings"], frozenset(Settings.model_fields), (*at, "settings"),
+                            "setting")
+    for n, turn in enumerate(d["turns"]):
+        where = (*at, "turns", n)
+        if not isinstance(turn, dict) or "user" not in turn:
+            yield where, "a turn needs a 'user' message"
+            continue
+        yield from _unknown(turn, TURN_KEYS, where, "turn")
+        expect = turn.get("expect")
+        if expect is not None and not isinstance(expect, dict):
+            yield (*where, "expect"), "'expect' must be a mapping"
+        elif expect:
+            yield from _unknown(expect, EXPECT_KEYS, (*where, "expect"), "expect")
+
+
+def _unknown(mapping: Mapping, valid: frozenset[str], at: tuple, what: str
+             ) -> Iterable[tuple[tuple, str]]:
+    for key in mapping:
+        if key not in valid:
+            yield (*at, key), (f"unknown {what} key {key!r}; valid keys: "
+                               f"{', '.join(sorted(valid))}")
+
+
+def unmet_requirements(
+    transcript: Mapping[str, Any], controller: Controller, settings: Settings | None = None
+) -> list[str]:
+    """Why ``controller`` (built with ``settings``, when known) cannot replay
+    ``transcript``: each unmet ``requires:`` and ``settings:`` entry (empty: it can)."""
+    unmet: list[str] = []
+    handlers = controller.step_handlers
+    requires = transcript.get("requires") or {}
+    if "photo" in requires:
+        present = [name for name in PHOTO_STEP_HANDLERS if name in handlers]
+        if requires["photo"] and len(present) < len(PHOTO_STEP_HANDLERS):
+            unmet.append("needs the photo step handlers (pip install 'si_agent[photo,ocr]')")
+        elif not requires["photo"] and present:
+            unmet.append(f"needs a deployment without the photo step handlers "
+                         f"(this one has {', '.join(present)})")
+    for name, wanted in (requires.get("step_handlers") or {}).items():
+        if bool(wanted) != (name in handlers):
+            unmet.append(f"needs step handler {name} {'registered' if wanted else 'absent'}")
+    for name, wanted in (requires.get("modules") or {}).items():
+        if bool(wanted) != (importlib.util.find_spec(name) is not None):
+            unmet.append(f"needs the module {name} {'installed' if wanted else 'absent'}")
+    declared = transcript.get("settings") or {}
+    if settings is not None and declared:
+        wanted = settings.replace(**declared)  # parsed like the environment's text
+        unmet.extend(f"needs the setting {name}={value!r}" for name, value in declared.items()
+                     if getattr(settings, name) != getattr(wanted, name))
+    return unmet
+
+
+def transcript_settings(transcript: Mapping[str, Any], settings: Settings) -> Settings:
+    """``settings`` with the transcript's ``settings:`` applied."""
+    declared = transcript.get("settings") or {}
+    return settings.replace(**declared) if declared else settings
 
 
 def replay(
@@ -99,9 +205,23 @@ def replay(
     source: str = "<memory>",
     backend: BackendHook | None = None,
     model: ScriptedModel | None = None,
+    settings: Settings | None = None,
 ) -> DialogueReport:
-    """Run one transcript in a fresh session and compare each turn with ``expect``."""
+    """Run one transcript in a fresh session and compare each turn with ``expect``.
+
+    A transcript whose ``requires:`` (or ``settings:``, compared with the
+    ``settings`` the controller was built with, when given) the controller does
+    not meet is not run: the report says why in ``skipped``.
+    """
     report = DialogueReport(name=str(transcript.get("name", source)), source=source)
+    report.failures.extend(f"{format_path(path) or '<root>'}: {problem}"
+                           for path, problem in _shape_problems(transcript, ()))
+    if report.failures:
+        return report
+    unmet = unmet_requirements(transcript, controller, settings)
+    if unmet:
+        report.skipped = "; ".join(unmet)
+        return report
     session_id = f"replay-{uuid.uuid4().hex[:12]}"
     for i, turn in enumerate(transcript["turns"], start=1):
         if turn.get("backend"):

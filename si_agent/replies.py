@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from si_agent.config.settings import DEFAULT_HANDOFF
+
 # The assistant's own small talk (greeting, closing, hand-off, switching business) is
 # in ``si_agent.config.assistant.AssistantTexts``: staff may override it in YAML.
 # A turn of a citizen whose session expired (SI_SESSION_TTL without a message): told once.
@@ -21,7 +23,7 @@ RECORDED = "已记录：{items}。"
 INVALID = "{diagnosis}{instruction}"
 ESCALATE = (
     "{label}已连续{attempts}次未能通过校验。您可以继续输入，也可以回复“取消”结束办理，"
-    "或拨打12333社保服务热线转人工服务。"
+    "或联系{handoff}转人工服务。"
 )
 DEFAULT_CONFIRM = "请核对以下信息：\n{summary}\n确认无误请回复“确认”提交；需要修改请回复“修改+项目名称”；放弃请回复“取消”。"
 SUMMARY_LINE = "· {label}：{value}"
@@ -35,7 +37,7 @@ EXEC_FAILED = "提交未成功：{message}\n您可以回复“重试”再次提
 QUERY_FAILED = "查询未成功：{message}\n您可以回复“重试”再查一次，或回复“取消”。"
 EXEC_REFUSED = (
     "业务系统未受理：{message}\n这个问题重新提交也无法解决。您可以回复“修改+项目名称”修改信息，"
-    "回复“取消”结束办理，或拨打12333社保服务热线咨询。"
+    "回复“取消”结束办理，或联系{handoff}咨询。"
 )
 REFUSED_REASK = "这项申请无法重新提交。您可以回复“修改+项目名称”修改信息，或回复“取消”结束办理。"
 EXEC_STEP_FAILED = "业务系统未通过【{label}】：{message}请重新完成这一步。"
@@ -46,17 +48,17 @@ JOB_PROGRESS = "当前进度：{progress}"
 JOB_CANNOT_CANCEL = "您的【{name}】申请已经提交，正在办理中，无法取消。办理结果出来后会告诉您。"
 JOB_UNKNOWN = (
     "提交过程中断，暂时无法确认【{name}】是否已经提交成功。为避免重复提交，请稍后通过“办理进度查询”"
-    "查看，或拨打12333社保服务热线核实。"
+    "查看，或联系{handoff}核实。"
 )
 BUSINESS_UNAVAILABLE = (
-    "【{name}】暂时无法在线办理，请携带身份证到社保经办窗口办理，或拨打12333社保服务热线咨询。"
+    "【{name}】暂时无法在线办理，请携带身份证到社保经办窗口办理，或联系{handoff}咨询。"
 )
 STEP_MISMATCH = "{step}上的{label}与您填写的不一致，请核对后重新输入{label}，或回复“重新上传{step}”。"
 TYPED_MISMATCH = "您填写的{label}与{step}上的不一致，请核对后重新输入。"
 STEP_REDO_ASK = "好的，请重新完成【{label}】。"
 EXEC_FIELD_FAILED = "业务系统未通过以下信息：{items}。请重新提供。"
 FAILED_REASK = "您可以回复“重试”再次提交，回复“修改+项目名称”修改信息，或回复“取消”放弃办理。"
-NO_ANSWER = "抱歉，这个问题我暂时无法回答。您可以拨打12333社保服务热线咨询，或告诉我您想办理的业务。"
+NO_ANSWER_TEMPLATE = "抱歉，这个问题我暂时无法回答。您可以联系{handoff}咨询，或告诉我您想办理的业务。"
 SUGGEST = "💡 您可能需要办理【{name}】，回复“办理”即可开始。"
 CONTINUE = "我们继续办理【{name}】。"
 STEP_DONE = "{label}已完成。"
@@ -77,14 +79,24 @@ NOT_UNDERSTOOD = "抱歉，我没有理解您的意思。"
 
 
 def render(template: str, values: Mapping[str, Any] | None = None, /, **extra: Any) -> str:
-    """Fill ``{name}`` placeholders; unknown names are left as written."""
-    mapping = _Lenient({**(values or {}), **extra})
+    """Fill ``{name}`` placeholders; unknown names are left as written.
+
+    ``{handoff}`` (ESCALATE, EXEC_REFUSED, JOB_UNKNOWN, BUSINESS_UNAVAILABLE,
+    NO_ANSWER_TEMPLATE) is the contact of the setting SI_HANDOFF_TEXT: pass
+    ``handoff=`` the controller's ``handoff_text``; without it, the default
+    contact (``DEFAULT_HANDOFF``) is filled in.
+    """
+    mapping = _Lenient({"handoff": DEFAULT_HANDOFF, **(values or {}), **extra})
     return template.format_map(mapping)
 
 
 class _Lenient(dict):
     def __missing__(self, key: str) -> str:
         return "{" + key + "}"
+
+
+# NO_ANSWER_TEMPLATE with the default contact, for callers that add it as it stands.
+NO_ANSWER = render(NO_ANSWER_TEMPLATE)
 
 # Photo step ``face_match`` (si_agent/photo/face.py): re-asks for a photo that
 # cannot be compared. The same text is used whichever photo (selfie or

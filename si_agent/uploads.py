@@ -32,6 +32,8 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from si_agent.errors import UploadRejected
+
 log = logging.getLogger(__name__)
 
 MEDIA_TYPES = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp"}
@@ -45,14 +47,6 @@ NOT_AN_IMAGE = "只能上传 JPG、PNG 或 WebP 格式的照片。"
 BROKEN_IMAGE = "照片文件已损坏或不完整，请重新拍摄上传。"
 NO_STEP = "当前没有需要上传照片的步骤。"
 BUSY = "正在处理的照片较多，请稍等几秒再上传。"
-
-
-class UploadRejected(Exception):
-    """An upload refused with ``status`` (413, 415) and a Chinese ``message``."""
-
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(f"{status} {code}")
-        self.status, self.code, self.message = status, code, message
 
 
 @dataclass(frozen=True)

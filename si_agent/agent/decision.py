@@ -6,8 +6,11 @@ steps taken, choose one next action (a ``Step``).
   consents, presses 下一步 or submit, follows a link to the form when there is
   none, reads the result, and ends with what is missing when it cannot go on.
 - ``ModelDecider`` asks any OpenAI-compatible endpoint for a ``Step`` (the pydantic
-  schema as the one tool it must call). The model sees values only as
-  ``{{key}}`` placeholders, and the page with those values masked the same way.
+  schema as the one tool it must call) through the project's ``ChatModel``: its
+  retries, request counting and ``ModelUnavailable`` when the model is down (so
+  an outage is reported as the model's, not the portal's). The model sees values
+  only as ``{{key}}`` placeholders, and the page with those values masked the
+  same way.
 
 Any class with ``decide(goal, view, memory) -> Step`` is a decider.
 """
@@ -19,6 +22,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from si_agent.agent import texts
 from si_agent.agent.models import (
     Check,
     Click,
@@ -31,12 +35,17 @@ from si_agent.agent.models import (
     Step,
     View,
 )
+from si_agent.config.settings import Settings
+from si_agent.engine.chat import ChatModel
+from si_agent.errors import ModelUnavailable
 from si_agent.labels import best_option, normalize
 from si_agent.privacy import redact_text
+from si_agent.session.model import Usage
 
 _CONSENT = re.compile(r"同意|承诺|已阅读|知晓")
 _NEXT = re.compile(r"^(下一步|继续|下一页)$")
 _SUBMIT = re.compile(r"^(提交申请|提交|确认提交|立即提交|申请|登录)$")
+_FORCE_NEXT_STEP = {"type": "function", "function": {"name": "next_step"}}
 _FIELD_CONTROLS = frozenset({"textbox", "combobox", "listbox", "radio", "checkbox",
                              "spinbutton", "searchbox"})
 
@@ -209,23 +218,24 @@ SYSTEM = """你是帮群众在政务网站上办事的浏览器助手。每次�
 
 
 class ModelDecider:
-    """A ``Step`` from an OpenAI-compatible model, one call per step."""
+    """A ``Step`` from an OpenAI-compatible model, one call per step.
 
-    def __init__(self, client: Any, model: str, *, temperature: float = 0.0) -> None:
-        self.client = client
-        self.model = model
-        self.temperature = temperature
+    ``calls`` counts the HTTP requests sent (retries included) and ``usage`` sums
+    what they cost; ``decide`` raises ``ModelUnavailable`` when the model cannot
+    answer.
+    """
+
+    def __init__(self, chat: ChatModel) -> None:
+        self.chat = chat
+        self.usage = Usage()
         self.calls = 0
         self.prompt_chars = 0
 
     @classmethod
-    def from_settings(cls, settings: Any) -> ModelDecider:
-        """The SI_LLM_* model (``openai`` SDK, any OpenAI-compatible endpoint)."""
-        from openai import OpenAI
-
-        client = OpenAI(base_url=settings.llm_base_url, api_key=settings.llm_api_key or "none",
-                        timeout=settings.llm_timeout, max_retries=settings.llm_max_retries)
-        return cls(client, settings.llm_model)
+    def from_settings(cls, settings: Settings) -> ModelDecider:
+        """The SI_LLM_* model (any OpenAI-compatible endpoint), at temperature 0: a
+        form is filled the same way every time."""
+        return cls(ChatModel(settings.model_copy(update={"llm_temperature": 0.0})))
 
     def decide(self, goal: Goal, view: View, memory: Sequence[Record]) -> Step:
         messages = [{"role": "system", "content": SYSTEM},
@@ -239,20 +249,26 @@ class ModelDecider:
             "name": "next_step", "description": "The one next action.",
             "parameters": Step.model_json_schema()}}
         for _ in range(2):  # a reply that is no valid step is asked again once
-            self.calls += 1
             self.prompt_chars += len(json.dumps(messages, ensure_ascii=False))
-            reply = self.client.chat.completions.create(
-                model=self.model, messages=messages, tools=[tool], temperature=self.temperature,
-                tool_choice={"type": "function", "function": {"name": "next_step"}})
-            calls = reply.choices[0].message.tool_calls or []
             try:
-                return Step.model_validate_json(calls[0].function.arguments)
+                reply = self.chat.complete(messages, [tool], tool_choice=_FORCE_NEXT_STEP)
+            except ModelUnavailable as exc:
+                self._spent(exc.usage)
+                raise
+            self._spent(reply.usage)
+            calls = reply.tool_calls
+            try:
+                return Step.model_validate_json(calls[0].arguments)
             except (IndexError, ValueError) as exc:
                 problem = "no next_step call" if not calls else str(exc).splitlines()[0]
                 messages = [*messages, {"role": "user",
                                         "content": f"上一次的回复无效（{problem}），请调用 next_step。"}]
-        return Step(thought="模型没有给出有效的下一步", action=Finish(
-            success=False, message="未能决定下一步操作"))
+        return Step(thought=texts.NO_VALID_STEP_THOUGHT, action=Finish(
+            success=False, message=texts.NO_VALID_STEP))
+
+    def _spent(self, usage: Usage) -> None:
+        self.calls += usage.model_calls
+        self.usage = self.usage + usage
 
 
 def _user_content(goal: Goal, view: View, memory: Sequence[Record]) -> str:

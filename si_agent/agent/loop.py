@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from si_agent.agent import texts
 from si_agent.agent.decision import Decider, mask_tree, mask_values
 from si_agent.agent.executor import ActionRunner
 from si_agent.agent.models import Finish, Goal, Observation, Outcome, Record, Step
@@ -118,11 +119,12 @@ class Agent:
                 failures = failures + 1 if seen.status == "failed" else 0
                 if failures >= self.max_failures:
                     return AgentResult(success=False, steps=memory,
-                                       message=f"连续{failures}步未成功：{seen.evidence}",
+                                       message=texts.FAILED_IN_A_ROW.format(
+                                           failures=failures, evidence=seen.evidence),
                                        seconds=time.monotonic() - started)
                 view = after
             return AgentResult(success=False, steps=memory,
-                               message=f"超过{self.max_steps}步仍未完成",
+                               message=texts.OUT_OF_STEPS.format(max_steps=self.max_steps),
                                seconds=time.monotonic() - started)
         finally:
             if trace:
@@ -138,6 +140,6 @@ class Agent:
         found = re.search(goal.success, page.inner_text("body"))
         if found is None:
             return step.model_copy(update={"action": Finish(
-                success=False, unknown=True, message="页面上没有办理结果")})
+                success=False, unknown=True, message=texts.NO_RESULT_ON_PAGE)})
         output = {k: v for k, v in found.groupdict().items() if v}
         return step.model_copy(update={"action": action.model_copy(update={"output": output})})

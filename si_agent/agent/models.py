@@ -8,9 +8,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from si_agent.labels import RESULT_PATTERN  # where a result is read (kept importable here)
+
 Box = tuple[int, int, int, int]  # x, y, width, height in 0-1000 of the viewport
-# Where a result is read: a government site's 受理编号 (its groups become the output).
-RESULT_PATTERN = r"受理编号[:：]\s*(?P<application_no>SI\d{14})"
 
 
 class Element(BaseModel):

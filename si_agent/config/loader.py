@@ -39,7 +39,7 @@ from si_agent.config.model import Business, FieldDef
 from si_agent.config.templates import template_errors
 from si_agent.config.yamlio import YamlDocument, format_path, load_yaml
 from si_agent.errors import ConfigError, ConfigErrors, DefinitionError, UnknownBackendError
-from si_agent.executor.registry import executor_class, executor_kinds, option_errors
+from si_agent.executor.registry import executor_kinds, executor_options, option_errors
 from si_agent.validators import TYPES as BUILTIN_TYPES
 from si_agent.validators import check, field_types
 
@@ -442,7 +442,7 @@ def _api_errors(b: Business, raw_api: Mapping) -> Iterator[tuple[tuple, str]]:
     """The kind exists and its ``Options`` model accepts the options."""
     kind = b.api.kind
     try:
-        cls = executor_class(kind)
+        options_model = executor_options(kind)
     except UnknownBackendError:
         yield ("api", "kind"), (f"unknown executor kind {kind!r}; "
                                 f"valid kinds: {', '.join(executor_kinds())}")
@@ -452,7 +452,7 @@ def _api_errors(b: Business, raw_api: Mapping) -> Iterator[tuple[tuple, str]]:
         return
     written = raw_api.get("options")
     under_options = written if isinstance(written, Mapping) else {}
-    for loc, message in option_errors(cls.Options, b.api.options)[1]:
+    for loc, message in option_errors(options_model, b.api.options)[1]:
         if not loc:
             at = ("api", "options") if "options" in raw_api else ("api",)
         elif loc[0] in under_options:

@@ -32,7 +32,8 @@ from pydantic import (
     ValidationInfo,
     field_validator,
 )
-from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from si_agent.errors import SettingsError
 
@@ -358,25 +359,31 @@ class Settings(BaseSettings):
         return self.data_dir / "demo_portal.db"
 
 
-class _EnvironSource(EnvSettingsSource):
-    """pydantic-settings' environment source over a given mapping of ``SI_*`` variables.
+class _EnvironSource(PydanticBaseSettingsSource):
+    """A settings source (pydantic-settings' public extension point) over a given
+    mapping of ``SI_*`` variables.
 
-    ``_load_env_vars`` is the hook pydantic-settings' own ``DotEnvSettingsSource``
-    overrides to read another mapping than ``os.environ``. Values stay text:
-    each field's validator parses its own (no JSON decoding).
+    Each field is read from its variable (``env_variable``), matched
+    case-insensitively after the ``SI_`` prefix; an empty value is unset. Values
+    stay text: each field's validator parses its own (no JSON decoding).
     """
 
     def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
-        self._environ = environ
         super().__init__(settings_cls)
+        self._environ = {k.lower(): v for k, v in environ.items()
+                         if k.startswith(ENV_PREFIX) and v != ""}
 
-    def _load_env_vars(self) -> Mapping[str, str | None]:
-        # Matched case-insensitively like pydantic-settings does; an empty value is unset.
-        return {k.lower(): v for k, v in self._environ.items()
-                if k.startswith(ENV_PREFIX) and v != ""}
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        """The field's raw text (None if unset), the key it is passed under, not complex."""
+        return self._environ.get(env_variable(field_name).lower()), field_name, False
 
-    def prepare_field_value(self, field_name, field, value, value_is_complex):
-        return value
+    def __call__(self) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        for name, field in self.settings_cls.model_fields.items():
+            value, key, _ = self.get_field_value(field, name)
+            if value is not None:
+                found[key] = value
+        return found
 
 
 def _describe(exc: ValidationError) -> str:

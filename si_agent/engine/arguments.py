@@ -32,17 +32,10 @@ from jsonschema.validators import validator_for
 from pydantic import TypeAdapter
 from pydantic import ValidationError as ParseError
 
+from si_agent.errors import ArgumentsRejected
 from si_agent.flow import actions as T
 
 _OBJECT = TypeAdapter(dict[str, Any])
-
-
-class ArgumentsRejected(ValueError):
-    """A tool call's arguments are malformed or do not fit the tool's schema."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 def read_arguments(

@@ -30,21 +30,13 @@ from pydantic import BaseModel, Field
 
 from si_agent.config.settings import Settings
 from si_agent.engine.base import TextSink
-from si_agent.errors import RuntimeFlowError
+from si_agent.errors import ModelUnavailable
 from si_agent.session.model import Usage
 
 log = logging.getLogger(__name__)
 
 # The counter of the ``complete`` call running in this context (None outside one).
 _sent: ContextVar[list[int] | None] = ContextVar("si_agent_model_requests", default=None)
-
-
-class ModelUnavailable(RuntimeFlowError):
-    """The model could not be reached after the SDK's retries, or refused the request."""
-
-    def __init__(self, message: str, usage: Usage | None = None) -> None:
-        super().__init__(message)
-        self.usage = usage or Usage()
 
 
 class RawCall(BaseModel):
@@ -125,9 +117,10 @@ class ChatModel:
 
     def complete(
         self, messages: list[dict], tools: list[dict] | None = None, *,
-        on_text: TextSink | None = None,
+        on_text: TextSink | None = None, tool_choice: str | dict | None = None,
     ) -> Reply:
-        """One chat completion; ``tools`` are offered with ``tool_choice: auto``.
+        """One chat completion; ``tools`` are offered with ``tool_choice`` (``auto``
+        unless given, e.g. ``{"type": "function", "function": {"name": ...}}``).
 
         Raises ``ModelUnavailable`` (with the usage spent) when the model
         cannot answer.
@@ -139,7 +132,7 @@ class ChatModel:
             kwargs: dict[str, Any] = dict(model=self.settings.llm_model, messages=messages,
                                           temperature=self.settings.llm_temperature)
             if tools:
-                kwargs.update(tools=tools, tool_choice="auto")
+                kwargs.update(tools=tools, tool_choice=tool_choice or "auto")
             reply = self._stream(kwargs, on_text) if on_text is not None else self._once(kwargs)
         except openai.APIStatusError as exc:
             raise ModelUnavailable(f"HTTP {exc.status_code} after {counter[0]} request(s)",

@@ -7,8 +7,10 @@
 ``Executors`` serves each ``business.api.kind`` with one executor instance:
 an instance passed in ``executors=`` (tests, applications), else one built on
 first use from the kind's class in the registry (``registry``: the built-ins
-``http`` and ``builtin``, entry points of group ``si_agent.executors``, and
-``register_executor``). Before running, it validates ``business.api.options``
+``http``, ``builtin`` and ``rpa``, entry points of group ``si_agent.executors``,
+and ``register_executor``). Importing this package imports no executor: each
+kind's class is imported when a business of that kind first runs. Before
+running, it validates ``business.api.options``
 with the kind's ``Options`` model (cached per business). The protocol a kind
 implements is in ``base``.
 
@@ -24,23 +26,30 @@ raise ``ConfigErrors`` (businesses loaded from YAML were checked at load).
 
 from __future__ import annotations
 
+import importlib
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-import httpx
 from pydantic import BaseModel
 
 from si_agent.config.model import Api, Business
 from si_agent.config.settings import Settings
 from si_agent.config.yamlio import format_path
 from si_agent.errors import ConfigError, ConfigErrors, UnknownBackendError
-from si_agent.executor.base import Executor, ExecutorOptions, JobContext, Progress
-from si_agent.executor.builtin import HANDLERS, BuiltinExecutor, BuiltinOptions
-from si_agent.executor.demo_host import DEMO_ORIGIN
-from si_agent.executor.http import HttpExecutor, HttpOptions
+from si_agent.executor.base import (
+    Discovers,
+    Executor,
+    ExecutorBase,
+    ExecutorOptions,
+    JobContext,
+    Progress,
+)
+from si_agent.executor.options import BuiltinOptions, HttpOptions
 from si_agent.executor.registry import (
+    Capabilities,
     build_executor,
+    capabilities,
     check_executor,
     executor_class,
     executor_kinds,
@@ -48,12 +57,21 @@ from si_agent.executor.registry import (
     register_executor,
 )
 
+if TYPE_CHECKING:
+    import httpx
+
+    from si_agent.executor.builtin import HANDLERS, BuiltinExecutor
+    from si_agent.executor.demo_host import DEMO_ORIGIN
+    from si_agent.executor.http import HttpExecutor
+
 __all__ = [
     "DEMO_ORIGIN",
     "HANDLERS",
     "BuiltinExecutor",
     "BuiltinOptions",
+    "Capabilities",
     "Executor",
+    "ExecutorBase",
     "ExecutorOptions",
     "JobContext",
     "Executors",
@@ -62,6 +80,20 @@ __all__ = [
     "executor_kinds",
     "register_executor",
 ]
+
+_LAZY = {  # imported on first use, so importing this package imports no executor
+    "DEMO_ORIGIN": "si_agent.executor.demo_host",
+    "HANDLERS": "si_agent.executor.handlers",
+    "BuiltinExecutor": "si_agent.executor.builtin",
+    "HttpExecutor": "si_agent.executor.http",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
 
 
 class Executors:
@@ -83,18 +115,22 @@ class Executors:
         self._lock = threading.Lock()
         self._built: list[Executor] = []  # what close() closes
         self._instances: dict[str, Executor] = {}
+        self._capabilities: dict[str, Capabilities] = {}
         if transport is not None:
             if "http" in (executors or {}):
                 raise ValueError("pass transport or an injected 'http' executor, not both")
+            from si_agent.executor.http import HttpExecutor
+
             self._adopt(HttpExecutor(settings.demo_backend_db, transport=transport))
         for kind, executor in (executors or {}).items():
             check_executor(kind, executor)
             self._instances[kind] = executor
+            self._capabilities[kind] = capabilities(executor)
         self._options: dict[str, tuple[Api, BaseModel]] = {}
 
     def get(self, business: Business) -> Executor:
         """The executor instance for ``business.api.kind``; ``UnknownBackendError`` if none."""
-        kind = business.api.kind
+        kind = _api(business).kind
         executor = self._instances.get(kind)
         if executor is not None:
             return executor
@@ -110,23 +146,30 @@ class Executors:
                 executor = self._adopt(build_executor(cls, self._settings))
         return executor
 
+    def capabilities(self, business: Business) -> Capabilities:
+        """What the executor of ``business.api.kind`` declares (``long_running``,
+        ``resumable``, ``takes_job``, ``discovers``)."""
+        self.get(business)
+        return self._capabilities[_api(business).kind]
+
     def options(self, business: Business) -> BaseModel:
         """``business.api.options`` validated by its kind's ``Options`` (cached per business id).
 
         Raises ``ConfigErrors`` located at ``api.options.<key>`` if they do not validate.
         """
+        api = _api(business)
         cached = self._options.get(business.id)
-        if cached is not None and cached[0] == business.api:
+        if cached is not None and cached[0] == api:
             return cached[1]
         executor = self.get(business)
-        options, problems = option_errors(executor.Options, business.api.options)
+        options, problems = option_errors(executor.Options, api.options)
         if options is None:
             source = business.source or f"business {business.id}"
             raise ConfigErrors(
                 ConfigError(source, None, format_path(("api", "options", *loc)), message)
                 for loc, message in problems
             )
-        self._options[business.id] = (business.api, options)
+        self._options[business.id] = (api, options)
         return options
 
     def prepare(self, business: Business) -> Business:
@@ -136,12 +179,11 @@ class Executors:
         if not business.discover:
             return business
         executor = self.get(business)
-        discovered = getattr(executor, "discovered", None)
-        if discovered is None:
+        if not self.capabilities(business).discovers:
             source = business.source or f"business {business.id}"
-            raise ConfigErrors([ConfigError(source, None, "fields", f"api.kind {business.api.kind!r} "
+            raise ConfigErrors([ConfigError(source, None, "fields", f"api.kind {_api(business).kind!r} "
                                             "cannot discover fields")])
-        return discovered(business, self.options(business))
+        return cast(Discovers, executor).discovered(business, self.options(business))
 
     def run(
         self,
@@ -156,13 +198,14 @@ class Executors:
 
         ``job`` reaches only executors whose class says ``takes_job = True``."""
         executor = self.get(business)
-        extra = {"job": job or JobContext(id="")} if getattr(executor, "takes_job", False) else {}
+        takes_job = self.capabilities(business).takes_job
+        extra = {"job": job or JobContext(id="")} if takes_job else {}
         result = executor.run(
             business, values, idempotency_key=idempotency_key,
             options=self.options(business), progress=progress, **extra,
         )
         if not isinstance(result, dict):
-            raise TypeError(f"executor kind {business.api.kind!r} returned "
+            raise TypeError(f"executor kind {_api(business).kind!r} returned "
                             f"{type(result).__name__}, not dict")
         return result
 
@@ -170,7 +213,7 @@ class Executors:
         """Close the executors built here (e.g. the HTTP connection pool)."""
         with self._lock:
             built, self._built = self._built, []
-        for executor in built:
+        for executor in built:  # built from a registered class: closable if it says so
             close = getattr(executor, "close", None)
             if close is not None:
                 close()
@@ -184,5 +227,13 @@ class Executors:
     def _adopt(self, executor: Executor) -> Executor:
         check_executor(executor.kind, executor)
         self._instances[executor.kind] = executor
+        self._capabilities[executor.kind] = capabilities(executor)
         self._built.append(executor)
         return executor
+
+
+def _api(business: Business) -> Api:
+    """``business.api``; a consultation (no api) has nothing to execute (``ValueError``)."""
+    if business.api is None:
+        raise ValueError(f"business {business.id!r} has no api: nothing to execute")
+    return business.api

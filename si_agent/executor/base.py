@@ -1,12 +1,15 @@
-"""The ``Executor`` protocol every executor kind implements, and ``ExecutorOptions``.
+"""The ``Executor`` protocol every executor kind implements, ``ExecutorBase`` and ``ExecutorOptions``.
 
-An executor kind is a class with one required method and four class attributes:
+An executor kind is a class with one required method and class attributes that
+declare what it is and can do:
 
-    class RpaExecutor:
+    class RpaExecutor(ExecutorBase):
         kind = "rpa"                 # the api.kind it serves
         Options = RpaOptions         # an ExecutorOptions subclass: validates api.options
         long_running = True          # runs as a background job, not within the HTTP turn
         resumable = True             # re-running with the same idempotency key applies once
+        takes_job = True             # run() takes job=JobContext(...)
+        discovers = True             # discovered() reads a ``fields: discover`` business's form
 
         def run(self, business, values, *, idempotency_key, options, progress=None) -> dict:
             ...
@@ -16,6 +19,9 @@ raises ``ExecutorError`` (Chinese ``message`` and ``field_errors`` for the
 citizen; ``retryable`` says whether resubmitting the same data may succeed).
 ``options`` is the business's ``api.options`` already validated by ``Options``;
 ``progress``, when given, takes short Chinese progress texts ("正在填写表单…").
+``takes_job`` and ``discovers`` default to False (``ExecutorBase``, or left
+undeclared); a kind that says ``discovers = True`` implements ``Discovers``.
+``close()`` (a no-op on ``ExecutorBase``) releases what the instance holds.
 
 ``Executors`` builds one instance per kind per process (so ``run`` must be
 safe across threads): ``cls.from_settings(settings)`` if the class defines
@@ -62,6 +68,8 @@ class Executor(Protocol):
     Options: ClassVar[type[BaseModel]]
     long_running: ClassVar[bool]
     resumable: ClassVar[bool]
+    takes_job: ClassVar[bool]
+    discovers: ClassVar[bool]
 
     def run(
         self,
@@ -69,8 +77,33 @@ class Executor(Protocol):
         values: Mapping[str, Any],
         *,
         idempotency_key: str,
-        options: BaseModel,
+        options: Any,
         progress: Progress | None = None,
     ) -> dict:
-        """Return the result dict, or raise ``ExecutorError``."""
+        """Return the result dict, or raise ``ExecutorError``. ``options`` is an
+        instance of the kind's own ``Options`` (each kind declares that type)."""
         ...
+
+    def close(self) -> None:
+        """Release what the instance holds (connections, browsers)."""
+        ...
+
+
+class Discovers(Protocol):
+    """What an executor with ``discovers = True`` adds: a business's fields, read from its form."""
+
+    def discovered(self, business: Business, options: Any) -> Business:
+        """``business`` with the fields its form asks for; raises ``ExecutorError``."""
+        ...
+
+
+class ExecutorBase:
+    """Defaults for the optional parts of ``Executor``: no job context, no
+    discovery, nothing to close. Subclasses set ``kind``, ``Options``,
+    ``long_running``, ``resumable`` and define ``run``."""
+
+    takes_job: ClassVar[bool] = False
+    discovers: ClassVar[bool] = False
+
+    def close(self) -> None:
+        """Nothing to release."""

@@ -1,7 +1,7 @@
 """``BuiltinExecutor`` (``api.kind: builtin``): businesses computed in-process by a handler.
 
-Options (``BuiltinOptions``): ``handler``, a name in ``HANDLERS``, checked when
-businesses load. A handler takes the field values and returns the result
+Options (``BuiltinOptions``): ``handler``, a name in ``HANDLERS`` (``handlers``),
+checked when businesses load. A handler takes the field values and returns the result
 dict; it raises ``ExecutorError`` (with ``field_errors``) for inputs it
 refuses. Register more by adding to ``HANDLERS`` before businesses load.
 Handlers are pure: the kind answers within the turn and may always be re-run.
@@ -11,43 +11,23 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel
 
 from si_agent.config.model import Business
 from si_agent.errors import UnknownBackendError
-from si_agent.executor.base import ExecutorOptions, Progress
-from si_agent.executor.pension import pension_estimate
+from si_agent.executor.base import ExecutorBase, Progress
+from si_agent.executor.handlers import HANDLERS, Handler
+from si_agent.executor.options import BuiltinOptions
 
 logger = logging.getLogger(__name__)
 
-Handler = Callable[[dict], dict]
-
-HANDLERS: dict[str, Handler] = {
-    "pension_estimate": pension_estimate,
-}
+__all__ = ["HANDLERS", "BuiltinExecutor", "BuiltinOptions", "Handler"]
 
 
-class BuiltinOptions(ExecutorOptions):
-    """``api.options`` of a builtin business (usually written directly under ``api``)."""
-
-    model_config = ConfigDict(strict=True)
-
-    handler: str = Field(min_length=1, description="Name of the handler in HANDLERS, "
-                         "e.g. pension_estimate.")
-
-    @field_validator("handler")
-    @classmethod
-    def _known(cls, name: str) -> str:
-        if name not in HANDLERS:
-            raise ValueError(f"unknown builtin handler {name!r}; "
-                             f"valid handlers: {', '.join(sorted(HANDLERS))}")
-        return name
-
-
-class BuiltinExecutor:
+class BuiltinExecutor(ExecutorBase):
     """Runs the handler its options name; stateless, so safe across threads."""
 
     kind: ClassVar[str] = "builtin"

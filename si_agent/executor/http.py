@@ -31,42 +31,29 @@ from datetime import date, datetime
 from decimal import Decimal
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel
 
-from si_agent.config.envsubst import check_url, expand_env
+from si_agent.config.envsubst import expand_env
 from si_agent.config.model import Business
 from si_agent.config.settings import Settings
 from si_agent.errors import ExecutorError
 from si_agent.executor import texts
-from si_agent.executor.base import ExecutorOptions, Progress
+from si_agent.executor.base import ExecutorBase, Progress
 from si_agent.executor.demo_host import DEMO_ORIGIN, demo_transport
+from si_agent.executor.options import HttpOptions
 
 logger = logging.getLogger(__name__)
 
 ATTEMPTS = 2  # the first try and one retry
 RETRYABLE_CLIENT_STATUSES = frozenset({408, 425, 429})
 
-
-class HttpOptions(ExecutorOptions):
-    """``api.options`` of an http business (usually written directly under ``api``)."""
-
-    model_config = ConfigDict(strict=True)
-
-    url: str = Field(min_length=1, description="Backend URL; ${VAR} and ${VAR:-default} "
-                     "are read from the environment at call time.")
-    method: Literal["GET", "POST"] = "POST"
-    timeout: float = Field(default=10.0, gt=0, description="Seconds to wait for the backend.")
-
-    @field_validator("url")
-    @classmethod
-    def _check_url(cls, url: str) -> str:
-        return check_url(url)
+__all__ = ["HttpExecutor", "HttpOptions"]
 
 
-class HttpExecutor:
+class HttpExecutor(ExecutorBase):
     """Runs ``kind: http`` businesses; one instance per process, safe across threads.
 
     ``demo_db`` is the SQLite file of the in-process demo backend (None: the demo

@@ -52,7 +52,8 @@ def pension_estimate(values: Mapping[str, Any]) -> dict:
         errors["account_balance"] = texts.ACCOUNT_BALANCE_INVALID
     if wage is not None and wage > MAX_AMOUNT:
         errors["avg_wage"] = texts.AVG_WAGE_INVALID
-    if errors:
+    if errors or age is None or years is None or wage is None or index is None \
+            or balance is None:
         raise ExecutorError(texts.ESTIMATE_INVALID, field_errors=errors, retryable=False)
 
     months = PAYOUT_MONTHS[age]

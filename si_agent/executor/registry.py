@@ -6,11 +6,17 @@
 
 A name is looked up in this order:
 
-    built-in      http (HttpExecutor), builtin (BuiltinExecutor); never replaced
+    built-in      http (HttpExecutor), builtin (BuiltinExecutor), rpa (RpaExecutor);
+                  never replaced
     code          register_executor(kind, cls)
     entry point   group ``si_agent.executors`` of any installed package:
                       [project.entry-points."si_agent.executors"]
                       rpa = "si_rpa.executor:RpaExecutor"
+
+A built-in kind is named by import paths, its options model apart from its
+class (``executor_options``): loading businesses validates ``api.options``
+without importing an executor, the browser agent or Playwright; the class is
+imported when a business of the kind first runs (``executor_class``).
 
 Kinds named in business YAML must be known when businesses load, so code
 registers its kinds before that. Entry points are listed on first use, once
@@ -25,10 +31,12 @@ registered in code shadows an entry point of the same name.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import re
 import threading
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
@@ -36,18 +44,41 @@ from pydantic import BaseModel, ValidationError
 
 from si_agent.config.settings import Settings
 from si_agent.errors import DefinitionError, UnknownBackendError
-from si_agent.executor.base import Executor
-from si_agent.executor.builtin import BuiltinExecutor
-from si_agent.executor.http import HttpExecutor
-from si_agent.executor.rpa import RpaExecutor
+from si_agent.executor.base import Executor, ExecutorBase
 
 logger = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "si_agent.executors"
 KIND_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
 
-BUILTIN_KINDS: dict[str, type] = {"http": HttpExecutor, "builtin": BuiltinExecutor,
-                                   "rpa": RpaExecutor}
+
+@dataclass(frozen=True)
+class BuiltinKind:
+    """Where a built-in kind lives: ``"module:Name"`` of its class and of its options."""
+
+    executor: str
+    options: str
+
+
+BUILTIN_KINDS: dict[str, BuiltinKind] = {
+    "http": BuiltinKind("si_agent.executor.http:HttpExecutor",
+                        "si_agent.executor.options:HttpOptions"),
+    "builtin": BuiltinKind("si_agent.executor.builtin:BuiltinExecutor",
+                           "si_agent.executor.options:BuiltinOptions"),
+    "rpa": BuiltinKind("si_agent.executor.rpa.executor:RpaExecutor",
+                       "si_agent.executor.rpa.options:RpaOptions"),
+}
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What an executor declares it does (``Executor``'s flags, defaults filled in)."""
+
+    long_running: bool
+    resumable: bool
+    takes_job: bool = ExecutorBase.takes_job
+    discovers: bool = ExecutorBase.discovers
+
 
 _lock = threading.RLock()
 _registered: dict[str, type] = {}
@@ -88,7 +119,10 @@ def executor_class(kind: str) -> type:
     Raises ``UnknownBackendError`` for an unknown name and ``DefinitionError``
     for an entry point that cannot be loaded.
     """
-    cls = BUILTIN_KINDS.get(kind) or _registered.get(kind)
+    builtin = BUILTIN_KINDS.get(kind)
+    if builtin is not None:
+        return _builtin_class(kind, builtin)
+    cls = _registered.get(kind)
     if cls is not None:
         return cls
     entry_point = _listed_entry_points().get(kind)
@@ -100,6 +134,30 @@ def executor_class(kind: str) -> type:
     if kind in _broken:
         raise DefinitionError(_broken[kind])
     return _loaded[kind]
+
+
+def executor_options(kind: str) -> type[BaseModel]:
+    """The ``Options`` model of ``kind`` (a built-in's without importing its class).
+
+    Raises like ``executor_class``.
+    """
+    builtin = BUILTIN_KINDS.get(kind)
+    if builtin is not None:
+        options: type[BaseModel] = _imported(builtin.options)
+        return options
+    options = executor_class(kind).Options  # type: ignore[attr-defined]
+    return options
+
+
+def capabilities(executor: Any) -> Capabilities:
+    """The flags ``executor`` (class or instance, already checked) declares;
+    ``takes_job`` and ``discovers`` are False where not declared."""
+    return Capabilities(
+        long_running=executor.long_running,
+        resumable=executor.resumable,
+        takes_job=getattr(executor, "takes_job", ExecutorBase.takes_job),
+        discovers=getattr(executor, "discovers", ExecutorBase.discovers),
+    )
 
 
 def build_executor(cls: type, settings: Settings) -> Executor:
@@ -156,8 +214,35 @@ def _protocol_problems(kind: str, executor: Any) -> Iterator[str]:
     for flag in ("long_running", "resumable"):
         if not isinstance(getattr(executor, flag, None), bool):
             yield f"{flag} must be True or False"
+    for flag in ("takes_job", "discovers"):  # optional, False if not declared
+        if not isinstance(getattr(executor, flag, False), bool):
+            yield f"{flag} must be True or False"
+    if getattr(executor, "discovers", False) and not callable(
+            getattr(executor, "discovered", None)):
+        yield "it says discovers = True but has no discovered method"
     if not callable(getattr(executor, "run", None)):
         yield "it has no run method"
+
+
+_builtin_classes: dict[str, type] = {}
+
+
+def _builtin_class(kind: str, builtin: BuiltinKind) -> type:
+    cls = _builtin_classes.get(kind)
+    if cls is None:
+        cls = _imported(builtin.executor)
+        options = _imported(builtin.options)
+        if cls.Options is not options:
+            raise DefinitionError(f"built-in executor kind {kind!r}: {builtin.executor}.Options "
+                                  f"is not {builtin.options}")
+        check_executor(kind, cls)
+        _builtin_classes[kind] = cls
+    return cls
+
+
+def _imported(path: str) -> Any:
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def _listed_entry_points() -> dict[str, metadata.EntryPoint]:

@@ -2,10 +2,15 @@
 
 The API process records and claims a job as usual, then ``CeleryRunner``
 sends its id to the queue (Redis as broker, ``SI_CELERY_BROKER`` or
-``SI_REDIS_URL``). A worker (``si-agent worker``) builds its own controller from
-the same settings, so it shares the sessions and job records, takes the job over
+``SI_REDIS_URL``). A worker (``si-agent worker``, assembled in
+``si_agent.worker``) builds its own controller from the same settings, so it
+shares the sessions and job records, takes the job over
 (``JobDriver.run_handed_over``) and applies the outcome to the session as a
 notice, which the page receives through the event stream.
+
+This module knows only the queue: what a worker does with a job is the
+``JobHandler`` given to ``celery_app`` (the API process registers none: it only
+sends). It imports neither the app assembly nor the flow.
 
 Delivery is at least once, the job record makes it at most once:
 
@@ -37,11 +42,19 @@ log = logging.getLogger(__name__)
 TASK = "si_agent.run_job"
 INSTALL_HINT = "pip install 'si_agent[jobs]'"
 
-_controller: Any = None  # one per worker process, built on its first task
+JobHandler = Callable[[str, str], bool]
+"""``handle(job_id, handed_by)``: run the job if this process may take it over
+now; False when its holder is still alive (the task is retried later)."""
 
 
-def celery_app(settings: Settings) -> Any:
-    """The Celery application for ``settings`` (broker and results in Redis)."""
+def celery_app(settings: Settings, handle: JobHandler | None = None, *,
+               retry_after: float = 60.0) -> Any:
+    """The Celery application for ``settings`` (broker and results in Redis).
+
+    ``handle`` runs a delivered job (a worker's); without it the task is only
+    declared, for sending. A job ``handle`` declines is retried after
+    ``retry_after`` seconds (the job lease).
+    """
     try:
         from celery import Celery
     except ImportError as exc:
@@ -59,24 +72,16 @@ def celery_app(settings: Settings) -> Any:
         worker_hijack_root_logger=False,
     )
 
-    @app.task(name=TASK, bind=True, max_retries=None)
+    @app.task(name=TASK, bind=True, max_retries=None, shared=False)  # this app's handler
     def run_job(task: Any, job_id: str, handed_by: str) -> None:
-        from si_agent.flow.execution import LEASE
-
-        if not _worker_controller(settings).driver.run_handed_over(job_id, handed_by):
-            log.info("job %s is held by a live process; trying again in %.0f s", job_id, LEASE)
-            raise task.retry(countdown=LEASE)
+        if handle is None:
+            raise RuntimeError("this process only queues jobs; run them with `si-agent worker`")
+        if not handle(job_id, handed_by):
+            log.info("job %s is held by a live process; trying again in %.0f s",
+                     job_id, retry_after)
+            raise task.retry(countdown=retry_after)
 
     return app
-
-
-def _worker_controller(settings: Settings) -> Any:
-    global _controller
-    if _controller is None:
-        from si_agent.app import build_controller
-
-        _controller = build_controller(settings)
-    return _controller
 
 
 class CeleryRunner:

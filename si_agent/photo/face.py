@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from si_agent import replies
-from si_agent.errors import UnknownBackendError
+from si_agent.errors import PhotoUnusable, UnknownBackendError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -152,12 +152,7 @@ class FaceVerifier(Protocol):
     def verify(self, selfie: bytes, reference: bytes) -> FaceResult: ...
 
 
-class Unusable(Exception):
-    """A photo cannot be used (no face, several, too small...); carries the reason."""
-
-    def __init__(self, problem: FaceProblem) -> None:
-        super().__init__(problem.value)
-        self.problem = problem
+Unusable = PhotoUnusable  # the name this module has always raised
 
 
 # --------------------------------------------------------------------------- models

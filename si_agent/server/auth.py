@@ -44,7 +44,7 @@ from flask_jwt_extended import (
 from jwt.exceptions import InvalidTokenError
 
 from si_agent.config.settings import DEV_JWT_SECRET, Settings
-from si_agent.errors import DefinitionError
+from si_agent.errors import InsecureSettings
 from si_agent.server.errors import ApiError, error_response
 from si_agent.server.identity import CachingJWTManager, token_required
 from si_agent.server.revocation import is_revoked, revoke_family, revoke_token, use_refresh
@@ -53,10 +53,6 @@ from si_agent.session.denylist import TokenDenylist
 bp = Blueprint("auth", __name__)
 _USER_ID = re.compile(r"[A-Za-z0-9_.@:\-]{1,64}")
 _MIN_SECRET = 32
-
-
-class InsecureSettings(DefinitionError, ValueError):
-    """The settings are not safe for production."""
 
 
 def check_production(settings: Settings) -> None:

@@ -14,6 +14,7 @@ from flask import Flask, jsonify
 from werkzeug.exceptions import HTTPException
 
 from si_agent import uploads
+from si_agent.errors import RequestError
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +63,7 @@ CODE_MESSAGES = {
 }
 
 
-class ApiError(Exception):
+class ApiError(RequestError):
     """An error answered as JSON with ``status``; raise it from any view.
 
     The message comes from ``CODE_MESSAGES`` (formatted with ``params``), else

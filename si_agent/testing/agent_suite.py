@@ -41,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from si_agent.agent import Agent, AgentResult, DomPerception, FormPolicy, Goal, Record, Step, View
 from si_agent.agent.decision import ModelDecider
 from si_agent.config.yamlio import load_yaml
+from si_agent.engine.chat import ChatModel
 from si_agent.errors import ConfigError, ConfigErrors
 from si_agent.executor.rpa.form import synonyms
 
@@ -310,10 +311,10 @@ class ScriptedModel:
     requests: a run without wasted calls has them equal to the agent's steps.
     """
 
-    def __init__(self, fake: Any, client: Any, model: str = "scripted-form-policy") -> None:
+    def __init__(self, fake: Any, chat: ChatModel) -> None:
         self.fake = fake
         self.policy = FormPolicy()
-        self.model = ModelDecider(client, model)
+        self.model = ModelDecider(chat)
         self.dictated = 0
 
     def decide(self, goal: Goal, view: View, memory: Sequence[Record]) -> Step:

@@ -37,6 +37,9 @@ from typing import Any
 from flask import Flask, Response, jsonify, request
 from werkzeug.serving import make_server
 
+from si_agent.config.settings import Settings
+from si_agent.engine.chat import ChatModel
+
 DELTA_CHARS = 4
 
 
@@ -84,6 +87,15 @@ class FakeOpenAI:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    def chat_model(self, model: str = "test-model", **settings: Any) -> ChatModel:
+        """A ``ChatModel`` talking to this (started) server; ``settings`` are more
+        ``Settings`` fields, e.g. ``llm_max_retries=0``."""
+        if self._server is None:
+            raise RuntimeError("start the fake server first")
+        url = f"http://127.0.0.1:{self._server.server_port}/v1"
+        return ChatModel(Settings(llm_base_url=url, llm_api_key="test", llm_model=model,
+                                  llm_temperature=0.0, **settings))
 
     # -- the HTTP side -------------------------------------------------------------
 

@@ -56,13 +56,11 @@ def test_task_with_the_form_policy(task: Task, page, suite_portal, tmp_path):
 
 @pytest.mark.parametrize("task", _params())
 def test_task_with_a_scripted_model(task: Task, page, suite_portal, fake_model, tmp_path):
-    import openai
-
-    fake, url = fake_model
+    fake, _ = fake_model
     fake.clear()
     first = len(fake.requests)
-    decider = ScriptedModel(fake, openai.OpenAI(base_url=url, api_key="test", max_retries=0,
-                                                timeout=10.0))
+    decider = ScriptedModel(fake, fake.chat_model("scripted-form-policy", llm_max_retries=0,
+                                                  llm_timeout=10.0))
     outcome = run(page, suite_portal, task, decider, trace_dir=tmp_path / task.id)
     bodies = fake.requests[first:]
 

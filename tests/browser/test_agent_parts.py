@@ -141,17 +141,14 @@ def test_the_loop_with_dom_and_screenshot_perception_composed(page, tmp_path):
 
 def test_a_model_decider_sees_placeholders_never_the_values(page):
     fake = FakeOpenAI()
-    base_url = fake.start()
+    fake.start()
     try:
-        from openai import OpenAI
-
-        client = OpenAI(base_url=base_url, api_key="test")
         view = DomPerception().perceive(page)
         fake.push({"tool_calls": [{"name": "next_step", "arguments": {
             "thought": "先填姓名", "action": {"type": "input", "ref": by_name(view, "姓名").ref,
                                               "text": "{{name}}"}}}]})
         page.fill("#m", "张伟的备注")  # a value of the task is on the page already
-        decider = ModelDecider(client, "test-model")
+        decider = ModelDecider(fake.chat_model())
         step = decider.decide(GOAL, DomPerception().perceive(page), [])
         assert step.action == Input(ref=by_name(view, "姓名").ref, text="{{name}}")
         body = fake.requests[-1]
@@ -188,7 +185,7 @@ def test_a_screenshot_only_decider_acts_on_points_and_a_model_settles_doubt(page
             "thought": "完成", "action": {"type": "finish", "success": True,
                                           "output": {"application_no": "SI20261201000042"}}}}]})
         checker = ModelCheck(client, "test-model")
-        agent = Agent(ScreenshotPerception(), ModelDecider(client, "test-model"), checker=checker)
+        agent = Agent(ScreenshotPerception(), ModelDecider(fake.chat_model()), checker=checker)
         result = agent.run(page, G(task="提交"))
         assert result.success and result.output["application_no"] == "SI20261201000042"
         assert "受理编号" in page.inner_text("#out")
@@ -241,14 +238,12 @@ def test_a_submit_with_no_answer_is_never_pressed_twice(browser, tmp_path):
 
 def test_a_success_the_page_does_not_show_is_no_success(page):
     fake = FakeOpenAI()
-    base_url = fake.start()
+    fake.start()
     try:
-        from openai import OpenAI
-
         fake.push({"tool_calls": [{"name": "next_step", "arguments": {
             "thought": "完成", "action": {"type": "finish", "success": True,
                                           "output": {"application_no": "SI20991231999999"}}}}]})
-        decider = ModelDecider(OpenAI(base_url=base_url, api_key="t"), "m")
+        decider = ModelDecider(fake.chat_model("m"))
         result = Agent(DomPerception(), decider).run(page, GOAL)
     finally:
         fake.stop()
@@ -257,13 +252,11 @@ def test_a_success_the_page_does_not_show_is_no_success(page):
 
 def test_a_model_reply_that_is_no_step_is_asked_again_then_ends(page):
     fake = FakeOpenAI()
-    base_url = fake.start()
+    fake.start()
     try:
-        from openai import OpenAI
-
         fake.push({"content": "我觉得应该先填姓名"})  # no tool call
         fake.push({"tool_calls": [{"name": "next_step", "arguments": {"thought": "x"}}]})
-        decider = ModelDecider(OpenAI(base_url=base_url, api_key="t", max_retries=0), "m")
+        decider = ModelDecider(fake.chat_model("m", llm_max_retries=0))
         step = decider.decide(GOAL, DomPerception().perceive(page), [])
         assert step.action == Finish(success=False, message="未能决定下一步操作")
         assert decider.calls == 2 and "上一次的回复无效" in json.dumps(

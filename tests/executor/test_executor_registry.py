@@ -143,6 +143,35 @@ def test_builtins_are_listed_and_declare_how_they_run(fresh_registry):
     assert (RpaExecutor.long_running, RpaExecutor.resumable) == (True, True)
 
 
+def test_builtins_declare_their_capabilities_and_options_apart(fresh_registry, settings,
+                                                                make_business):
+    for kind in registry.BUILTIN_KINDS:  # the options model named apart is the class's
+        assert registry.executor_options(kind) is registry.executor_class(kind).Options
+    assert registry.capabilities(RpaExecutor) == registry.Capabilities(
+        long_running=True, resumable=True, takes_job=True, discovers=True)
+    assert registry.capabilities(HttpExecutor) == registry.Capabilities(
+        long_running=False, resumable=True, takes_job=False, discovers=False)
+    with Executors(settings, executors={"http": Recording()}) as ex:  # undeclared: False
+        assert ex.capabilities(make_business("b", ["name"])) == registry.Capabilities(
+            long_running=False, resumable=True)
+
+
+def test_a_kind_that_says_it_discovers_must_be_able_to(fresh_registry):
+    class Boaster(MemoExecutor):
+        kind = "boast_test"
+        discovers = True
+
+    with pytest.raises(DefinitionError, match="no discovered method"):
+        register_executor("boast_test", Boaster)
+
+    class Vague(MemoExecutor):
+        kind = "vague_test"
+        takes_job = "yes"
+
+    with pytest.raises(DefinitionError, match="takes_job must be True or False"):
+        register_executor("vague_test", Vague)
+
+
 def test_unknown_kind_lists_the_valid_names(fresh_registry):
     with pytest.raises(UnknownBackendError) as err:
         registry.executor_class("ftp")

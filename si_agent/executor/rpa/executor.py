@@ -43,16 +43,16 @@ from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel
 
-from si_agent.agent.models import RESULT_PATTERN
-from si_agent.config.envsubst import check_url, expand_env
+from si_agent.config.envsubst import expand_env
 from si_agent.config.model import Business
-from si_agent.errors import ExecutorError
+from si_agent.errors import ExecutorError, ModelUnavailable
 from si_agent.executor import texts
-from si_agent.executor.base import ExecutorOptions, JobContext, Progress
+from si_agent.executor.base import ExecutorBase, JobContext, Progress
 from si_agent.executor.rpa import browsers, discover
 from si_agent.executor.rpa.form import Control, choose, css, match, normalize, perceive
+from si_agent.executor.rpa.options import RpaOptions
 from si_agent.executor.rpa.trace import FAILED, FILLED, UNFILLED, FieldStatus, Trace
 from si_agent.validators import mask
 
@@ -60,55 +60,13 @@ log = logging.getLogger(__name__)
 
 
 
-class LoginOptions(BaseModel):
-    """The portal's login page, and the environment variables holding the credentials."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    url: str | None = None  # without it, a page asking for a password is the login page
-    user_env: str
-    password_env: str
-
-    @field_validator("url")
-    @classmethod
-    def _check_url(cls, url: str | None) -> str | None:
-        return None if url is None else check_url(url)
-
-
-class RpaOptions(ExecutorOptions):
-    url: str
-    login: LoginOptions | None = None
-    fields: dict[str, str] = {}
-    fixed: dict[str, str | bool] = {}
-    submit: str = "提交申请"
-    next: str = "下一步"
-    success: str = RESULT_PATTERN
-    action_timeout: float = 10.0
-    job_timeout: float = 300.0
-    max_pages: int = 6
-    agent_steps: int = 30  # steps the browser agent may take when it finishes a form
-
-    @field_validator("url")
-    @classmethod
-    def _check_url(cls, url: str) -> str:
-        return check_url(url)
-
-    @field_validator("success")
-    @classmethod
-    def _compiles(cls, value: str) -> str:
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"success is not a regular expression: {exc}") from None
-        return value
-
-
-class RpaExecutor:
+class RpaExecutor(ExecutorBase):
     kind: ClassVar[str] = "rpa"
     Options: ClassVar[type[BaseModel]] = RpaOptions
     long_running: ClassVar[bool] = True
     resumable: ClassVar[bool] = True  # a draft already submitted is read, not submitted again
     takes_job: ClassVar[bool] = True
+    discovers: ClassVar[bool] = True
 
     def __init__(self, trace_dir: Path, *, chromium: str = "/usr/bin/chromium",
                  retention_days: int = 7, headed: bool = False, decider: Any = None) -> None:
@@ -187,6 +145,12 @@ class RpaExecutor:
             return _Job(business, values, options, page, trace, progress, job, self.decider).run()
         except ExecutorError:
             raise
+        except ModelUnavailable as exc:  # the agent's model, not the portal, is down
+            trace.note(f"model unavailable: {exc}")
+            log.warning("rpa job %s for %s: the agent's model is unavailable: %s",
+                        job.id, business.id, exc)
+            raise ExecutorError(texts.RPA_MODEL_DOWN, retryable=True,
+                                resume=trace.resume or dict(job.resume) or None) from None
         except Exception as exc:  # Playwright's timeouts and errors: the portal is not answering
             trace.note(f"browser error: {type(exc).__name__}")
             log.warning("rpa job %s for %s: %s", job.id, business.id, type(exc).__name__)
@@ -293,7 +257,7 @@ class _Job:
         for n, (label, value) in enumerate(self.options.fixed.items()):
             values[f"fixed_{n}"] = "true" if value is True else str(value)
             labels[f"fixed_{n}"] = [label]
-        goal = Goal(task=f"在办理网站上填写并提交【{self.business.name}】", values=values,
+        goal = Goal(task=texts.RPA_AGENT_TASK.format(name=self.business.name), values=values,
                     labels=labels, success=self.options.success)
         agent = Agent(DomPerception(), self.decider, max_steps=self.options.agent_steps,
                       runner=ActionRunner(self.options.action_timeout * 1000))
@@ -304,7 +268,7 @@ class _Job:
             self.trace.fields = [FieldStatus(label=self.business.field(k).label, key=k,
                                              status=FILLED) for k in values if not
                                  k.startswith("fixed_")]
-            output = dict(result.output)
+            output: dict[str, Any] = dict(result.output)
             output["field_status"] = [f.model_dump(exclude={"value"}) for f in self.trace.fields]
             return output
         if result.unknown:  # something was submitted: never again, say it

@@ -134,9 +134,9 @@ def match(business: Business, controls: list[Control],
     for f in business.fields:
         names = [normalize(explicit[f.key])] if f.key in explicit else [
             normalize(f.label), *synonyms().get(f.key, ())]
-        control = next((by_name[n] for n in names if n in by_name), None)
-        if control is not None and control not in found.values():
-            found[f.key] = control
+        match = next((by_name[n] for n in names if n in by_name), None)
+        if match is not None and match not in found.values():
+            found[f.key] = match
     return found
 
 
