@@ -30,6 +30,24 @@ def test_options_are_checked_when_businesses_load(make_business, settings):
             executors.options(make_business("web", ["name"], kind="rpa", options=bad))
 
 
+def test_allowed_origins_are_checked_when_businesses_load(make_business, settings):
+    executors = Executors(settings)
+    good = make_business("web", ["name"], kind="rpa", options={
+        "url": "https://gov.example/f", "allowed_origins": ["https://sso.gov.example",
+                                                            "http://127.0.0.1:8100"]})
+    assert executors.options(good).allowed_origins == ("https://sso.gov.example",
+                                                       "http://127.0.0.1:8100")
+    for bad in (["https://sso.gov.example/login"], ["sso.gov.example"], ["ftp://x.example"],
+                ["https://user@x.example"], ["https://x.example/"]):
+        with pytest.raises(ConfigErrors, match="allowed_origins"):
+            executors.options(make_business("web", ["name"], kind="rpa", options={
+                "url": "https://gov.example/f", "allowed_origins": bad}))
+    with pytest.raises(ConfigErrors, match="login.url"):  # a login page off the portal
+        executors.options(make_business("web", ["name"], kind="rpa", options={
+            "url": "https://gov.example/f", "login": {
+                "url": "https://evil.example/login", "user_env": "U", "password_env": "P"}}))
+
+
 def test_fields_match_by_mapping_label_and_synonyms(make_business, catalog_business):
     business = catalog_business("social_transfer")
     controls = [control("申请人姓名"), control("证件号码"), control("原参保地", "select"),
