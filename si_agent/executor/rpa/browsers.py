@@ -8,7 +8,10 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-BROWSER_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking")
+BROWSER_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                # No pop-ups or window.open: every page is one the executor opened and
+                # guards (si_agent.executor.rpa.origins).
+                "--block-new-web-contents")
 
 
 class _Browsers(threading.local):

@@ -9,6 +9,7 @@
         fixed: {证件类型: 居民身份证, 我已阅读并同意承诺书: true}  # controls the business always sets
         submit: 提交申请
         success: "受理编号[:：]\\s*(?P<application_no>SI\\d{14})"
+        allowed_origins: [https://sso.example.gov.cn]  # other origins the portal uses
 
 A job opens the form (logging in with credentials from the environment when
 the portal asks), and on every page of it perceives the controls
@@ -27,6 +28,14 @@ service user only): the action log with personal values masked, the per-field
 table and a screenshot per page. Traces older than ``SI_RPA_RETENTION_DAYS`` are
 deleted when a job starts. The browser is Debian's Chromium (``SI_RPA_CHROMIUM``),
 one per worker thread, with a fresh context per job.
+
+The job's browser stays on the portal (``si_agent.executor.rpa.origins``): a
+request to an origin other than ``url``'s and ``allowed_origins`` is aborted, and
+a navigation or data sent elsewhere ends the job (``RPA_UNSAFE_SITE``, or
+``RPA_UNSAFE_SUBMITTED`` once the submit button was pressed) with the blocked
+request in the trace. Credentials are typed only on the page at ``login.url``
+(origin and path), results and refusals are read only from the portal's pages,
+and a saved draft is resumed only if it is on the portal.
 """
 
 from __future__ import annotations
@@ -43,7 +52,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from si_agent.agent.models import RESULT_PATTERN
 from si_agent.config.envsubst import check_url, expand_env
@@ -51,13 +60,13 @@ from si_agent.config.model import Business
 from si_agent.errors import ExecutorError
 from si_agent.executor import texts
 from si_agent.executor.base import ExecutorOptions, JobContext, Progress
-from si_agent.executor.rpa import browsers, discover
+from si_agent.executor.rpa import browsers, discover, origins
 from si_agent.executor.rpa.form import Control, choose, css, match, normalize, perceive
 from si_agent.executor.rpa.trace import FAILED, FILLED, UNFILLED, FieldStatus, Trace
 from si_agent.validators import mask
 
 log = logging.getLogger(__name__)
-
+_SETTLE_MS = 150  # before the submission: the page's last requests reach the guard
 
 
 class LoginOptions(BaseModel):
@@ -87,11 +96,45 @@ class RpaOptions(ExecutorOptions):
     job_timeout: float = 300.0
     max_pages: int = 6
     agent_steps: int = 30  # steps the browser agent may take when it finishes a form
+    allowed_origins: tuple[str, ...] = ()  # origins besides url's the browser may visit
 
     @field_validator("url")
     @classmethod
     def _check_url(cls, url: str) -> str:
         return check_url(url)
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _check_origins(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        for value in values:
+            if "${" in value:  # checked again once expanded, when a job starts
+                check_url(value)
+            else:
+                origins.check_origin(value)
+        return values
+
+    @model_validator(mode="after")
+    def _login_on_the_portal(self) -> RpaOptions:
+        """The login page must be on an allowed origin (checked here when no
+        ``${VAR}`` is involved, else when a job starts)."""
+        configured = [self.url, *self.allowed_origins]
+        if self.login is None or not self.login.url or any(
+                "${" in x for x in (self.login.url, *configured)):
+            return self
+        if not origins.OriginPolicy(configured).allows(self.login.url):
+            raise ValueError(f"login.url {self.login.url!r} is not on the portal's origin "
+                             f"{origins.origin_of(self.url)}; add its origin to allowed_origins")
+        return self
+
+    def policy(self) -> origins.OriginPolicy:
+        """The origins a job may visit, environment references expanded; ``ValueError``
+        when one is not an origin or the login page is on none of them."""
+        extra = [origins.check_origin(expand_env(o)) for o in self.allowed_origins]
+        policy = origins.OriginPolicy([expand_env(self.url), *extra])
+        if self.login is not None and self.login.url and not policy.allows(
+                expand_env(self.login.url)):
+            raise ValueError("login.url is on none of the allowed origins")
+        return policy
 
     @field_validator("success")
     @classmethod
@@ -146,14 +189,16 @@ class RpaExecutor:
             return browsers.own_thread.submit(self.discover, business, options).result()
         trace = Trace(self.trace_dir / f"discover-{business.id}",
                       self.trace_dir / "drafts" / f"discover-{business.id}.json")
-        context = self._browser().new_context(locale="zh-CN")
+        policy = _policy(options, trace)
+        context = self._browser().new_context(locale="zh-CN", service_workers="block")
         try:
             page = context.new_page()
+            guard = origins.guard(context, policy)  # before the page's first request
             page.set_default_timeout(options.action_timeout * 1000)
             job = _Job(business, {}, options, page, trace, None, JobContext(id="discover"),
-                       self.decider)
-            job._open(expand_env(options.url))
-            found = job.discover_page()
+                       self.decider, guard)
+            found = job.guarded(lambda: (job._open(expand_env(options.url)),
+                                         job.discover_page())[1])
         except ExecutorError:
             raise
         except Exception as exc:  # the portal is not answering
@@ -180,11 +225,15 @@ class RpaExecutor:
         if not job.resume and known.is_file():
             job = JobContext(id=job.id, resume=json.loads(known.read_text("utf-8")))
         trace = Trace(self.trace_dir / (job.id or idempotency_key[:16]), known)
-        context = self._browser().new_context(locale="zh-CN")
+        policy = _policy(options, trace)
+        context = self._browser().new_context(locale="zh-CN", service_workers="block")
         try:
             page = context.new_page()
+            guard = origins.guard(context, policy)  # before the page's first request
             page.set_default_timeout(options.action_timeout * 1000)
-            return _Job(business, values, options, page, trace, progress, job, self.decider).run()
+            work = _Job(business, values, options, page, trace, progress, job, self.decider,
+                        guard)
+            return work.guarded(work.run)
         except ExecutorError:
             raise
         except Exception as exc:  # Playwright's timeouts and errors: the portal is not answering
@@ -224,22 +273,62 @@ class _Job:
 
     def __init__(self, business: Business, values: Mapping[str, Any], options: RpaOptions,
                  page: Any, trace: Trace, progress: Progress | None, job: JobContext,
-                 decider: Any) -> None:
+                 decider: Any, guard: origins.Guard) -> None:
         self.business, self.values, self.options = business, values, options
         self.page, self.trace, self.job, self.decider = page, trace, job, decider
+        self.guard = guard
+        self.submitted = False  # the submit button was pressed (something may be sent)
+        self.left = False  # the job was stopped for leaving the portal
         self.progress = progress or (lambda text: None)
         self.deadline = time.monotonic() + options.job_timeout
         self.taken: dict[str, Control] = {}  # business key -> control filled, over all pages
         self.matched: dict[str, Control] = {}  # business key -> control it fits, all pages
 
+    # -- the origin policy (si_agent.executor.rpa.origins) ---------------------------
+
+    def guarded(self, work: Any) -> Any:
+        """``work()``, ended as "left the portal" when the guard blocked a navigation or
+        data leaving it (whatever else went wrong meanwhile: a failed navigation, a
+        timeout), or when it finished after such a block."""
+        try:
+            result = work()
+        except Exception:
+            if self.guard.fatal and not self.left:
+                raise self._off_portal(self.guard.fatal[0].describe()) from None
+            raise
+        if self.guard.fatal:
+            raise self._off_portal(self.guard.fatal[0].describe())
+        return result
+
+    def _off_portal(self, reason: str) -> ExecutorError:
+        """The job's end when the portal's page tried to leave the portal."""
+        self.left = True
+        self.trace.note(f"off the portal: {reason}")
+        log.warning("rpa job %s for %s: stopped, the page left the portal (%s)", self.job.id,
+                    self.business.id, reason)
+        message = texts.RPA_UNSAFE_SUBMITTED if self.submitted else texts.RPA_UNSAFE_SITE
+        return ExecutorError(message, retryable=False, resume=self.trace.resume or None)
+
+    def _check_origin(self) -> None:
+        """Raise unless the page is on the portal and nothing tried to leave it."""
+        if self.guard.fatal:
+            raise self._off_portal(self.guard.fatal[0].describe())
+        if not self.guard.policy.allows(self.page.url):
+            raise self._off_portal(f"the page is at {_path(self.page.url)[:80]}")
+
     def run(self) -> dict:
         self.progress(texts.RPA_OPENING)
-        self._open(self.job.resume.get("draft") or expand_env(self.options.url))
+        draft = self.job.resume.get("draft")
+        if draft and not self.guard.policy.allows(draft):  # never resumed off the portal
+            self.submitted = True  # an earlier attempt may have sent it
+            raise self._off_portal(f"the saved draft is at {_path(draft)[:80]}")
+        self._open(draft or expand_env(self.options.url))
         self.trace.draft(self.page.url)
         if self.job.remember is not None:  # on the job record, before anything is sent
             self.job.remember(self.trace.resume)
         submitted = False
         for page_no in range(self.options.max_pages):
+            self._check_origin()
             done = self._result()
             if done is not None:
                 return done
@@ -257,10 +346,12 @@ class _Job:
             self._fill(controls, matched, fixed)
             if self._unplaced(controls, matched, fixed):
                 return self._hand_over()
+            self._check_origin()  # a value sent elsewhere as it was typed
             pressed = self._press()
             if pressed == "login":
                 continue  # logged in again: the draft page is filled anew
             submitted = pressed == "submit"
+            self._check_origin()
             after = perceive(self.page)
             if any(c.error is not None for c in after):
                 self._refused(after)
@@ -296,10 +387,14 @@ class _Job:
         goal = Goal(task=f"在办理网站上填写并提交【{self.business.name}】", values=values,
                     labels=labels, success=self.options.success)
         agent = Agent(DomPerception(), self.decider, max_steps=self.options.agent_steps,
-                      runner=ActionRunner(self.options.action_timeout * 1000))
+                      runner=ActionRunner(self.options.action_timeout * 1000),
+                      origins=self.guard.policy)
         result = agent.run(self.page, goal, trace_dir=self.trace.directory / "agent")
         self.trace.note(f"agent: {'done' if result.success else 'stopped'} after "
                         f"{len(result.steps)} steps")
+        if result.off_portal:
+            self.submitted = self.submitted or result.unknown
+            raise self._off_portal(f"agent: {result.off_portal}")
         if result.success:
             self.trace.fields = [FieldStatus(label=self.business.field(k).label, key=k,
                                              status=FILLED) for k in values if not
@@ -356,18 +451,24 @@ class _Job:
             url = expand_env(self.options.url)
             response = self.page.goto(url)
         self._check_status(response)
+        self._check_origin()
         if self._on_login_page():
             self._login()
             response = self.page.goto(url)
             self._check_status(response)
+            self._check_origin()
 
     def _on_login_page(self) -> bool:
         """The portal's login page: its URL when configured (a form may have a PIN
         field), else any page asking for a password."""
         login = self.options.login
+        here = self.page.url
         if login is not None and login.url:
-            return urlsplit(self.page.url).path == urlsplit(expand_env(login.url)).path
-        return self.page.locator('input[type="password"]').count() > 0
+            want = expand_env(login.url)
+            return (origins.origin_of(here) == origins.origin_of(want)
+                    and urlsplit(here).path == urlsplit(want).path)
+        return (self.guard.policy.allows(here)
+                and self.page.locator('input[type="password"]').count() > 0)
 
     def _login(self) -> None:
         login = self.options.login
@@ -376,12 +477,18 @@ class _Job:
         if not user or not password:
             self.trace.note("login asked, but no credentials are configured")
             raise ExecutorError(texts.RPA_LOGIN_FAILED, retryable=False)
-        form = self.page.locator("form", has=self.page.locator('input[type="password"]'))
+        self._check_origin()
+        form = self.page.locator("form", has=self.page.locator('input[type="password"]')).first
+        button = form.locator('button, input[type="submit"]').first
+        target = origins.destination(button)
+        if target is not None and not self.guard.policy.allows(target):
+            raise self._off_portal(f"the login form posts to {_path(target)[:80]}")
         form.locator('input:not([type="password"]):not([type="hidden"])').first.fill(user)
         form.locator('input[type="password"]').fill(password)
         with self.page.expect_navigation():
-            form.locator('button, input[type="submit"]').first.click()
+            button.click()
         self.trace.note("logged in")
+        self._check_origin()
         if self._on_login_page():
             raise ExecutorError(texts.RPA_LOGIN_FAILED, retryable=False)
 
@@ -397,11 +504,19 @@ class _Job:
         if button.count() == 0:
             self.trace.note("no next or submit button")
             raise ExecutorError(texts.RPA_FORM_CHANGED, retryable=False, resume=self.trace.resume)
+        target = origins.destination(button.first)
+        if target is not None and not self.guard.policy.allows(target):
+            raise self._off_portal(f"the {step} button posts to {_path(target)[:80]}")
+        if step == "submit":
+            self.page.wait_for_timeout(_SETTLE_MS)  # let the page's requests reach the guard
+            self._check_origin()
         self.trace.shot(self.page, f"before-{step}")
+        self.submitted = self.submitted or step == "submit"
         with self.page.expect_navigation() as navigation:
             button.first.click()
         self.trace.note(f"press {step}")
         self._check_status(navigation.value)
+        self._check_origin()
         if self._on_login_page():  # the session expired mid-job
             self.trace.note("logged out by the portal")
             self._login()
@@ -470,6 +585,7 @@ class _Job:
 
     def _result(self) -> dict | None:
         """The result dict if the page shows the success pattern, else None."""
+        self._check_origin()  # a number is read from the portal's own pages only
         found = re.search(self.options.success, self.page.inner_text("body"))
         if found is None:
             return None
@@ -512,6 +628,16 @@ class _Job:
                                 field_errors=field_errors, resume=self.trace.resume)
         raise ExecutorError(texts.RPA_FIELDS_FAILED, field_errors=field_errors,
                             retryable=False, resume=self.trace.resume)
+
+
+def _policy(options: RpaOptions, trace: Trace) -> origins.OriginPolicy:
+    """The job's origin policy; a configuration that expands to no policy stops it."""
+    try:
+        return options.policy()
+    except ValueError as exc:
+        trace.note(f"origin policy: {exc}")
+        log.error("rpa: the origin policy cannot be built: %s", exc)
+        raise ExecutorError(texts.MISCONFIGURED, retryable=False) from None
 
 
 def _close_quietly(context: Any) -> None:

@@ -2,25 +2,23 @@
 
 A job's browser context may talk only to the configured portal origin(s): the
 origin of ``api.options.url`` plus the business's ``allowed_origins``
-(``scheme://host[:port]``, no path). ``guard(context, policy)`` installs
-Playwright request routing on the context, so every request is decided before
-it leaves the browser:
+(``scheme://host[:port]``, no path). ``guard(context, policy)`` pauses every
+request of the context's pages before it leaves the browser (Chromium's
+``Fetch`` domain over a CDP session per page: unlike Playwright's ``route``, it
+pauses each redirect hop too, so an open redirect is caught) and decides:
 
-- a request to any other origin is aborted (``blockedbyclient``) and recorded;
-- a navigation or a request carrying data (a body, or a method other than
-  GET/HEAD) to an allowed origin is fetched by Playwright without following
-  redirects, so a redirect to another origin is aborted too (Chromium follows
-  redirects of a routed request without asking the route again); an allowed
-  response, redirects to allowed origins included, is handed to the page as it
-  came;
-- other requests to allowed origins (a stylesheet, an image) go out unchanged.
+- a request to an allowed origin goes on;
+- a ``data:`` or ``blob:`` sub-resource goes on (it makes no network request);
+- anything else is aborted (``BlockedByClient``) and recorded.
 
-``Guard.fatal`` lists the blocked navigations and data-carrying requests: a page
-that tried to leave the portal. The executor ends its job on one (and never
-reads a result from, types a credential into, or resumes a draft on a page
-outside the policy); the agent stops acting on such a page. ``data:`` and
-``about:`` pages make no request, so routing never sees them; ``allows`` is
-False for them, which is what keeps a result off a page the portal wrote there.
+``Guard.fatal`` lists the blocked navigations (any frame) and data-carrying
+requests (a body, or a method other than GET/HEAD): a page that tried to leave
+the portal. The executor ends its job on one (and never reads a result from,
+types a credential into, or resumes a draft on a page outside the policy); the
+agent stops acting on such a page. ``about:blank`` makes no request, so it is
+never paused; ``allows`` is False for it, which keeps a result off a page a
+script wrote there. New windows are refused by the browser itself
+(``--block-new-web-contents``, see ``browsers``), so no page runs unguarded.
 """
 
 from __future__ import annotations
@@ -30,7 +28,7 @@ import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +103,6 @@ class Blocked:
     resource_type: str
     navigation: bool
     carries_data: bool
-    redirect_from: str | None = None  # the allowed URL whose redirect pointed here
 
     @property
     def fatal(self) -> bool:
@@ -114,66 +111,75 @@ class Blocked:
 
     def describe(self) -> str:
         what = "navigation" if self.navigation else self.resource_type
-        via = f" (redirected from {self.redirect_from})" if self.redirect_from else ""
-        return f"blocked {self.method} {self.url} [{what}]{via}"
+        return f"blocked {self.method} {self.url} [{what}]"
 
 
 @dataclass
 class Guard:
-    """The routing installed on one browser context, and what it blocked."""
+    """The interception installed on one browser context's pages, and what it blocked."""
 
     policy: OriginPolicy
     blocked: list[Blocked] = field(default_factory=list)
+    sessions: list[Any] = field(default_factory=list, repr=False)
+    pages: weakref.WeakSet[Any] = field(default_factory=weakref.WeakSet, repr=False)
 
     @property
     def fatal(self) -> list[Blocked]:
         return [b for b in self.blocked if b.fatal]
 
-    def handle(self, route: Any) -> None:
-        """Playwright's route handler (runs on the thread driving the browser)."""
-        request = route.request
-        navigation = request.is_navigation_request()
-        carries_data = request.method not in _PASSIVE_METHODS or bool(request.post_data_buffer)
-        try:
-            if not self.policy.allows(request.url):
-                self._block(route, request, navigation, carries_data, request.url)
-                return
-            if not (navigation or carries_data):
-                route.continue_()
-                return
-            response = route.fetch(max_redirects=0)
-            location = response.headers.get("location")
-            if 300 <= response.status < 400 and location:
-                target = urljoin(request.url, location)
-                if not self.policy.allows(target):
-                    self._block(route, request, navigation, carries_data, target,
-                                redirect_from=_strip(request.url))
-                    return
-            route.fulfill(response=response)
-        except Exception as exc:  # the page or context closed meanwhile
-            log.debug("origin guard: a route was not settled (%s)", type(exc).__name__)
+    def attach(self, page: Any) -> None:
+        """Pause every request of ``page`` (redirect hops included) for ``decide``;
+        once per page (call it before the page's first navigation)."""
+        if page in self.pages:
+            return
+        self.pages.add(page)
+        session = page.context.new_cdp_session(page)
+        session.on("Fetch.requestPaused", lambda event: self.decide(session, event))
+        session.send("Fetch.enable", {"patterns": [{"urlPattern": "*",
+                                                    "requestStage": "Request"}]})
+        self.sessions.append(session)
 
-    def _block(self, route: Any, request: Any, navigation: bool, carries_data: bool,
-               url: str, redirect_from: str | None = None) -> None:
-        blocked = Blocked(method=request.method, url=_strip(url),
-                          resource_type=request.resource_type, navigation=navigation,
-                          carries_data=carries_data, redirect_from=redirect_from)
-        self.blocked.append(blocked)
-        log.warning("origin guard: %s", blocked.describe())
-        route.abort("blockedbyclient")
+    def decide(self, session: Any, event: dict[str, Any]) -> None:
+        """Let a paused request go on, or abort it (runs on the thread driving the browser)."""
+        request = event["request"]
+        url = str(request.get("url", ""))
+        navigation = event.get("resourceType") == "Document"
+        method = str(request.get("method", "GET"))
+        carries_data = method not in _PASSIVE_METHODS or bool(request.get("hasPostData"))
+        allowed = self.policy.allows(url) or (
+            not navigation and url.split(":", 1)[0].lower() in ("data", "blob"))
+        try:
+            if allowed:
+                session.send("Fetch.continueRequest", {"requestId": event["requestId"]})
+                return
+            blocked = Blocked(method=method, url=_strip(url),
+                              resource_type=str(event.get("resourceType", "")).lower(),
+                              navigation=navigation, carries_data=carries_data)
+            self.blocked.append(blocked)
+            log.warning("origin guard: %s", blocked.describe())
+            session.send("Fetch.failRequest", {"requestId": event["requestId"],
+                                               "errorReason": "BlockedByClient"})
+        except Exception as exc:  # the page or context closed meanwhile
+            log.debug("origin guard: a request was not settled (%s)", type(exc).__name__)
 
 
 _guards: weakref.WeakKeyDictionary[Any, Guard] = weakref.WeakKeyDictionary()
 
 
 def guard(context: Any, policy: OriginPolicy) -> Guard:
-    """Route every request of ``context`` (a Playwright browser context) through
-    ``policy``; the context's guard if one is installed already (its policy kept)."""
+    """Guard every page of ``context`` (a Playwright browser context), those open now
+    and those to come, with ``policy``; the context's guard if one is installed
+    already (its policy kept). Open the job's page first: a page opened later is
+    guarded from its ``page`` event, after its first request may have left."""
     existing = _guards.get(context)
     if existing is not None:
+        for page in context.pages:
+            existing.attach(page)
         return existing
     installed = Guard(policy)
-    context.route("**/*", installed.handle)
+    for page in context.pages:
+        installed.attach(page)
+    context.on("page", installed.attach)
     _guards[context] = installed
     return installed
 
@@ -196,7 +202,8 @@ DESTINATION_JS = """
   if (link) return link.href;
   const button = el.closest("button, input[type=submit], input[type=image]");
   if (button && button.form && (button.type === "submit" || button.type === "image")) {
-    return button.formAction || button.form.action || null;
+    // formAction reads as the page's own URL when the attribute is absent
+    return button.hasAttribute("formaction") ? button.formAction : button.form.action;
   }
   return null;
 }
