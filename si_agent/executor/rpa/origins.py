@@ -198,12 +198,16 @@ def _strip(url: str) -> str:
 # the form a submit button posts (its formaction first); null when it goes nowhere.
 DESTINATION_JS = """
 (el) => {
+  // Attributes read through Element.prototype: a form's own properties (form.action,
+  // form.getAttribute) are shadowed by controls of that name.
+  const attr = (node, name) => Element.prototype.getAttribute.call(node, name);
+  const resolve = (url) => new URL(url || "", document.baseURI).href;
   const link = el.closest("a[href]");
-  if (link) return link.href;
+  if (link) return resolve(attr(link, "href"));
   const button = el.closest("button, input[type=submit], input[type=image]");
   if (button && button.form && (button.type === "submit" || button.type === "image")) {
-    // formAction reads as the page's own URL when the attribute is absent
-    return button.hasAttribute("formaction") ? button.formAction : button.form.action;
+    const own = attr(button, "formaction");
+    return resolve(own !== null ? own : attr(button.form, "action"));
   }
   return null;
 }
