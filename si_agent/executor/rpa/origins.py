@@ -11,14 +11,18 @@ pauses each redirect hop too, so an open redirect is caught) and decides:
 - a ``data:`` or ``blob:`` sub-resource goes on (it makes no network request);
 - anything else is aborted (``BlockedByClient``) and recorded.
 
+Two Playwright routes complete it: ``context.route`` for the first requests of a
+page the page itself opens (a pop-up: Playwright routes it before it starts,
+the CDP session comes with its ``page`` event), and ``context.route_web_socket``
+for WebSocket handshakes, which ``Fetch`` does not pause.
+
 ``Guard.fatal`` lists the blocked navigations (any frame) and data-carrying
 requests (a body, or a method other than GET/HEAD): a page that tried to leave
 the portal. The executor ends its job on one (and never reads a result from,
 types a credential into, or resumes a draft on a page outside the policy); the
 agent stops acting on such a page. ``about:blank`` makes no request, so it is
 never paused; ``allows`` is False for it, which keeps a result off a page a
-script wrote there. New windows are refused by the browser itself
-(``--block-new-web-contents``, see ``browsers``), so no page runs unguarded.
+script wrote there.
 """
 
 from __future__ import annotations
@@ -152,15 +156,46 @@ class Guard:
             if allowed:
                 session.send("Fetch.continueRequest", {"requestId": event["requestId"]})
                 return
-            blocked = Blocked(method=method, url=_strip(url),
-                              resource_type=str(event.get("resourceType", "")).lower(),
-                              navigation=navigation, carries_data=carries_data)
-            self.blocked.append(blocked)
-            log.warning("origin guard: %s", blocked.describe())
+            self._record(method, url, str(event.get("resourceType", "")), navigation,
+                         carries_data)
             session.send("Fetch.failRequest", {"requestId": event["requestId"],
                                                "errorReason": "BlockedByClient"})
         except Exception as exc:  # the page or context closed meanwhile
             log.debug("origin guard: a request was not settled (%s)", type(exc).__name__)
+
+    def route(self, route: Any) -> None:
+        """Playwright's route handler: the first requests of a page opened by the page
+        itself (a pop-up), before ``attach`` can reach it; later hops go to ``decide``."""
+        request = route.request
+        try:
+            if self.policy.allows(request.url) or request.url.split(":", 1)[0].lower() in (
+                    "data", "blob"):
+                route.continue_()
+                return
+            self._record(request.method, request.url, request.resource_type,
+                         request.is_navigation_request(),
+                         request.method not in _PASSIVE_METHODS or bool(request.post_data_buffer))
+            route.abort("blockedbyclient")
+        except Exception as exc:  # the page or context closed meanwhile
+            log.debug("origin guard: a route was not settled (%s)", type(exc).__name__)
+
+    def web_socket(self, socket: Any) -> None:
+        """Playwright's WebSocket route handler (the ``Fetch`` domain does not pause
+        WebSocket handshakes): connect only to an allowed origin."""
+        url = str(socket.url)
+        as_http = "http" + url[2:] if url.lower().startswith(("ws:", "wss:")) else url
+        if self.policy.allows(as_http):
+            socket.connect_to_server()
+            return
+        self._record("GET", url, "websocket", False, True)
+        socket.close()
+
+    def _record(self, method: str, url: str, resource_type: str, navigation: bool,
+                carries_data: bool) -> None:
+        blocked = Blocked(method=method, url=_strip(url), resource_type=resource_type.lower(),
+                          navigation=navigation, carries_data=carries_data)
+        self.blocked.append(blocked)
+        log.warning("origin guard: %s", blocked.describe())
 
 
 _guards: weakref.WeakKeyDictionary[Any, Guard] = weakref.WeakKeyDictionary()
@@ -179,6 +214,8 @@ def guard(context: Any, policy: OriginPolicy) -> Guard:
     installed = Guard(policy)
     for page in context.pages:
         installed.attach(page)
+    context.route("**/*", installed.route)
+    context.route_web_socket("**/*", installed.web_socket)
     context.on("page", installed.attach)
     _guards[context] = installed
     return installed
