@@ -11,10 +11,16 @@ pauses each redirect hop too, so an open redirect is caught) and decides:
 - a ``data:`` or ``blob:`` sub-resource goes on (it makes no network request);
 - anything else is aborted (``BlockedByClient``) and recorded.
 
-Two Playwright routes complete it: ``context.route`` for the first requests of a
-page the page itself opens (a pop-up: Playwright routes it before it starts,
-the CDP session comes with its ``page`` event), and ``context.route_web_socket``
-for WebSocket handshakes, which ``Fetch`` does not pause.
+``Fetch`` pauses navigations and what scripts send (XHR, fetch, beacons, event
+streams), so the browser does not wait on Python for every image. Two Playwright
+routes complete it: ``context.route`` with a pattern matching only URLs off the
+allowed origins (Playwright asks about nothing else) aborts any other request
+going elsewhere, including the first requests of a page the page itself opens
+(a pop-up: Playwright routes it before it starts, the CDP session comes with its
+``page`` event); ``context.route_web_socket`` takes the WebSocket handshakes,
+which ``Fetch`` does not pause. A sub-resource that an allowed origin redirects
+elsewhere (an image, a script) is followed by the browser unasked: only the
+portal itself can send it there.
 
 ``Guard.fatal`` lists the blocked navigations (any frame) and data-carrying
 requests (a body, or a method other than GET/HEAD): a page that tried to leave
@@ -28,6 +34,7 @@ script wrote there.
 from __future__ import annotations
 
 import logging
+import re
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -37,6 +44,10 @@ from urllib.parse import urlsplit
 log = logging.getLogger(__name__)
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+# Paused over CDP, redirect hops included: navigations and what scripts send. Other
+# sub-resources (images, stylesheets, scripts, fonts) reach Playwright's route only
+# when they go off the allowed origins (``OriginPolicy.elsewhere``).
+_PAUSED_TYPES = ("Document", "XHR", "Fetch", "Ping", "EventSource", "Other")
 _PASSIVE_METHODS = frozenset({"GET", "HEAD"})
 
 
@@ -94,6 +105,17 @@ class OriginPolicy:
         """True when ``url`` is an http(s) URL on one of the origins."""
         return origin_of(url) in self.origins
 
+    def elsewhere(self) -> re.Pattern[str]:
+        """A pattern matching every URL not on the origins (nor ``data:``/``blob:``),
+        for Playwright's route: the browser asks about those requests only."""
+        def written(origin: str) -> str:  # with its default port spelled out, or not
+            scheme, _, rest = origin.partition("://")
+            default = "" if ":" in rest.rsplit("]", 1)[-1] else f"(?::{_DEFAULT_PORTS[scheme]})?"
+            return re.escape(origin) + default
+
+        alternatives = "|".join(written(o) for o in sorted(self.origins))
+        return re.compile(rf"^(?!(?:{alternatives})(?:[/?#]|$)|data:|blob:)", re.IGNORECASE)
+
     def __repr__(self) -> str:
         return f"OriginPolicy({sorted(self.origins)})"
 
@@ -139,8 +161,9 @@ class Guard:
         self.pages.add(page)
         session = page.context.new_cdp_session(page)
         session.on("Fetch.requestPaused", lambda event: self.decide(session, event))
-        session.send("Fetch.enable", {"patterns": [{"urlPattern": "*",
-                                                    "requestStage": "Request"}]})
+        session.send("Fetch.enable", {"patterns": [
+            {"urlPattern": "*", "resourceType": kind, "requestStage": "Request"}
+            for kind in _PAUSED_TYPES]})
         self.sessions.append(session)
 
     def decide(self, session: Any, event: dict[str, Any]) -> None:
@@ -164,8 +187,10 @@ class Guard:
             log.debug("origin guard: a request was not settled (%s)", type(exc).__name__)
 
     def route(self, route: Any) -> None:
-        """Playwright's route handler: the first requests of a page opened by the page
-        itself (a pop-up), before ``attach`` can reach it; later hops go to ``decide``."""
+        """Playwright's route handler, for requests off the origins (see
+        ``OriginPolicy.elsewhere``): a sub-resource ``decide`` does not pause, and the
+        first requests of a page opened by the page itself (a pop-up), before
+        ``attach`` reaches it."""
         request = route.request
         try:
             if self.policy.allows(request.url) or request.url.split(":", 1)[0].lower() in (
@@ -214,7 +239,7 @@ def guard(context: Any, policy: OriginPolicy) -> Guard:
     installed = Guard(policy)
     for page in context.pages:
         installed.attach(page)
-    context.route("**/*", installed.route)
+    context.route(policy.elsewhere(), installed.route)
     context.route_web_socket("**/*", installed.web_socket)
     context.on("page", installed.attach)
     _guards[context] = installed
