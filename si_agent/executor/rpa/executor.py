@@ -197,8 +197,12 @@ class RpaExecutor:
             page.set_default_timeout(options.action_timeout * 1000)
             job = _Job(business, {}, options, page, trace, None, JobContext(id="discover"),
                        self.decider, guard)
-            found = job.guarded(lambda: (job._open(expand_env(options.url)),
-                                         job.discover_page())[1])
+
+            def read_form() -> discover.DiscoveredForm:
+                job._open(expand_env(options.url))
+                return job.discover_page()
+
+            found = job.guarded(read_form)
         except ExecutorError:
             raise
         except Exception as exc:  # the portal is not answering
@@ -277,7 +281,9 @@ class _Job:
         self.business, self.values, self.options = business, values, options
         self.page, self.trace, self.job, self.decider = page, trace, job, decider
         self.guard = guard
-        self.submitted = False  # the submit button was pressed (something may be sent)
+        # The application may have been sent: the submit button was pressed, or an
+        # earlier attempt's draft is resumed (what the citizen is told on leaving).
+        self.submitted = bool(job.resume.get("draft"))
         self.left = False  # the job was stopped for leaving the portal
         self.progress = progress or (lambda text: None)
         self.deadline = time.monotonic() + options.job_timeout
@@ -320,7 +326,6 @@ class _Job:
         self.progress(texts.RPA_OPENING)
         draft = self.job.resume.get("draft")
         if draft and not self.guard.policy.allows(draft):  # never resumed off the portal
-            self.submitted = True  # an earlier attempt may have sent it
             raise self._off_portal(f"the saved draft is at {_path(draft)[:80]}")
         self._open(draft or expand_env(self.options.url))
         self.trace.draft(self.page.url)
