@@ -154,8 +154,8 @@ class Guard:
         return [b for b in self.blocked if b.fatal]
 
     def attach(self, page: Any) -> None:
-        """Pause every request of ``page`` (redirect hops included) for ``decide``;
-        once per page (call it before the page's first navigation)."""
+        """Pause ``page``'s navigations and script sends (redirect hops included) for
+        ``decide``; once per page (call it before the page's first navigation)."""
         if page in self.pages:
             return
         self.pages.add(page)
