@@ -5,6 +5,13 @@ a row. A failed action goes into memory with its evidence, so the decider does n
 repeat it blindly. A trace (optional) keeps a screenshot per step and a JSONL line
 per step: the view's digest, the step and the observation, with the task's values
 masked.
+
+With ``origins`` (an ``si_agent.executor.rpa.origins.OriginPolicy``) the agent stays
+on those origins: its page's browser context routes every request through the
+policy (a request elsewhere is aborted), it never acts on a page outside them nor
+clicks a link or submit button leading elsewhere, and a finish counts only on
+their pages. It stops at once (``AgentResult.off_portal`` says why) when the page
+left them or the guard blocked a navigation or data leaving them.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from typing import Any
 from si_agent.agent import texts
 from si_agent.agent.decision import Decider, mask_tree, mask_values
 from si_agent.agent.executor import ActionRunner
-from si_agent.agent.models import Finish, Goal, Observation, Outcome, Record, Step
+from si_agent.agent.models import Click, Finish, Goal, Observation, Outcome, Record, Step
 from si_agent.agent.observer import ModelCheck, ResultObserver
 from si_agent.agent.perception import Perception, form_values
 
@@ -31,6 +38,7 @@ class AgentResult(Outcome):
 
     steps: list[Record] = []
     seconds: float = 0.0
+    off_portal: str | None = None  # why it stopped on leaving the allowed origins (for staff)
 
 
 class Trace:
@@ -64,7 +72,7 @@ class Agent:
     def __init__(self, perception: Perception, decider: Decider, *,
                  runner: ActionRunner | None = None, observer: ResultObserver | None = None,
                  checker: ModelCheck | None = None, max_steps: int = 30,
-                 max_failures: int = 3) -> None:
+                 max_failures: int = 3, origins: Any = None) -> None:
         self.perception = perception
         self.decider = decider
         self.runner = runner or ActionRunner()
@@ -72,6 +80,7 @@ class Agent:
         self.checker = checker  # settles what the mechanical checks cannot
         self.max_steps = max_steps
         self.max_failures = max_failures
+        self.origins = origins  # an OriginPolicy: the only origins it may visit
 
     def run(self, page: Any, goal: Goal, *, trace_dir: Path | None = None,
             on_step: Any = None) -> AgentResult:
@@ -82,10 +91,21 @@ class Agent:
         # A confirm("确定提交？") after the agent's own click is what the click meant;
         # left alone, Playwright would dismiss it and the submit would not happen.
         page.on("dialog", lambda dialog: dialog.accept())
+        guard = None
+        if self.origins is not None:
+            from si_agent.executor.rpa.origins import guard as install
+
+            guard = install(page.context, self.origins)
         try:
             view = self.perception.perceive(page)
             for n in range(1, self.max_steps + 1):
                 step = self.decider.decide(goal, view, memory)
+                left = self._off_portal(page, step, guard)
+                if left is not None:
+                    clicked = any(isinstance(r.step.action, Click) for r in memory)
+                    return AgentResult(success=False, unknown=clicked, steps=memory,
+                                       message="页面离开了办理网站，已停止操作", off_portal=left,
+                                       seconds=time.monotonic() - started)
                 if isinstance(step.action, Finish):
                     step = self._verified(page, step, goal)
                     seen = Observation(status="ok", evidence="finished")
@@ -129,6 +149,26 @@ class Agent:
         finally:
             if trace:
                 trace.close()
+
+    def _off_portal(self, page: Any, step: Step, guard: Any) -> str | None:
+        """Why ``step`` must not be taken under the origin policy, or None."""
+        if self.origins is None:
+            return None
+        from si_agent.executor.rpa.origins import destination
+
+        if guard is not None and guard.fatal:
+            return guard.fatal[0].describe()
+        if not self.origins.allows(page.url):
+            return f"the page is at {page.url.split('?', 1)[0][:80]}"
+        ref = getattr(step.action, "ref", None)
+        if isinstance(step.action, Click) and ref:
+            try:
+                target = destination(page.locator(f"aria-ref={ref}"))
+            except Exception:  # the element is gone: the click fails on its own
+                return None
+            if target is not None and not self.origins.allows(target):
+                return f"a click on {ref} leads to {target.split('?', 1)[0][:80]}"
+        return None
 
     @staticmethod
     def _verified(page: Any, step: Step, goal: Goal) -> Step:

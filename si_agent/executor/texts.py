@@ -32,3 +32,8 @@ RPA_LOGIN_FAILED = "无法登录办理网站，请联系工作人员。"
 # The browser agent's task when it takes a form over (it shows in the agent's trace).
 RPA_AGENT_TASK = "在办理网站上填写并提交【{name}】"
 RPA_NO_RESULT = "已提交，但未能读取到受理编号，请稍后通过“办理进度查询”核实，不要重复提交。"
+# The portal's page tried to send the browser (or the citizen's data) to another site.
+RPA_UNSAFE_SITE = ("办理网站的页面试图跳转到无法确认安全的网址，为保护您的信息已停止办理，申请没有提交。"
+                   "请稍后再试，或到窗口办理。")
+RPA_UNSAFE_SUBMITTED = ("办理网站的页面试图跳转到无法确认安全的网址，为保护您的信息已停止办理。"
+                        "申请可能已经提交，请稍后通过“办理进度查询”核实，不要重复提交。")

@@ -30,6 +30,24 @@ def test_options_are_checked_when_businesses_load(make_business, settings):
             executors.options(make_business("web", ["name"], kind="rpa", options=bad))
 
 
+def test_allowed_origins_are_checked_when_businesses_load(make_business, settings):
+    executors = Executors(settings)
+    good = make_business("web", ["name"], kind="rpa", options={
+        "url": "https://gov.example/f", "allowed_origins": ["https://sso.gov.example",
+                                                            "http://127.0.0.1:8100"]})
+    assert executors.options(good).allowed_origins == ("https://sso.gov.example",
+                                                       "http://127.0.0.1:8100")
+    for bad in (["https://sso.gov.example/login"], ["sso.gov.example"], ["ftp://x.example"],
+                ["https://user@x.example"], ["https://x.example/"]):
+        with pytest.raises(ConfigErrors, match="allowed_origins"):
+            executors.options(make_business("web", ["name"], kind="rpa", options={
+                "url": "https://gov.example/f", "allowed_origins": bad}))
+    with pytest.raises(ConfigErrors, match="login.url"):  # a login page off the portal
+        executors.options(make_business("web", ["name"], kind="rpa", options={
+            "url": "https://gov.example/f", "login": {
+                "url": "https://evil.example/login", "user_env": "U", "password_env": "P"}}))
+
+
 def test_fields_match_by_mapping_label_and_synonyms(make_business, catalog_business):
     business = catalog_business("social_transfer")
     controls = [control("申请人姓名"), control("证件号码"), control("原参保地", "select"),
@@ -129,3 +147,21 @@ def test_a_rerun_of_a_job_keeps_the_first_attempts_trace(tmp_path):
     assert second.directory == tmp_path / "job-1" / "attempt-2"
     assert "press submit" in (tmp_path / "job-1" / "actions.log").read_text("utf-8")
     assert oct((tmp_path / "job-1").stat().st_mode)[-3:] == "700"
+
+
+def test_the_origin_policy_matches_origins_exactly():
+    from si_agent.executor.rpa.origins import OriginPolicy, origin_of
+
+    assert origin_of("HTTPS://Gov.Example:443/f?x=1") == "https://gov.example"
+    assert origin_of("http://127.0.0.1:8100/f") == "http://127.0.0.1:8100"
+    assert origin_of("data:text/html,x") is None and origin_of("about:blank") is None
+    policy = OriginPolicy(["https://gov.example/forms/a", "http://127.0.0.1:8100"])
+    elsewhere = policy.elsewhere()  # what Playwright's route is asked about
+    for url in ("https://gov.example/f", "https://gov.example:443/f", "https://gov.example",
+                "http://127.0.0.1:8100/x?y#z"):
+        assert policy.allows(url) and not elsewhere.search(url), url
+    for url in ("http://gov.example/f", "https://gov.example.evil.cn/", "https://evil.cn/gov.example",
+                "http://127.0.0.1:81000/", "http://127.0.0.2:8100/", "https://gov.example:8443/",
+                "about:blank", "javascript:alert(1)"):
+        assert not policy.allows(url), url
+        assert elsewhere.search(url) or url.startswith(("about:", "javascript:")), url

@@ -9,6 +9,7 @@
         fixed: {证件类型: 居民身份证, 我已阅读并同意承诺书: true}  # controls the business always sets
         submit: 提交申请
         success: "受理编号[:：]\\s*(?P<application_no>SI\\d{14})"
+        allowed_origins: [https://sso.example.gov.cn]  # other origins the portal uses
 
 A job opens the form (logging in with credentials from the environment when
 the portal asks), and on every page of it perceives the controls
@@ -27,6 +28,14 @@ service user only): the action log with personal values masked, the per-field
 table and a screenshot per page. Traces older than ``SI_RPA_RETENTION_DAYS`` are
 deleted when a job starts. The browser is Debian's Chromium (``SI_RPA_CHROMIUM``),
 one per worker thread, with a fresh context per job.
+
+The job's browser stays on the portal (``si_agent.executor.rpa.origins``): a
+request to an origin other than ``url``'s and ``allowed_origins`` is aborted, and
+a navigation or data sent elsewhere ends the job (``RPA_UNSAFE_SITE``, or
+``RPA_UNSAFE_SUBMITTED`` once the submit button was pressed) with the blocked
+request in the trace. Credentials are typed only on the page at ``login.url``
+(origin and path), results and refusals are read only from the portal's pages,
+and a saved draft is resumed only if it is on the portal.
 """
 
 from __future__ import annotations
@@ -50,14 +59,14 @@ from si_agent.config.model import Business
 from si_agent.errors import ExecutorError, ModelUnavailable
 from si_agent.executor import texts
 from si_agent.executor.base import ExecutorBase, JobContext, Progress
-from si_agent.executor.rpa import browsers, discover
+from si_agent.executor.rpa import browsers, discover, origins
 from si_agent.executor.rpa.form import Control, choose, css, match, normalize, perceive
 from si_agent.executor.rpa.options import RpaOptions
 from si_agent.executor.rpa.trace import FAILED, FILLED, UNFILLED, FieldStatus, Trace
 from si_agent.validators import mask
 
 log = logging.getLogger(__name__)
-
+_SETTLE_MS = 150  # before the submission: the page's last requests reach the guard
 
 
 class RpaExecutor(ExecutorBase):
@@ -104,14 +113,20 @@ class RpaExecutor(ExecutorBase):
             return browsers.own_thread.submit(self.discover, business, options).result()
         trace = Trace(self.trace_dir / f"discover-{business.id}",
                       self.trace_dir / "drafts" / f"discover-{business.id}.json")
-        context = self._browser().new_context(locale="zh-CN")
+        policy = _policy(options, trace)
+        context = self._browser().new_context(locale="zh-CN", service_workers="block")
         try:
             page = context.new_page()
+            guard = origins.guard(context, policy)  # before the page's first request
             page.set_default_timeout(options.action_timeout * 1000)
             job = _Job(business, {}, options, page, trace, None, JobContext(id="discover"),
-                       self.decider)
-            job._open(expand_env(options.url))
-            found = job.discover_page()
+                       self.decider, guard)
+
+            def read_form() -> discover.DiscoveredForm:
+                job._open(expand_env(options.url))
+                return job.discover_page()
+
+            found = job.guarded(read_form)
         except ExecutorError:
             raise
         except Exception as exc:  # the portal is not answering
@@ -138,11 +153,15 @@ class RpaExecutor(ExecutorBase):
         if not job.resume and known.is_file():
             job = JobContext(id=job.id, resume=json.loads(known.read_text("utf-8")))
         trace = Trace(self.trace_dir / (job.id or idempotency_key[:16]), known)
-        context = self._browser().new_context(locale="zh-CN")
+        policy = _policy(options, trace)
+        context = self._browser().new_context(locale="zh-CN", service_workers="block")
         try:
             page = context.new_page()
+            guard = origins.guard(context, policy)  # before the page's first request
             page.set_default_timeout(options.action_timeout * 1000)
-            return _Job(business, values, options, page, trace, progress, job, self.decider).run()
+            work = _Job(business, values, options, page, trace, progress, job, self.decider,
+                        guard)
+            return work.guarded(work.run)
         except ExecutorError:
             raise
         except ModelUnavailable as exc:  # the agent's model, not the portal, is down
@@ -188,22 +207,63 @@ class _Job:
 
     def __init__(self, business: Business, values: Mapping[str, Any], options: RpaOptions,
                  page: Any, trace: Trace, progress: Progress | None, job: JobContext,
-                 decider: Any) -> None:
+                 decider: Any, guard: origins.Guard) -> None:
         self.business, self.values, self.options = business, values, options
         self.page, self.trace, self.job, self.decider = page, trace, job, decider
+        self.guard = guard
+        # The application may have been sent: the submit button was pressed, or an
+        # earlier attempt's draft is resumed (what the citizen is told on leaving).
+        self.submitted = bool(job.resume.get("draft"))
+        self.left = False  # the job was stopped for leaving the portal
         self.progress = progress or (lambda text: None)
         self.deadline = time.monotonic() + options.job_timeout
         self.taken: dict[str, Control] = {}  # business key -> control filled, over all pages
         self.matched: dict[str, Control] = {}  # business key -> control it fits, all pages
 
+    # -- the origin policy (si_agent.executor.rpa.origins) ---------------------------
+
+    def guarded(self, work: Any) -> Any:
+        """``work()``, ended as "left the portal" when the guard blocked a navigation or
+        data leaving it (whatever else went wrong meanwhile: a failed navigation, a
+        timeout), or when it finished after such a block."""
+        try:
+            result = work()
+        except Exception:
+            if self.guard.fatal and not self.left:
+                raise self._off_portal(self.guard.fatal[0].describe()) from None
+            raise
+        if self.guard.fatal:
+            raise self._off_portal(self.guard.fatal[0].describe())
+        return result
+
+    def _off_portal(self, reason: str) -> ExecutorError:
+        """The job's end when the portal's page tried to leave the portal."""
+        self.left = True
+        self.trace.note(f"off the portal: {reason}")
+        log.warning("rpa job %s for %s: stopped, the page left the portal (%s)", self.job.id,
+                    self.business.id, reason)
+        message = texts.RPA_UNSAFE_SUBMITTED if self.submitted else texts.RPA_UNSAFE_SITE
+        return ExecutorError(message, retryable=False, resume=self.trace.resume or None)
+
+    def _check_origin(self) -> None:
+        """Raise unless the page is on the portal and nothing tried to leave it."""
+        if self.guard.fatal:
+            raise self._off_portal(self.guard.fatal[0].describe())
+        if not self.guard.policy.allows(self.page.url):
+            raise self._off_portal(f"the page is at {_path(self.page.url)[:80]}")
+
     def run(self) -> dict:
         self.progress(texts.RPA_OPENING)
-        self._open(self.job.resume.get("draft") or expand_env(self.options.url))
+        draft = self.job.resume.get("draft")
+        if draft and not self.guard.policy.allows(draft):  # never resumed off the portal
+            raise self._off_portal(f"the saved draft is at {_path(draft)[:80]}")
+        self._open(draft or expand_env(self.options.url))
         self.trace.draft(self.page.url)
         if self.job.remember is not None:  # on the job record, before anything is sent
             self.job.remember(self.trace.resume)
         submitted = False
         for page_no in range(self.options.max_pages):
+            self._check_origin()
             done = self._result()
             if done is not None:
                 return done
@@ -221,10 +281,12 @@ class _Job:
             self._fill(controls, matched, fixed)
             if self._unplaced(controls, matched, fixed):
                 return self._hand_over()
+            self._check_origin()  # a value sent elsewhere as it was typed
             pressed = self._press()
             if pressed == "login":
                 continue  # logged in again: the draft page is filled anew
             submitted = pressed == "submit"
+            self._check_origin()
             after = perceive(self.page)
             if any(c.error is not None for c in after):
                 self._refused(after)
@@ -260,10 +322,14 @@ class _Job:
         goal = Goal(task=texts.RPA_AGENT_TASK.format(name=self.business.name), values=values,
                     labels=labels, success=self.options.success)
         agent = Agent(DomPerception(), self.decider, max_steps=self.options.agent_steps,
-                      runner=ActionRunner(self.options.action_timeout * 1000))
+                      runner=ActionRunner(self.options.action_timeout * 1000),
+                      origins=self.guard.policy)
         result = agent.run(self.page, goal, trace_dir=self.trace.directory / "agent")
         self.trace.note(f"agent: {'done' if result.success else 'stopped'} after "
                         f"{len(result.steps)} steps")
+        if result.off_portal:
+            self.submitted = self.submitted or result.unknown
+            raise self._off_portal(f"agent: {result.off_portal}")
         if result.success:
             self.trace.fields = [FieldStatus(label=self.business.field(k).label, key=k,
                                              status=FILLED) for k in values if not
@@ -320,18 +386,24 @@ class _Job:
             url = expand_env(self.options.url)
             response = self.page.goto(url)
         self._check_status(response)
+        self._check_origin()
         if self._on_login_page():
             self._login()
             response = self.page.goto(url)
             self._check_status(response)
+            self._check_origin()
 
     def _on_login_page(self) -> bool:
         """The portal's login page: its URL when configured (a form may have a PIN
         field), else any page asking for a password."""
         login = self.options.login
+        here = self.page.url
         if login is not None and login.url:
-            return urlsplit(self.page.url).path == urlsplit(expand_env(login.url)).path
-        return self.page.locator('input[type="password"]').count() > 0
+            want = expand_env(login.url)
+            return (origins.origin_of(here) == origins.origin_of(want)
+                    and urlsplit(here).path == urlsplit(want).path)
+        return (self.guard.policy.allows(here)
+                and self.page.locator('input[type="password"]').count() > 0)
 
     def _login(self) -> None:
         login = self.options.login
@@ -340,12 +412,18 @@ class _Job:
         if not user or not password:
             self.trace.note("login asked, but no credentials are configured")
             raise ExecutorError(texts.RPA_LOGIN_FAILED, retryable=False)
-        form = self.page.locator("form", has=self.page.locator('input[type="password"]'))
+        self._check_origin()
+        form = self.page.locator("form", has=self.page.locator('input[type="password"]')).first
+        button = form.locator('button, input[type="submit"]').first
+        target = origins.destination(button)
+        if target is not None and not self.guard.policy.allows(target):
+            raise self._off_portal(f"the login form posts to {_path(target)[:80]}")
         form.locator('input:not([type="password"]):not([type="hidden"])').first.fill(user)
         form.locator('input[type="password"]').fill(password)
         with self.page.expect_navigation():
-            form.locator('button, input[type="submit"]').first.click()
+            button.click()
         self.trace.note("logged in")
+        self._check_origin()
         if self._on_login_page():
             raise ExecutorError(texts.RPA_LOGIN_FAILED, retryable=False)
 
@@ -361,11 +439,19 @@ class _Job:
         if button.count() == 0:
             self.trace.note("no next or submit button")
             raise ExecutorError(texts.RPA_FORM_CHANGED, retryable=False, resume=self.trace.resume)
+        target = origins.destination(button.first)
+        if target is not None and not self.guard.policy.allows(target):
+            raise self._off_portal(f"the {step} button posts to {_path(target)[:80]}")
+        if step == "submit":
+            self.page.wait_for_timeout(_SETTLE_MS)  # let the page's requests reach the guard
+            self._check_origin()
         self.trace.shot(self.page, f"before-{step}")
+        self.submitted = self.submitted or step == "submit"
         with self.page.expect_navigation() as navigation:
             button.first.click()
         self.trace.note(f"press {step}")
         self._check_status(navigation.value)
+        self._check_origin()
         if self._on_login_page():  # the session expired mid-job
             self.trace.note("logged out by the portal")
             self._login()
@@ -434,6 +520,7 @@ class _Job:
 
     def _result(self) -> dict | None:
         """The result dict if the page shows the success pattern, else None."""
+        self._check_origin()  # a number is read from the portal's own pages only
         found = re.search(self.options.success, self.page.inner_text("body"))
         if found is None:
             return None
@@ -476,6 +563,16 @@ class _Job:
                                 field_errors=field_errors, resume=self.trace.resume)
         raise ExecutorError(texts.RPA_FIELDS_FAILED, field_errors=field_errors,
                             retryable=False, resume=self.trace.resume)
+
+
+def _policy(options: RpaOptions, trace: Trace) -> origins.OriginPolicy:
+    """The job's origin policy; a configuration that expands to no policy stops it."""
+    try:
+        return options.policy()
+    except ValueError as exc:
+        trace.note(f"origin policy: {exc}")
+        log.error("rpa: the origin policy cannot be built: %s", exc)
+        raise ExecutorError(texts.MISCONFIGURED, retryable=False) from None
 
 
 def _close_quietly(context: Any) -> None:

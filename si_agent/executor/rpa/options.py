@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
-from si_agent.config.envsubst import check_url
+from si_agent.config.envsubst import check_url, expand_env
 from si_agent.executor.base import ExecutorOptions
+from si_agent.executor.rpa import origins
 from si_agent.labels import RESULT_PATTERN
 
 
@@ -42,11 +43,45 @@ class RpaOptions(ExecutorOptions):
     job_timeout: float = 300.0
     max_pages: int = 6
     agent_steps: int = 30  # steps the browser agent may take when it finishes a form
+    allowed_origins: tuple[str, ...] = ()  # origins besides url's the browser may visit
 
     @field_validator("url")
     @classmethod
     def _check_url(cls, url: str) -> str:
         return check_url(url)
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _check_origins(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        for value in values:
+            if "${" in value:  # checked again once expanded, when a job starts
+                check_url(value)
+            else:
+                origins.check_origin(value)
+        return values
+
+    @model_validator(mode="after")
+    def _login_on_the_portal(self) -> RpaOptions:
+        """The login page must be on an allowed origin (checked here when no
+        ``${VAR}`` is involved, else when a job starts)."""
+        configured = [self.url, *self.allowed_origins]
+        if self.login is None or not self.login.url or any(
+                "${" in x for x in (self.login.url, *configured)):
+            return self
+        if not origins.OriginPolicy(configured).allows(self.login.url):
+            raise ValueError(f"login.url {self.login.url!r} is not on the portal's origin "
+                             f"{origins.origin_of(self.url)}; add its origin to allowed_origins")
+        return self
+
+    def policy(self) -> origins.OriginPolicy:
+        """The origins a job may visit, environment references expanded; ``ValueError``
+        when one is not an origin or the login page is on none of them."""
+        extra = [origins.check_origin(expand_env(o)) for o in self.allowed_origins]
+        policy = origins.OriginPolicy([expand_env(self.url), *extra])
+        if self.login is not None and self.login.url and not policy.allows(
+                expand_env(self.login.url)):
+            raise ValueError("login.url is on none of the allowed origins")
+        return policy
 
     @field_validator("success")
     @classmethod
