@@ -20,7 +20,16 @@ Every ``/forms`` URL needs a login (otherwise a redirect to ``/login?next=…``)
 A form POST that passes its checks redirects (303) back to the draft's URL; one
 that fails re-renders the page with the values kept and each error tied to its
 control. A draft is submitted at most once: posting it again shows the same
-受理编号. Faults: ``status`` answers that status with an error page (before the
+受理编号.
+
+Fencing: every page carries the draft's revision (hidden ``_rev``, the page
+token) and an empty hidden ``_attempt`` a robot may set to its attempt number
+(fencing token). A POST whose page token is not the draft's current one, whose
+attempt is older than one already posted, or whose conditional update loses to
+another POST (a stale snapshot) changes nothing and answers 409 with the
+draft's current page and a "this page is out of date" notice (or the success
+page, if the draft was submitted meanwhile). A POST without the tokens (an old
+client) is checked against the snapshot it was read from. Faults: ``status`` answers that status with an error page (before the
 POST takes effect, or after it when ``after`` is true); ``delay`` waits first.
 The ``/_admin`` routes have no login: the portal is a local test double.
 """
@@ -32,6 +41,7 @@ import logging
 import os
 import secrets
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +56,7 @@ from si_agent.demo_portal.variants import form_for, with_injection
 
 logger = logging.getLogger(__name__)
 
+PAGE_TOKEN, ATTEMPT_TOKEN = "_rev", "_attempt"  # hidden inputs of every form page
 DEFAULT_USER = "demo"
 DEFAULT_PASSWORD = "demo123"
 
@@ -134,7 +145,7 @@ def create_portal_app(db_path: str | Path, *, version: int = 1, user: str | None
         if request.method == "GET":
             if draft.application_no:
                 return _success(form, draft.application_no)
-            return _render_page(form, draft.page, draft.raw, {})
+            return _render_page(form, draft, draft.page, draft.raw, {})
         fault = store.take_fault()
         if fault and fault.delay:
             time.sleep(fault.delay)
@@ -191,14 +202,23 @@ def create_portal_app(db_path: str | Path, *, version: int = 1, user: str | None
 
 
 def _post(store: PortalStore, form: Form, draft: Draft) -> Any:
-    """Apply a POST to the draft's current page: go back, go on, submit or show errors."""
+    """Apply a POST to the draft's current page: go back, go on, submit or show errors.
+
+    Every write is conditional on the snapshot ``draft`` (and the posted tokens):
+    a stale POST gets the out-of-date page instead."""
     if draft.application_no:
         return _success(form, draft.application_no)
+    posted_rev = _token(request.form.get(PAGE_TOKEN))
+    attempt = _token(request.form.get(ATTEMPT_TOKEN))
+    if (posted_rev is not None and posted_rev != draft.rev) or (
+            attempt is not None and attempt < draft.attempt):
+        return _out_of_date(store, form, draft.draft_id)
     page = form.pages[draft.page]
     raw = {**draft.raw, **{f.id: request.form.get(f.id, "") for f in page.fields}}
     here = url_for("draft_page", business_id=draft.business_id, draft_id=draft.draft_id)
     if request.form.get("action") == "back" and draft.page > 0:
-        store.save_draft(draft.draft_id, page=draft.page - 1, raw=raw)
+        if not store.save_draft(draft, page=draft.page - 1, raw=raw, attempt=attempt):
+            return _out_of_date(store, form, draft.draft_id)
         return redirect(here, code=303)
     last = draft.page == len(form.pages) - 1
     # The last page checks every page: earlier pages were checked but may be stale.
@@ -210,21 +230,42 @@ def _post(store: PortalStore, form: Form, draft: Draft) -> Any:
             errors = refused
     if errors:
         shown = next(i for i, p in enumerate(form.pages) if any(f.id in errors for f in p.fields))
-        store.save_draft(draft.draft_id, page=shown, raw=raw)
-        return _render_page(form, shown, raw, errors)
+        if not store.save_draft(draft, page=shown, raw=raw, attempt=attempt):
+            return _out_of_date(store, form, draft.draft_id)
+        return _render_page(form, replace(draft, rev=draft.rev + 1), shown, raw, errors)
     if not last:
-        store.save_draft(draft.draft_id, page=draft.page + 1, raw=raw)
+        if not store.save_draft(draft, page=draft.page + 1, raw=raw, attempt=attempt):
+            return _out_of_date(store, form, draft.draft_id)
         return redirect(here, code=303)
-    store.save_draft(draft.draft_id, page=draft.page, raw=raw)
-    store.submit(draft, values)
+    if store.submit(draft, values, raw=raw, attempt=attempt) is None:
+        return _out_of_date(store, form, draft.draft_id)
     return redirect(here, code=303)
 
 
-def _render_page(form: Form, index: int, raw: dict[str, str], errors: dict[str, str]) -> str:
+def _out_of_date(store: PortalStore, form: Form, draft_id: str) -> Any:
+    """409 with the draft as it is now (a stale POST changed nothing)."""
+    current = store.draft(draft_id)
+    if current is None:
+        abort(404)
+    logger.info("draft %s: a stale POST refused (page token or attempt out of date)", draft_id)
+    if current.application_no:
+        return _success(form, current.application_no)
+    return _render_page(form, current, current.page, current.raw, {},
+                        notice=texts.PAGE_OUT_OF_DATE), 409
+
+
+def _token(value: str | None) -> int | None:
+    """A posted page token or attempt number; None when absent or not a number."""
+    return int(value) if value and value.isdigit() and len(value) <= 18 else None
+
+
+def _render_page(form: Form, draft: Draft, index: int, raw: dict[str, str],
+                 errors: dict[str, str], *, notice: str | None = None) -> str:
     page = form.pages[index]
     shown = {f.id: errors[f.id] for f in page.fields if f.id in errors}
     return render_template("form.html", form=form, page=page, index=index, raw=raw,
-                           errors=shown, labels={f.id: f.label for f in page.fields})
+                           errors=shown, labels={f.id: f.label for f in page.fields},
+                           notice=notice, tokens={PAGE_TOKEN: draft.rev, ATTEMPT_TOKEN: ""})
 
 
 def _success(form: Form, application_no: str) -> str:
