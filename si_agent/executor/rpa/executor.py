@@ -22,9 +22,16 @@ next submission continues the same draft instead of starting a second
 application; a draft already submitted shows its number, which is taken as the
 result (no second submission).
 
+A job taken over after its worker died must not trip over the dead attempt's
+late requests (``si_agent.executor.rpa.fencing``): each post carries the
+attempt's number where the site fences attempts (``attempt_field``), and a page
+that moved under the job (errors only on controls this press never filled, on
+another page; or a 409 answer to a stale post) is perceived again, not taken
+for the form refusing the citizen's values.
+
 Each job keeps a trace under ``$SI_DATA_DIR/rpa/<job id>/`` (readable by the
-service user only): the action log with personal values masked, the per-field
-table and a screenshot per page. Traces older than ``SI_RPA_RETENTION_DAYS`` are
+service user only), one folder per attempt, written as the job goes: the action
+log with personal values masked, the per-field table and a screenshot per page. Traces older than ``SI_RPA_RETENTION_DAYS`` are
 deleted when a job starts. The browser is Debian's Chromium (``SI_RPA_CHROMIUM``),
 one per worker thread, with a fresh context per job.
 """
@@ -39,6 +46,7 @@ import shutil
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
@@ -52,6 +60,13 @@ from si_agent.errors import ExecutorError
 from si_agent.executor import texts
 from si_agent.executor.base import ExecutorOptions, JobContext, Progress
 from si_agent.executor.rpa import browsers, discover
+from si_agent.executor.rpa.fencing import (
+    STALE_POST,
+    carry,
+    fencing_token,
+    page_moved,
+    shown_values,
+)
 from si_agent.executor.rpa.form import Control, choose, css, match, normalize, perceive
 from si_agent.executor.rpa.trace import FAILED, FILLED, UNFILLED, FieldStatus, Trace
 from si_agent.validators import mask
@@ -87,6 +102,9 @@ class RpaOptions(ExecutorOptions):
     job_timeout: float = 300.0
     max_pages: int = 6
     agent_steps: int = 30  # steps the browser agent may take when it finishes a form
+    # The form's hidden input that takes the attempt number (a fencing token), where
+    # the site has one (the demo portal: _attempt); the site refuses older attempts.
+    attempt_field: str | None = None
 
     @field_validator("url")
     @classmethod
@@ -178,8 +196,9 @@ class RpaExecutor:
         drafts.mkdir(parents=True, exist_ok=True, mode=0o700)
         known = drafts / f"{idempotency_key}.json"
         if not job.resume and known.is_file():
-            job = JobContext(id=job.id, resume=json.loads(known.read_text("utf-8")))
-        trace = Trace(self.trace_dir / (job.id or idempotency_key[:16]), known)
+            job = replace(job, resume=json.loads(known.read_text("utf-8")))
+        trace = Trace(self.trace_dir / (job.id or idempotency_key[:16]), known,
+                      attempt=job.attempt)
         context = self._browser().new_context(locale="zh-CN")
         try:
             page = context.new_page()
@@ -231,11 +250,15 @@ class _Job:
         self.deadline = time.monotonic() + options.job_timeout
         self.taken: dict[str, Control] = {}  # business key -> control filled, over all pages
         self.matched: dict[str, Control] = {}  # business key -> control it fits, all pages
+        self.token = fencing_token(job)  # this attempt's number, posted where the site fences
+        self.put: dict[str, str] = {}  # control key -> the value this job left in it
+        self.answered: int | None = None  # the HTTP status of the last press
 
     def run(self) -> dict:
         self.progress(texts.RPA_OPENING)
         self._open(self.job.resume.get("draft") or expand_env(self.options.url))
-        self.trace.draft(self.page.url)
+        self.trace.draft(self.page.url, attempt=self.token)
+        self.trace.note(f"attempt {self.token}")
         if self.job.remember is not None:  # on the job record, before anything is sent
             self.job.remember(self.trace.resume)
         submitted = False
@@ -257,11 +280,24 @@ class _Job:
             self._fill(controls, matched, fixed)
             if self._unplaced(controls, matched, fixed):
                 return self._hand_over()
+            filled = self._filled_here(controls, fixed)
+            if carry(self.page, self.options.attempt_field, self.token):
+                self.trace.note(f"fencing token {self.token}")
             pressed = self._press()
             if pressed == "login":
                 continue  # logged in again: the draft page is filled anew
             submitted = pressed == "submit"
+            if self.answered == STALE_POST:  # the site applied nothing: see where it is now
+                self.trace.note(f"portal answered {STALE_POST}: the page was out of date")
+                submitted = False
+                continue
             after = perceive(self.page)
+            if page_moved(controls, filled, self.put, after):
+                self.trace.note("the page moved under the job (errors on "
+                                + "、".join(c.name for c in after if c.error is not None)
+                                + ", never filled here): perceived again")
+                submitted = False
+                continue
             if any(c.error is not None for c in after):
                 self._refused(after)
         raise ExecutorError(texts.RPA_FORM_CHANGED, retryable=False, resume=self.trace.resume)
@@ -342,7 +378,7 @@ class _Job:
 
     @property
     def trace_dir_root(self) -> Path:
-        return self.trace.directory.parent
+        return self.trace.root
 
     # -- navigation ----------------------------------------------------------------
 
@@ -401,6 +437,7 @@ class _Job:
         with self.page.expect_navigation() as navigation:
             button.first.click()
         self.trace.note(f"press {step}")
+        self.answered = navigation.value.status if navigation.value is not None else None
         self._check_status(navigation.value)
         if self._on_login_page():  # the session expired mid-job
             self.trace.note("logged out by the portal")
@@ -448,6 +485,16 @@ class _Job:
             if control.name in fixed:
                 self._set(control, fixed[control.name], None)
                 self.trace.note(f"fill {control.name} (fixed)")
+
+    def _filled_here(self, controls: list[Control],
+                     fixed: Mapping[str, str | bool]) -> set[str]:
+        """Keys of the controls of this page that the job filled, their shown values
+        remembered (to tell a refusal of them from a page that moved)."""
+        keys = {c.key for c in controls}
+        filled = {c.key for c in self.taken.values() if c.key in keys}
+        filled |= {c.key for c in controls if c.name in fixed}
+        self.put.update(shown_values(perceive(self.page), filled))
+        return filled
 
     def _set(self, control: Control, value: str | bool, field: Any) -> bool:
         """Put ``value`` in the control; False when no option of it means the value."""
