@@ -31,9 +31,10 @@ for the form refusing the citizen's values.
 
 Each job keeps a trace under ``$SI_DATA_DIR/rpa/<job id>/`` (readable by the
 service user only), one folder per attempt, written as the job goes: the action
-log with personal values masked, the per-field table and a screenshot per page. Traces older than ``SI_RPA_RETENTION_DAYS`` are
-deleted when a job starts. The browser is Debian's Chromium (``SI_RPA_CHROMIUM``),
-one per worker thread, with a fresh context per job.
+log with personal values masked, the per-field table and a screenshot per page.
+Traces older than ``SI_RPA_RETENTION_DAYS`` are deleted when a job starts. The
+browser is Debian's Chromium (``SI_RPA_CHROMIUM``), one per worker thread, with a
+fresh context per job.
 """
 
 from __future__ import annotations
