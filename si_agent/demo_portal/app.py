@@ -14,7 +14,8 @@ Routes:
     POST     /_admin/reset                       forget drafts, applications, faults
     POST     /_admin/expire_sessions             log everybody out
     POST     /_admin/fail_next                   {"count": n, "status": 500, "delay": s,
-                                                 "after": false}: fault the next n form POSTs
+                                                 "after": false, "until_next_post": false}:
+                                                 fault the next n form POSTs
 
 Every ``/forms`` URL needs a login (otherwise a redirect to ``/login?next=…``).
 A form POST that passes its checks redirects (303) back to the draft's URL; one
@@ -30,7 +31,10 @@ another POST (a stale snapshot) changes nothing and answers 409 with the
 draft's current page and a "this page is out of date" notice (or the success
 page, if the draft was submitted meanwhile). A POST without the tokens (an old
 client) is checked against the snapshot it was read from. Faults: ``status`` answers that status with an error page (before the
-POST takes effect, or after it when ``after`` is true); ``delay`` waits first.
+POST takes effect, or after it when ``after`` is true); ``delay`` waits first
+(with ``until_next_post``, only until another POST of the same draft arrives,
+which then waits for the held one to be applied first: a request the network
+held until another client's, for races).
 The ``/_admin`` routes have no login: the portal is a local test double.
 """
 
@@ -51,7 +55,7 @@ from werkzeug.exceptions import HTTPException
 from si_agent.demo_portal import texts
 from si_agent.demo_portal.checks import check_fields
 from si_agent.demo_portal.forms import BUSINESSES, VERSIONS, Form, find_form
-from si_agent.demo_portal.store import Draft, PortalStore
+from si_agent.demo_portal.store import Draft, Fault, PortalStore
 from si_agent.demo_portal.variants import form_for, with_injection
 
 logger = logging.getLogger(__name__)
@@ -147,6 +151,9 @@ def create_portal_app(db_path: str | Path, *, version: int = 1, user: str | None
                 return _success(form, draft.application_no)
             return _render_page(form, draft, draft.page, draft.raw, {})
         fault = store.take_fault()
+        if fault and fault.until_next_post:
+            return _held_until_next_post(store, form, draft, fault)
+        draft = _after_held_posts(store, draft)
         if fault and fault.delay:
             time.sleep(fault.delay)
         if fault and fault.status and not fault.after:
@@ -183,7 +190,8 @@ def create_portal_app(db_path: str | Path, *, version: int = 1, user: str | None
             return {"error": "count >= 0, delay >= 0, status 400-599"}, 400
         if status is None and not delay and count:
             return {"error": "give a status, a delay or both"}, 400
-        store.set_faults(count, status=status, delay=delay, after=bool(body.get("after")))
+        store.set_faults(count, status=status, delay=delay, after=bool(body.get("after")),
+                         until_next_post=bool(body.get("until_next_post")))
         return {"ok": True}
 
     @app.errorhandler(HTTPException)
@@ -240,6 +248,35 @@ def _post(store: PortalStore, form: Form, draft: Draft) -> Any:
     if store.submit(draft, values, raw=raw, attempt=attempt) is None:
         return _out_of_date(store, form, draft.draft_id)
     return redirect(here, code=303)
+
+
+HELD_POST_WAIT = 30.0  # longest a POST waits for a held one to be applied first
+
+
+def _held_until_next_post(store: PortalStore, form: Form, draft: Draft, fault: Fault) -> Any:
+    """A POST held until the draft's next POST arrives (at most the fault's delay),
+    then applied from the snapshot it was read with, before that next one."""
+    seen, _ = store.count_post(draft.draft_id, held=1)
+    try:
+        deadline = time.monotonic() + fault.delay
+        while time.monotonic() < deadline and store.count_post(draft.draft_id)[0] == seen:
+            time.sleep(0.05)
+        response = _post(store, form, draft)
+    finally:
+        store.count_post(draft.draft_id, held=-1)
+    return _server_error(fault.status) if fault.status else response
+
+
+def _after_held_posts(store: PortalStore, draft: Draft) -> Draft:
+    """The draft once every held POST of it was applied (read again if any was held)."""
+    _, held = store.count_post(draft.draft_id, posts=1)
+    if not held:
+        return draft
+    deadline = time.monotonic() + HELD_POST_WAIT
+    while held and time.monotonic() < deadline:
+        time.sleep(0.05)
+        held = store.count_post(draft.draft_id)[1]
+    return store.draft(draft.draft_id) or draft
 
 
 def _out_of_date(store: PortalStore, form: Form, draft_id: str) -> Any:

@@ -43,7 +43,9 @@ CREATE TABLE IF NOT EXISTS drafts (
     variant        INTEGER,                      -- the form variant's seed, if any
     inject         TEXT,                         -- business key to refuse once, until used
     rev            INTEGER NOT NULL DEFAULT 0,   -- +1 on every change: the page token
-    attempt        INTEGER NOT NULL DEFAULT 0    -- highest fencing token posted
+    attempt        INTEGER NOT NULL DEFAULT 0,   -- highest fencing token posted
+    posts          INTEGER NOT NULL DEFAULT 0,   -- POSTs that arrived (for held faults)
+    held           INTEGER NOT NULL DEFAULT 0    -- POSTs held until the next one arrives
 );
 CREATE TABLE IF NOT EXISTS applications (
     seq            INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -62,7 +64,8 @@ CREATE TABLE IF NOT EXISTS faults (
     remaining INTEGER NOT NULL,
     status    INTEGER,                           -- NULL: only slow down
     delay     REAL NOT NULL,
-    after     INTEGER NOT NULL                   -- 1: fail after the POST took effect
+    after     INTEGER NOT NULL,                  -- 1: fail after the POST took effect
+    until_next_post INTEGER NOT NULL DEFAULT 0   -- 1: held until the draft's next POST
 );
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
@@ -87,11 +90,14 @@ class Draft:
 
 @dataclass(frozen=True)
 class Fault:
-    """One injected fault for one form POST: wait ``delay`` s, then answer ``status``."""
+    """One injected fault for one form POST: wait ``delay`` s (or, with
+    ``until_next_post``, until the draft's next POST arrives, at most ``delay`` s),
+    then answer ``status``."""
 
     status: int | None
     delay: float
     after: bool
+    until_next_post: bool = False
 
 
 class PortalStore:
@@ -103,13 +109,16 @@ class PortalStore:
         with self._connect() as conn:
             conn.execute("PRAGMA journal_mode = WAL")
             conn.executescript(SCHEMA)
-            # A database made before drafts had variants.
-            have = {row["name"] for row in conn.execute("PRAGMA table_info(drafts)")}
-            for column, kind in (("variant", "INTEGER"), ("inject", "TEXT"),
-                                 ("rev", "INTEGER NOT NULL DEFAULT 0"),
-                                 ("attempt", "INTEGER NOT NULL DEFAULT 0")):
+            # A database made before drafts had variants, tokens and held faults.
+            number = "INTEGER NOT NULL DEFAULT 0"
+            for table, column, kind in (
+                    ("drafts", "variant", "INTEGER"), ("drafts", "inject", "TEXT"),
+                    ("drafts", "rev", number), ("drafts", "attempt", number),
+                    ("drafts", "posts", number), ("drafts", "held", number),
+                    ("faults", "until_next_post", number)):
+                have = {row["name"] for row in conn.execute(f"PRAGMA table_info({table})")}
                 if column not in have:
-                    conn.execute(f"ALTER TABLE drafts ADD COLUMN {column} {kind}")
+                    conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -140,6 +149,14 @@ class PortalStore:
         return Draft(row["draft_id"], row["business_id"], row["version"], row["page"],
                      json.loads(row["raw"]), row["application_no"], row["variant"],
                      row["inject"], row["rev"], row["attempt"])
+
+    def count_post(self, draft_id: str, *, posts: int = 0, held: int = 0) -> tuple[int, int]:
+        """Add to the draft's counts of POSTs arrived and POSTs held; both, after."""
+        with self._connect() as conn:
+            rows = conn.execute("UPDATE drafts SET posts = posts + ?, held = held + ?"
+                                " WHERE draft_id = ? RETURNING posts, held",
+                                (posts, held, draft_id)).fetchall()
+        return (rows[0]["posts"], rows[0]["held"]) if rows else (0, 0)
 
     def take_injection(self, draft_id: str) -> bool:
         """Use up the draft's injected refusal; False when it was used already."""
@@ -210,13 +227,15 @@ class PortalStore:
 
     # -- faults -----------------------------------------------------------------------
 
-    def set_faults(self, count: int, *, status: int | None, delay: float, after: bool) -> None:
+    def set_faults(self, count: int, *, status: int | None, delay: float, after: bool,
+                   until_next_post: bool = False) -> None:
         with self._connect() as conn:
-            conn.execute("INSERT INTO faults (id, remaining, status, delay, after)"
-                         " VALUES (1, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET"
-                         " remaining = excluded.remaining, status = excluded.status,"
-                         " delay = excluded.delay, after = excluded.after",
-                         (count, status, delay, int(after)))
+            conn.execute("INSERT INTO faults (id, remaining, status, delay, after,"
+                         " until_next_post) VALUES (1, ?, ?, ?, ?, ?) ON CONFLICT (id) DO"
+                         " UPDATE SET remaining = excluded.remaining, status = excluded.status,"
+                         " delay = excluded.delay, after = excluded.after,"
+                         " until_next_post = excluded.until_next_post",
+                         (count, status, delay, int(after), int(until_next_post)))
 
     def take_fault(self) -> Fault | None:
         """Consume one pending fault, or None when none is pending."""
@@ -224,10 +243,11 @@ class PortalStore:
             # fetchall: the statement must run to completion to release its lock.
             rows = conn.execute("UPDATE faults SET remaining = remaining - 1"
                                 " WHERE id = 1 AND remaining > 0"
-                                " RETURNING status, delay, after").fetchall()
+                                " RETURNING status, delay, after, until_next_post").fetchall()
         if not rows:
             return None
-        return Fault(rows[0]["status"], rows[0]["delay"], bool(rows[0]["after"]))
+        return Fault(rows[0]["status"], rows[0]["delay"], bool(rows[0]["after"]),
+                     bool(rows[0]["until_next_post"]))
 
     # -- logins -----------------------------------------------------------------------
 

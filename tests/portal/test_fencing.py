@@ -74,6 +74,27 @@ def test_a_held_post_read_before_another_post_cannot_overwrite_it(app, portal, s
     assert application["values"]["phone"] == BASIC["phone"]  # the late POST overwrote nothing
 
 
+def test_a_post_held_until_the_next_one_lands_just_before_it(app, portal, start, tmp_path,
+                                                             applications):
+    url = start("unemployment_benefit")
+    page = Page(portal.get(url))
+    portal.post("/_admin/fail_next", json={"delay": 20, "until_next_post": True})
+    held: list[Page] = []
+    late = threading.Thread(target=lambda: held.append(
+        send(portal, url, {**BASIC, **tokens(page)}, "next")))
+    began = time.monotonic()
+    late.start()
+    wait_until_fault_taken(tmp_path / "portal.db")
+    other = second_client(app)
+    opened = Page(other.get(url))  # page 1, read while the first POST is held
+    assert opened.text("h2") == ["基本信息"] and late.is_alive()
+    # Its 下一步 releases the held POST, which lands first: this one is stale now.
+    stale = send(other, url, {**BASIC, **tokens(opened), "_attempt": "2"}, "next")
+    late.join(timeout=15)
+    assert stale.status == 409 and stale.text("h2") == ["办理信息"]
+    assert held[0].text("h2") == ["办理信息"] and time.monotonic() - began < 15
+
+
 def test_an_older_attempt_is_fenced_out(portal, start, applications):
     url = start("unemployment_benefit")
     page = Page(portal.get(url))
