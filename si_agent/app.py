@@ -28,7 +28,7 @@ def build_controller(settings: Settings | None = None, *, engine: str | None = N
     catalog = load_businesses(settings.business_dir)
     log.info("loaded %d businesses from %s", len(catalog), settings.business_dir)
     store = create_store(settings)
-    return Controller(
+    controller = Controller(
         catalog,
         store,
         create_engine(engine or settings.engine, catalog, settings),
@@ -42,3 +42,5 @@ def build_controller(settings: Settings | None = None, *, engine: str | None = N
         handoff_text=settings.handoff_text,
         audit=create_audit_log(settings, store),
     )
+    controller.driver.takeover_grace = settings.job_takeover_grace
+    return controller

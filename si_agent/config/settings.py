@@ -45,6 +45,9 @@ JWT_ALGORITHMS = ("HS256", "RS256")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 ENV_PREFIX = "SI_"
 DEFAULT_HANDOFF = "12333社保服务热线"  # where citizens are sent for a person (人工 / 投诉)
+# Seconds a job whose process died waits before another takes it over, so the dead
+# attempt's requests still in flight (a portal holding a POST) land or die first.
+DEFAULT_TAKEOVER_GRACE = 30.0
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 _REPO_BUSINESSES = _REPO_ROOT / "businesses"
 _MIN_CLIENT_SECRET = 16
@@ -278,6 +281,9 @@ class Settings(BaseSettings):
     # Seconds before Redis hands an unacknowledged job to another worker: above the
     # longest job (si_agent/jobs/celery.py).
     job_visibility_timeout: PositiveInt = 3600
+    # Seconds between finding a job's process dead and taking the job over
+    # (si_agent/jobs/model.py; docs/faults.md); 0 takes it over at once.
+    job_takeover_grace: NonNegativeFloat = DEFAULT_TAKEOVER_GRACE
     # -- audit log (docs/audit.md) -------------------------------------------------
     audit_store: Lowered = "auto"  # auto, sqlite, redis, memory (si_agent.audit)
     audit_retention_days: PositiveInt = 180

@@ -14,14 +14,27 @@ Routes:
     POST     /_admin/reset                       forget drafts, applications, faults
     POST     /_admin/expire_sessions             log everybody out
     POST     /_admin/fail_next                   {"count": n, "status": 500, "delay": s,
-                                                 "after": false}: fault the next n form POSTs
+                                                 "after": false, "until_next_post": false}:
+                                                 fault the next n form POSTs
 
 Every ``/forms`` URL needs a login (otherwise a redirect to ``/login?next=…``).
 A form POST that passes its checks redirects (303) back to the draft's URL; one
 that fails re-renders the page with the values kept and each error tied to its
 control. A draft is submitted at most once: posting it again shows the same
-受理编号. Faults: ``status`` answers that status with an error page (before the
-POST takes effect, or after it when ``after`` is true); ``delay`` waits first.
+受理编号.
+
+Fencing: every page carries the draft's revision (hidden ``_rev``, the page
+token) and an empty hidden ``_attempt`` a robot may set to its attempt number
+(fencing token). A POST whose page token is not the draft's current one, whose
+attempt is older than one already posted, or whose conditional update loses to
+another POST (a stale snapshot) changes nothing and answers 409 with the
+draft's current page and a "this page is out of date" notice (or the success
+page, if the draft was submitted meanwhile). A POST without the tokens (an old
+client) is checked against the snapshot it was read from. Faults: ``status`` answers that status with an error page (before the
+POST takes effect, or after it when ``after`` is true); ``delay`` waits first
+(with ``until_next_post``, only until another POST of the same draft arrives,
+which then waits for the held one to be applied first: a request the network
+held until another client's, for races).
 The ``/_admin`` routes have no login: the portal is a local test double.
 """
 
@@ -32,6 +45,7 @@ import logging
 import os
 import secrets
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -41,11 +55,12 @@ from werkzeug.exceptions import HTTPException
 from si_agent.demo_portal import texts
 from si_agent.demo_portal.checks import check_fields
 from si_agent.demo_portal.forms import BUSINESSES, VERSIONS, Form, find_form
-from si_agent.demo_portal.store import Draft, PortalStore
+from si_agent.demo_portal.store import Draft, Fault, PortalStore
 from si_agent.demo_portal.variants import form_for, with_injection
 
 logger = logging.getLogger(__name__)
 
+PAGE_TOKEN, ATTEMPT_TOKEN = "_rev", "_attempt"  # hidden inputs of every form page
 DEFAULT_USER = "demo"
 DEFAULT_PASSWORD = "demo123"
 
@@ -134,8 +149,11 @@ def create_portal_app(db_path: str | Path, *, version: int = 1, user: str | None
         if request.method == "GET":
             if draft.application_no:
                 return _success(form, draft.application_no)
-            return _render_page(form, draft.page, draft.raw, {})
+            return _render_page(form, draft, draft.page, draft.raw, {})
         fault = store.take_fault()
+        if fault and fault.until_next_post:
+            return _held_until_next_post(store, form, draft, fault)
+        draft = _after_held_posts(store, draft)
         if fault and fault.delay:
             time.sleep(fault.delay)
         if fault and fault.status and not fault.after:
@@ -172,7 +190,8 @@ def create_portal_app(db_path: str | Path, *, version: int = 1, user: str | None
             return {"error": "count >= 0, delay >= 0, status 400-599"}, 400
         if status is None and not delay and count:
             return {"error": "give a status, a delay or both"}, 400
-        store.set_faults(count, status=status, delay=delay, after=bool(body.get("after")))
+        store.set_faults(count, status=status, delay=delay, after=bool(body.get("after")),
+                         until_next_post=bool(body.get("until_next_post")))
         return {"ok": True}
 
     @app.errorhandler(HTTPException)
@@ -191,14 +210,23 @@ def create_portal_app(db_path: str | Path, *, version: int = 1, user: str | None
 
 
 def _post(store: PortalStore, form: Form, draft: Draft) -> Any:
-    """Apply a POST to the draft's current page: go back, go on, submit or show errors."""
+    """Apply a POST to the draft's current page: go back, go on, submit or show errors.
+
+    Every write is conditional on the snapshot ``draft`` (and the posted tokens):
+    a stale POST gets the out-of-date page instead."""
     if draft.application_no:
         return _success(form, draft.application_no)
+    posted_rev = _token(request.form.get(PAGE_TOKEN))
+    attempt = _token(request.form.get(ATTEMPT_TOKEN))
+    if (posted_rev is not None and posted_rev != draft.rev) or (
+            attempt is not None and attempt < draft.attempt):
+        return _out_of_date(store, form, draft.draft_id)
     page = form.pages[draft.page]
     raw = {**draft.raw, **{f.id: request.form.get(f.id, "") for f in page.fields}}
     here = url_for("draft_page", business_id=draft.business_id, draft_id=draft.draft_id)
     if request.form.get("action") == "back" and draft.page > 0:
-        store.save_draft(draft.draft_id, page=draft.page - 1, raw=raw)
+        if not store.save_draft(draft, page=draft.page - 1, raw=raw, attempt=attempt):
+            return _out_of_date(store, form, draft.draft_id)
         return redirect(here, code=303)
     last = draft.page == len(form.pages) - 1
     # The last page checks every page: earlier pages were checked but may be stale.
@@ -210,21 +238,71 @@ def _post(store: PortalStore, form: Form, draft: Draft) -> Any:
             errors = refused
     if errors:
         shown = next(i for i, p in enumerate(form.pages) if any(f.id in errors for f in p.fields))
-        store.save_draft(draft.draft_id, page=shown, raw=raw)
-        return _render_page(form, shown, raw, errors)
+        if not store.save_draft(draft, page=shown, raw=raw, attempt=attempt):
+            return _out_of_date(store, form, draft.draft_id)
+        return _render_page(form, replace(draft, rev=draft.rev + 1), shown, raw, errors)
     if not last:
-        store.save_draft(draft.draft_id, page=draft.page + 1, raw=raw)
+        if not store.save_draft(draft, page=draft.page + 1, raw=raw, attempt=attempt):
+            return _out_of_date(store, form, draft.draft_id)
         return redirect(here, code=303)
-    store.save_draft(draft.draft_id, page=draft.page, raw=raw)
-    store.submit(draft, values)
+    if store.submit(draft, values, raw=raw, attempt=attempt) is None:
+        return _out_of_date(store, form, draft.draft_id)
     return redirect(here, code=303)
 
 
-def _render_page(form: Form, index: int, raw: dict[str, str], errors: dict[str, str]) -> str:
+HELD_POST_WAIT = 30.0  # longest a POST waits for a held one to be applied first
+
+
+def _held_until_next_post(store: PortalStore, form: Form, draft: Draft, fault: Fault) -> Any:
+    """A POST held until the draft's next POST arrives (at most the fault's delay),
+    then applied from the snapshot it was read with, before that next one."""
+    seen, _ = store.count_post(draft.draft_id, held=1)
+    try:
+        deadline = time.monotonic() + fault.delay
+        while time.monotonic() < deadline and store.count_post(draft.draft_id)[0] == seen:
+            time.sleep(0.05)
+        response = _post(store, form, draft)
+    finally:
+        store.count_post(draft.draft_id, held=-1)
+    return _server_error(fault.status) if fault.status else response
+
+
+def _after_held_posts(store: PortalStore, draft: Draft) -> Draft:
+    """The draft once every held POST of it was applied (read again if any was held)."""
+    _, held = store.count_post(draft.draft_id, posts=1)
+    if not held:
+        return draft
+    deadline = time.monotonic() + HELD_POST_WAIT
+    while held and time.monotonic() < deadline:
+        time.sleep(0.05)
+        held = store.count_post(draft.draft_id)[1]
+    return store.draft(draft.draft_id) or draft
+
+
+def _out_of_date(store: PortalStore, form: Form, draft_id: str) -> Any:
+    """409 with the draft as it is now (a stale POST changed nothing)."""
+    current = store.draft(draft_id)
+    if current is None:
+        abort(404)
+    logger.info("draft %s: a stale POST refused (page token or attempt out of date)", draft_id)
+    if current.application_no:
+        return _success(form, current.application_no)
+    return _render_page(form, current, current.page, current.raw, {},
+                        notice=texts.PAGE_OUT_OF_DATE), 409
+
+
+def _token(value: str | None) -> int | None:
+    """A posted page token or attempt number; None when absent or not a number."""
+    return int(value) if value and value.isdigit() and len(value) <= 18 else None
+
+
+def _render_page(form: Form, draft: Draft, index: int, raw: dict[str, str],
+                 errors: dict[str, str], *, notice: str | None = None) -> str:
     page = form.pages[index]
     shown = {f.id: errors[f.id] for f in page.fields if f.id in errors}
     return render_template("form.html", form=form, page=page, index=index, raw=raw,
-                           errors=shown, labels={f.id: f.label for f in page.fields})
+                           errors=shown, labels={f.id: f.label for f in page.fields},
+                           notice=notice, tokens={PAGE_TOKEN: draft.rev, ATTEMPT_TOKEN: ""})
 
 
 def _success(form: Form, application_no: str) -> str:

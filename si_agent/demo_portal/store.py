@@ -6,6 +6,13 @@ taking a fault) hold SQLite's write lock (``BEGIN IMMEDIATE``) while they run.
 The login epoch is a number a session must carry to stay valid: bumping it
 logs everybody out. A draft may carry a form variant's seed and a field to
 refuse once (``variants``).
+
+Every change to a draft is a compare-and-set on its ``rev`` (the page token the
+form carries), so a POST read from a stale snapshot (held by the network, or
+from a page shown before another window moved on) changes nothing. A draft also
+keeps the highest ``attempt`` (fencing token) a POST carried: a POST of an older
+attempt is refused, so a killed worker's late request cannot undo its
+successor's work.
 """
 
 from __future__ import annotations
@@ -34,7 +41,11 @@ CREATE TABLE IF NOT EXISTS drafts (
     application_no TEXT,                         -- set once submitted
     created_at     TEXT NOT NULL,
     variant        INTEGER,                      -- the form variant's seed, if any
-    inject         TEXT                          -- business key to refuse once, until used
+    inject         TEXT,                         -- business key to refuse once, until used
+    rev            INTEGER NOT NULL DEFAULT 0,   -- +1 on every change: the page token
+    attempt        INTEGER NOT NULL DEFAULT 0,   -- highest fencing token posted
+    posts          INTEGER NOT NULL DEFAULT 0,   -- POSTs that arrived (for held faults)
+    held           INTEGER NOT NULL DEFAULT 0    -- POSTs held until the next one arrives
 );
 CREATE TABLE IF NOT EXISTS applications (
     seq            INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -53,7 +64,8 @@ CREATE TABLE IF NOT EXISTS faults (
     remaining INTEGER NOT NULL,
     status    INTEGER,                           -- NULL: only slow down
     delay     REAL NOT NULL,
-    after     INTEGER NOT NULL                   -- 1: fail after the POST took effect
+    after     INTEGER NOT NULL,                  -- 1: fail after the POST took effect
+    until_next_post INTEGER NOT NULL DEFAULT 0   -- 1: held until the draft's next POST
 );
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
@@ -72,15 +84,20 @@ class Draft:
     application_no: str | None
     variant: int | None = None
     inject: str | None = None
+    rev: int = 0
+    attempt: int = 0
 
 
 @dataclass(frozen=True)
 class Fault:
-    """One injected fault for one form POST: wait ``delay`` s, then answer ``status``."""
+    """One injected fault for one form POST: wait ``delay`` s (or, with
+    ``until_next_post``, until the draft's next POST arrives, at most ``delay`` s),
+    then answer ``status``."""
 
     status: int | None
     delay: float
     after: bool
+    until_next_post: bool = False
 
 
 class PortalStore:
@@ -92,11 +109,16 @@ class PortalStore:
         with self._connect() as conn:
             conn.execute("PRAGMA journal_mode = WAL")
             conn.executescript(SCHEMA)
-            # A database made before drafts had variants.
-            have = {row["name"] for row in conn.execute("PRAGMA table_info(drafts)")}
-            for column, kind in (("variant", "INTEGER"), ("inject", "TEXT")):
+            # A database made before drafts had variants, tokens and held faults.
+            number = "INTEGER NOT NULL DEFAULT 0"
+            for table, column, kind in (
+                    ("drafts", "variant", "INTEGER"), ("drafts", "inject", "TEXT"),
+                    ("drafts", "rev", number), ("drafts", "attempt", number),
+                    ("drafts", "posts", number), ("drafts", "held", number),
+                    ("faults", "until_next_post", number)):
+                have = {row["name"] for row in conn.execute(f"PRAGMA table_info({table})")}
                 if column not in have:
-                    conn.execute(f"ALTER TABLE drafts ADD COLUMN {column} {kind}")
+                    conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -126,7 +148,15 @@ class PortalStore:
             return None
         return Draft(row["draft_id"], row["business_id"], row["version"], row["page"],
                      json.loads(row["raw"]), row["application_no"], row["variant"],
-                     row["inject"])
+                     row["inject"], row["rev"], row["attempt"])
+
+    def count_post(self, draft_id: str, *, posts: int = 0, held: int = 0) -> tuple[int, int]:
+        """Add to the draft's counts of POSTs arrived and POSTs held; both, after."""
+        with self._connect() as conn:
+            rows = conn.execute("UPDATE drafts SET posts = posts + ?, held = held + ?"
+                                " WHERE draft_id = ? RETURNING posts, held",
+                                (posts, held, draft_id)).fetchall()
+        return (rows[0]["posts"], rows[0]["held"]) if rows else (0, 0)
 
     def take_injection(self, draft_id: str) -> bool:
         """Use up the draft's injected refusal; False when it was used already."""
@@ -136,26 +166,43 @@ class PortalStore:
                                 (draft_id,)).fetchall()
         return bool(rows)
 
-    def save_draft(self, draft_id: str, *, page: int, raw: dict[str, str]) -> None:
+    def save_draft(self, draft: Draft, *, page: int, raw: dict[str, str],
+                   attempt: int | None = None) -> bool:
+        """Move the draft read as ``draft`` to ``page`` with ``raw``, only if nothing
+        changed it since (same ``rev``), it is not submitted, and ``attempt`` (when
+        given) is not older than the newest one posted. False: it was stale."""
         with self._connect() as conn:
-            conn.execute("UPDATE drafts SET page = ?, raw = ? WHERE draft_id = ?"
-                         " AND application_no IS NULL",
-                         (page, json.dumps(raw, ensure_ascii=False), draft_id))
+            rows = conn.execute(
+                "UPDATE drafts SET page = ?, raw = ?, rev = rev + 1,"
+                " attempt = MAX(attempt, ?) WHERE draft_id = ? AND rev = ? AND attempt <= ?"
+                " AND application_no IS NULL RETURNING rev",
+                (page, json.dumps(raw, ensure_ascii=False), attempt or 0, draft.draft_id,
+                 draft.rev, attempt if attempt is not None else draft.attempt)).fetchall()
+        return bool(rows)
 
-    def submit(self, draft: Draft, values: dict[str, Any]) -> str:
-        """Turn the draft into an application once; return its number (the old one if any)."""
+    def submit(self, draft: Draft, values: dict[str, Any], *, raw: dict[str, str] | None = None,
+               attempt: int | None = None) -> str | None:
+        """Turn the draft into an application once; return its number (the old one if
+        it was submitted already), or None when ``draft`` is stale (another POST
+        changed it since it was read, or a newer attempt posted)."""
         with self._connect() as conn, transaction(conn):
-            row = conn.execute("SELECT application_no FROM drafts WHERE draft_id = ?",
-                               (draft.draft_id,)).fetchone()
+            row = conn.execute("SELECT application_no, rev, attempt FROM drafts"
+                               " WHERE draft_id = ?", (draft.draft_id,)).fetchone()
             if row["application_no"]:
                 return row["application_no"]
+            fence = attempt if attempt is not None else draft.attempt
+            if row["rev"] != draft.rev or row["attempt"] > fence:
+                return None
             number = self._next_number(conn)
             conn.execute("INSERT INTO applications (application_no, business_id, draft_id, vals,"
                          " created_at) VALUES (?, ?, ?, ?, ?)",
                          (number, draft.business_id, draft.draft_id,
                           json.dumps(values, ensure_ascii=False), clock.now().isoformat()))
-            conn.execute("UPDATE drafts SET application_no = ? WHERE draft_id = ?",
-                         (number, draft.draft_id))
+            conn.execute("UPDATE drafts SET application_no = ?, raw = ?, rev = rev + 1,"
+                         " attempt = MAX(attempt, ?) WHERE draft_id = ?",
+                         (number, json.dumps(draft.raw if raw is None else raw,
+                                             ensure_ascii=False),
+                          attempt or 0, draft.draft_id))
         return number
 
     @staticmethod
@@ -180,13 +227,15 @@ class PortalStore:
 
     # -- faults -----------------------------------------------------------------------
 
-    def set_faults(self, count: int, *, status: int | None, delay: float, after: bool) -> None:
+    def set_faults(self, count: int, *, status: int | None, delay: float, after: bool,
+                   until_next_post: bool = False) -> None:
         with self._connect() as conn:
-            conn.execute("INSERT INTO faults (id, remaining, status, delay, after)"
-                         " VALUES (1, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET"
-                         " remaining = excluded.remaining, status = excluded.status,"
-                         " delay = excluded.delay, after = excluded.after",
-                         (count, status, delay, int(after)))
+            conn.execute("INSERT INTO faults (id, remaining, status, delay, after,"
+                         " until_next_post) VALUES (1, ?, ?, ?, ?, ?) ON CONFLICT (id) DO"
+                         " UPDATE SET remaining = excluded.remaining, status = excluded.status,"
+                         " delay = excluded.delay, after = excluded.after,"
+                         " until_next_post = excluded.until_next_post",
+                         (count, status, delay, int(after), int(until_next_post)))
 
     def take_fault(self) -> Fault | None:
         """Consume one pending fault, or None when none is pending."""
@@ -194,10 +243,11 @@ class PortalStore:
             # fetchall: the statement must run to completion to release its lock.
             rows = conn.execute("UPDATE faults SET remaining = remaining - 1"
                                 " WHERE id = 1 AND remaining > 0"
-                                " RETURNING status, delay, after").fetchall()
+                                " RETURNING status, delay, after, until_next_post").fetchall()
         if not rows:
             return None
-        return Fault(rows[0]["status"], rows[0]["delay"], bool(rows[0]["after"]))
+        return Fault(rows[0]["status"], rows[0]["delay"], bool(rows[0]["after"]),
+                     bool(rows[0]["until_next_post"]))
 
     # -- logins -----------------------------------------------------------------------
 

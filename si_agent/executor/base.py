@@ -44,12 +44,14 @@ Progress = Callable[[str], None]
 @dataclass(frozen=True)
 class JobContext:
     """The job an executor runs for, given to kinds with ``takes_job = True``:
-    its ``id`` (e.g. to name a trace directory) and ``resume``, the JSON the
-    flow's last failed submission left (``ExecutorError.resume``), e.g. the draft
-    of a web form to continue instead of starting a second application."""
+    its ``id`` (e.g. to name a trace directory), ``attempt`` (a fencing token) and
+    ``resume``, the JSON the flow's last failed submission left
+    (``ExecutorError.resume``), e.g. the draft of a web form to continue instead
+    of starting a second application."""
 
     id: str
     resume: Mapping[str, Any] = field(default_factory=dict)
+    attempt: int = 1  # the job's attempt number: 2 and up once taken over after a crash
     # Records ``resume`` on the job at once (before a submission), so a rerun of the
     # job after a crash, on any machine, continues from it.
     remember: Callable[[dict[str, Any]], None] | None = None

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from si_agent import replies
 from si_agent.config.model import Business
+from si_agent.config.settings import DEFAULT_TAKEOVER_GRACE
 from si_agent.errors import ExecutorError, JobConflict, SessionConflict
 from si_agent.executor.base import JobContext
 from si_agent.flow.dialogue import Turn, join
@@ -61,6 +62,7 @@ class JobDriver:
         self.ctl = ctl
         self.lease = LEASE
         self.heartbeat = HEARTBEAT
+        self.takeover_grace = DEFAULT_TAKEOVER_GRACE  # SI_JOB_TAKEOVER_GRACE
         self._running: set[str] = set()  # jobs this process is running now
         self._versions: dict[str, int] = {}  # their record versions, as last written here
         self._resumes: dict[str, dict] = {}  # resume states they recorded while running
@@ -101,7 +103,7 @@ class JobDriver:
         """Outside a turn (a read, the event stream): resume a job whose process died."""
         job = self.ctl.jobs.load(session.job_id or "")
         business = self.ctl.catalog.get(session.business_id or "")
-        if job is None or business is None or job.finished or not job.stale():
+        if job is None or business is None or job.finished or not self._stale(job):
             return
         claimed = self.claim(job, business)
         if claimed is not None and not claimed.finished:
@@ -115,7 +117,7 @@ class JobDriver:
         Only a stale job is taken. A running one runs again only if its executor
         is resumable; otherwise it is finished here as "outcome unknown".
         """
-        if not job.stale():
+        if not self._stale(job):
             return None
         if job.attempts >= MAX_ATTEMPTS:
             log.error("job %s of %s: its process died %d times; not run again",
@@ -135,7 +137,8 @@ class JobDriver:
         # The dead attempt's progress text is not this attempt's: cleared, not shown again.
         claimed = job.model_copy(update={"status": "running", "owner": this_process(),
                                          "attempts": job.attempts + 1, "progress": None,
-                                         "lease_until": time.time() + self.lease})
+                                         "lease_until": time.time() + self.lease,
+                                         "owner_gone_at": None})
         try:
             self.ctl.jobs.save(claimed)
         except JobConflict:
@@ -159,7 +162,7 @@ class JobDriver:
                 result = self.ctl.executor.run(
                     business, values, idempotency_key=job.idempotency_key,
                     progress=lambda text: self._renew(job.id, progress=text),
-                    job=JobContext(id=job.id, resume=job.resume or {},
+                    job=JobContext(id=job.id, resume=job.resume or {}, attempt=job.attempts,
                                    remember=lambda state: self._renew(job.id, resume=state)))
             except ExecutorError as exc:
                 error = JobError(message=exc.message, field_errors=exc.field_errors,
@@ -236,7 +239,7 @@ class JobDriver:
                 ctl.jobs.save(taken)
             except JobConflict:
                 return False
-        elif job.stale():
+        elif self._stale(job):
             taken = self.claim(job, business)
             if taken is None:
                 return False
@@ -246,6 +249,22 @@ class JobDriver:
             taken = self.execute(taken, business)
         self.apply_outcome(taken.session_id, taken, same_turn=False)
         return True
+
+    def _stale(self, job: Job) -> bool:
+        """Whether ``job`` may be taken over now. The first time its process is found
+        dead, that moment is recorded on the job: the grace counts from it."""
+        if job.stale(grace=self.takeover_grace):
+            return True
+        marked = job.seen_gone()
+        if marked is not None:
+            try:
+                self.ctl.jobs.save(marked)
+            except JobConflict:
+                pass  # someone else wrote it (marked it, or it moved on): read again later
+            else:
+                log.warning("job %s: its process %s is gone; taken over in %.0f s",
+                            job.id, job.owner, self.takeover_grace)
+        return False
 
     def finish(self, job: Job, *, result: dict | None = None,
                error: JobError | None = None) -> Job:

@@ -10,6 +10,13 @@ to it is a compare-and-set on ``version``, so exactly one process runs it::
                                key if the executor is resumable; otherwise failed
                                as "outcome unknown", so nothing is submitted twice.
 
+A job whose process is found dead is not taken over at once: the first process
+to find it so records when (``owner_gone_at``, ``seen_gone``), and the job is
+stale only a grace period later (``SI_JOB_TAKEOVER_GRACE``), so the dead
+attempt's requests still in flight (a web form POST a portal holds) land or die
+before the next attempt starts. A lease that ran out (a process elsewhere) is
+stale at once: the lease is already longer than the grace.
+
 The turn that confirms records its job already claimed (``running``, owned by
 its process), which runs it right after saving the session; ``queued`` is for
 jobs handed to a queue whose worker claims them.
@@ -101,6 +108,7 @@ class Job(BaseModel):
     progress: str | None = None
     owner: str | None = None
     lease_until: float = 0.0
+    owner_gone_at: float | None = None  # when a process first found the owner's process dead
     long_running: bool = False
     created_at: float = Field(default_factory=time.time)
     updated_at: float = Field(default_factory=time.time)
@@ -111,9 +119,22 @@ class Job(BaseModel):
     def finished(self) -> bool:
         return self.status in TERMINAL
 
-    def stale(self, now: float | None = None) -> bool:
-        """Unfinished, and its process is gone or its lease ran out."""
+    def stale(self, now: float | None = None, *, grace: float = 0.0) -> bool:
+        """Unfinished, and its lease ran out, or its process is gone and was first
+        found gone at least ``grace`` seconds ago (``seen_gone``)."""
         if self.finished:
             return False
         now = time.time() if now is None else now
-        return owner_is_dead(self.owner) or now > self.lease_until
+        if now > self.lease_until:
+            return True
+        if not owner_is_dead(self.owner):
+            return False
+        return grace <= 0 or (self.owner_gone_at is not None
+                              and now >= self.owner_gone_at + grace)
+
+    def seen_gone(self, now: float | None = None) -> Job | None:
+        """The job marked as found with its process dead (to save), the first time it
+        is found so; None when it is finished, marked already, or its owner lives."""
+        if self.finished or self.owner_gone_at is not None or not owner_is_dead(self.owner):
+            return None
+        return self.model_copy(update={"owner_gone_at": time.time() if now is None else now})

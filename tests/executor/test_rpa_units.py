@@ -165,3 +165,83 @@ def test_the_origin_policy_matches_origins_exactly():
                 "about:blank", "javascript:alert(1)"):
         assert not policy.allows(url), url
         assert elsewhere.search(url) or url.startswith(("about:", "javascript:")), url
+
+
+# -- attempts: fencing token, page moved, a trace per attempt ---------------------------
+
+
+def shown(label, key, value="", error=None, kind="text"):
+    return Control(key=key, kind=kind, label=label, required=True, value=value, error=error)
+
+
+PAGE_ONE = [shown("姓名", "id:name", "张伟"), shown("证件类型", "id:id_type", "居民身份证",
+                                                kind="select"),
+            shown("身份证号", "id:id_number", "330122196303150178"),
+            shown("手机号码", "id:phone", "13800138001")]
+FILLED_ONE = {"id:name", "id:id_type", "id:id_number", "id:phone"}
+PUT_ONE = {c.key: c.value for c in PAGE_ONE}
+
+
+def test_errors_on_another_page_the_press_never_filled_mean_the_page_moved():
+    from si_agent.executor.rpa.fencing import page_moved
+
+    # A late POST of a dead attempt moved the draft on: this page-1 POST was read as
+    # page 2, empty, and refused.
+    page_two = [shown("离职日期", "id:separation_date", error="请填写离职日期"),
+                shown("离职原因", "radio:separation_reason", error="请选择离职原因",
+                      kind="radio"),
+                shown("银行卡号", "id:bank_card", error="请填写银行卡号"),
+                shown("我已阅读并同意承诺书", "id:agree", error="请勾选承诺书", kind="checkbox")]
+    assert page_moved(PAGE_ONE, FILLED_ONE, PUT_ONE, page_two)
+    # Moved back: page 1 shown with its controls emptied by a post for page 2.
+    page_two_filled = [shown("离职日期", "id:separation_date", "2026-10-31")]
+    emptied = [shown("姓名", "id:name", error="请填写姓名"), *PAGE_ONE[1:]]
+    assert page_moved(page_two_filled, {"id:separation_date"},
+                      {**PUT_ONE, "id:separation_date": "2026-10-31"}, emptied)
+
+
+def test_errors_on_what_the_job_sent_are_a_refusal():
+    from si_agent.executor.rpa.fencing import page_moved
+
+    refused = [shown("姓名", "id:name", "张伟", error="姓名与身份证号不一致"), *PAGE_ONE[1:]]
+    assert not page_moved(PAGE_ONE, FILLED_ONE, PUT_ONE, refused)
+    # The last page rechecks page 1 and shows it: the value there is still this job's.
+    page_two = [shown("离职日期", "id:separation_date", "2026-10-31")]
+    recheck = [shown("姓名", "id:name", "张伟", error="姓名与公安部门登记的信息不一致"),
+               *PAGE_ONE[1:]]
+    assert not page_moved(page_two, {"id:separation_date"},
+                          {**PUT_ONE, "id:separation_date": "2026-10-31"}, recheck)
+    # The page pressed asks for a control no value of the business fits.
+    more = [*PAGE_ONE, shown("单位名称", "id:employer", error="请填写单位名称")]
+    assert not page_moved(more, FILLED_ONE, PUT_ONE, more)
+    assert not page_moved(PAGE_ONE, FILLED_ONE, PUT_ONE, PAGE_ONE)  # no errors at all
+
+
+def test_the_fencing_token_is_above_every_earlier_run_on_the_draft():
+    from si_agent.executor.base import JobContext
+    from si_agent.executor.rpa.fencing import fencing_token
+
+    assert fencing_token(JobContext(id="j")) == 1
+    assert fencing_token(JobContext(id="j", attempt=2, resume={"draft": "u", "attempt": 1})) == 2
+    # A new job (the citizen's 重试) on a draft a taken-over job posted to as attempt 3.
+    assert fencing_token(JobContext(id="k", resume={"draft": "u", "attempt": 3})) == 4
+    assert fencing_token(JobContext(id="k", resume={"draft": "u", "attempt": "9"})) == 1
+
+
+def test_the_trace_is_on_disk_as_it_goes_one_folder_per_attempt(tmp_path):
+    from si_agent.executor.rpa.trace import FAILED, FieldStatus, Trace
+
+    first = Trace(tmp_path / "job-1", tmp_path / "drafts" / "k.json")
+    first.note("press next")  # no save(): a worker killed now leaves this
+    first.fields = [FieldStatus(label="姓名", key="name", status=FAILED, reason="不一致")]
+    assert "press next" in (tmp_path / "job-1" / "actions.log").read_text("utf-8")
+    assert "不一致" in (tmp_path / "job-1" / "fields.json").read_text("utf-8")
+    second = Trace(tmp_path / "job-1", tmp_path / "drafts" / "k.json", attempt=2)
+    second.note("attempt 2")
+    assert second.directory == tmp_path / "job-1" / "attempt-2"
+    assert second.root == tmp_path
+    assert (second.directory / "actions.log").read_text("utf-8").endswith("attempt 2\n")
+    assert oct(second.directory.stat().st_mode)[-3:] == "700"
+    third = Trace(tmp_path / "job-1", tmp_path / "drafts" / "k.json", attempt=2)
+    third.note("the same attempt run again by hand")
+    assert third.directory == tmp_path / "job-1" / "attempt-3"

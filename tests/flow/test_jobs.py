@@ -169,7 +169,7 @@ class OpaqueHttp:
         return self.inner.run(*args, **kwargs)
 
 
-def crash_then_restart(tmp_path, settings, resumable: bool):
+def crash_then_restart(tmp_path, settings, resumable: bool, grace: float = 0.0):
     import os
     import subprocess
     import sys
@@ -193,6 +193,7 @@ def crash_then_restart(tmp_path, settings, resumable: bool):
     executors = Executors(settings, executors=injected)
     ctl = Controller(catalog, SQLiteStore(settings.data_dir / "sessions.db"),
                      RuleEngine(catalog), executors)
+    ctl.driver.takeover_grace = grace  # 0: taken over as soon as the process is found dead
     session = ctl.store.load("u")
     job = ctl.jobs.load(session.job_id)
     assert (session.state, job.status, job.attempts) == ("executing", "running", 1)
@@ -210,6 +211,24 @@ def test_a_crash_after_submitting_is_resumed_without_a_second_application(tmp_pa
                  "'social_transfer' AND id_number = ?", ZHANG)
     assert rows == [(turn.result["application_no"],)]  # one application, the first one
     assert ctl.jobs.load(turn.job.id).attempts == 2
+
+
+def test_a_job_whose_process_died_is_taken_over_only_after_the_grace(tmp_path, settings):
+    import time
+
+    ctl, executors = crash_then_restart(tmp_path, settings, resumable=True, grace=1.5)
+    with executors:
+        turn = ctl.handle("u", "办好了吗？")
+        assert turn.state == "executing" and "正在办理中" in turn.reply
+        job = ctl.jobs.load(turn.job.id)
+        assert job.attempts == 1 and job.owner_gone_at is not None  # found dead, not taken
+        assert len(calls(settings, "social_transfer")) == 1
+        time.sleep(1.6)
+        turn = ctl.handle("u", "办好了吗？")
+    assert turn.state == "done" and "已提交，受理编号" in turn.reply
+    job = ctl.jobs.load(turn.job.id)
+    assert job.attempts == 2 and job.owner_gone_at is None
+    assert len(calls(settings, "social_transfer")) == 2  # resumed once, same key
 
 
 def test_a_crash_with_an_executor_that_cannot_resume_is_reported_not_resubmitted(

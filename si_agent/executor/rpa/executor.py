@@ -23,11 +23,19 @@ next submission continues the same draft instead of starting a second
 application; a draft already submitted shows its number, which is taken as the
 result (no second submission).
 
+A job taken over after its worker died must not trip over the dead attempt's
+late requests (``si_agent.executor.rpa.fencing``): each post carries the
+attempt's number where the site fences attempts (``attempt_field``), and a page
+that moved under the job (errors only on controls this press never filled, on
+another page; or a 409 answer to a stale post) is perceived again, not taken
+for the form refusing the citizen's values.
+
 Each job keeps a trace under ``$SI_DATA_DIR/rpa/<job id>/`` (readable by the
-service user only): the action log with personal values masked, the per-field
-table and a screenshot per page. Traces older than ``SI_RPA_RETENTION_DAYS`` are
-deleted when a job starts. The browser is Debian's Chromium (``SI_RPA_CHROMIUM``),
-one per worker thread, with a fresh context per job.
+service user only), one folder per attempt, written as the job goes: the action
+log with personal values masked, the per-field table and a screenshot per page.
+Traces older than ``SI_RPA_RETENTION_DAYS`` are deleted when a job starts. The
+browser is Debian's Chromium (``SI_RPA_CHROMIUM``), one per worker thread, with a
+fresh context per job.
 
 The job's browser stays on the portal (``si_agent.executor.rpa.origins``): a
 request to an origin other than ``url``'s and ``allowed_origins`` is aborted, and
@@ -48,6 +56,7 @@ import shutil
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
@@ -60,6 +69,13 @@ from si_agent.errors import ExecutorError, ModelUnavailable
 from si_agent.executor import texts
 from si_agent.executor.base import ExecutorBase, JobContext, Progress
 from si_agent.executor.rpa import browsers, discover, origins
+from si_agent.executor.rpa.fencing import (
+    STALE_POST,
+    carry,
+    fencing_token,
+    page_moved,
+    shown_values,
+)
 from si_agent.executor.rpa.form import Control, choose, css, match, normalize, perceive
 from si_agent.executor.rpa.options import RpaOptions
 from si_agent.executor.rpa.trace import FAILED, FILLED, UNFILLED, FieldStatus, Trace
@@ -151,8 +167,9 @@ class RpaExecutor(ExecutorBase):
         drafts.mkdir(parents=True, exist_ok=True, mode=0o700)
         known = drafts / f"{idempotency_key}.json"
         if not job.resume and known.is_file():
-            job = JobContext(id=job.id, resume=json.loads(known.read_text("utf-8")))
-        trace = Trace(self.trace_dir / (job.id or idempotency_key[:16]), known)
+            job = replace(job, resume=json.loads(known.read_text("utf-8")))
+        trace = Trace(self.trace_dir / (job.id or idempotency_key[:16]), known,
+                      attempt=job.attempt)
         policy = _policy(options, trace)
         context = self._browser().new_context(locale="zh-CN", service_workers="block")
         try:
@@ -219,6 +236,9 @@ class _Job:
         self.deadline = time.monotonic() + options.job_timeout
         self.taken: dict[str, Control] = {}  # business key -> control filled, over all pages
         self.matched: dict[str, Control] = {}  # business key -> control it fits, all pages
+        self.token = fencing_token(job)  # this attempt's number, posted where the site fences
+        self.put: dict[str, str] = {}  # control key -> the value this job left in it
+        self.answered: int | None = None  # the HTTP status of the last press
 
     # -- the origin policy (si_agent.executor.rpa.origins) ---------------------------
 
@@ -258,7 +278,8 @@ class _Job:
         if draft and not self.guard.policy.allows(draft):  # never resumed off the portal
             raise self._off_portal(f"the saved draft is at {_path(draft)[:80]}")
         self._open(draft or expand_env(self.options.url))
-        self.trace.draft(self.page.url)
+        self.trace.draft(self.page.url, attempt=self.token)
+        self.trace.note(f"attempt {self.token}")
         if self.job.remember is not None:  # on the job record, before anything is sent
             self.job.remember(self.trace.resume)
         submitted = False
@@ -282,12 +303,25 @@ class _Job:
             if self._unplaced(controls, matched, fixed):
                 return self._hand_over()
             self._check_origin()  # a value sent elsewhere as it was typed
+            filled = self._filled_here(controls, fixed)
+            if carry(self.page, self.options.attempt_field, self.token):
+                self.trace.note(f"fencing token {self.token}")
             pressed = self._press()
             if pressed == "login":
                 continue  # logged in again: the draft page is filled anew
             submitted = pressed == "submit"
             self._check_origin()
+            if self.answered == STALE_POST:  # the site applied nothing: see where it is now
+                self.trace.note(f"portal answered {STALE_POST}: the page was out of date")
+                submitted = False
+                continue
             after = perceive(self.page)
+            if page_moved(controls, filled, self.put, after):
+                self.trace.note("the page moved under the job (errors on "
+                                + "、".join(c.name for c in after if c.error is not None)
+                                + ", never filled here): perceived again")
+                submitted = False
+                continue
             if any(c.error is not None for c in after):
                 self._refused(after)
         raise ExecutorError(texts.RPA_FORM_CHANGED, retryable=False, resume=self.trace.resume)
@@ -372,7 +406,7 @@ class _Job:
 
     @property
     def trace_dir_root(self) -> Path:
-        return self.trace.directory.parent
+        return self.trace.root
 
     # -- navigation ----------------------------------------------------------------
 
@@ -450,6 +484,7 @@ class _Job:
         with self.page.expect_navigation() as navigation:
             button.first.click()
         self.trace.note(f"press {step}")
+        self.answered = navigation.value.status if navigation.value is not None else None
         self._check_status(navigation.value)
         self._check_origin()
         if self._on_login_page():  # the session expired mid-job
@@ -498,6 +533,16 @@ class _Job:
             if control.name in fixed:
                 self._set(control, fixed[control.name], None)
                 self.trace.note(f"fill {control.name} (fixed)")
+
+    def _filled_here(self, controls: list[Control],
+                     fixed: Mapping[str, str | bool]) -> set[str]:
+        """Keys of the controls of this page that the job filled, their shown values
+        remembered (to tell a refusal of them from a page that moved)."""
+        keys = {c.key for c in controls}
+        filled = {c.key for c in self.taken.values() if c.key in keys}
+        filled |= {c.key for c in controls if c.name in fixed}
+        self.put.update(shown_values(perceive(self.page), filled))
+        return filled
 
     def _set(self, control: Control, value: str | bool, field: Any) -> bool:
         """Put ``value`` in the control; False when no option of it means the value."""

@@ -44,6 +44,9 @@ class RpaOptions(ExecutorOptions):
     max_pages: int = 6
     agent_steps: int = 30  # steps the browser agent may take when it finishes a form
     allowed_origins: tuple[str, ...] = ()  # origins besides url's the browser may visit
+    # The form's hidden input that takes the attempt number (a fencing token), where
+    # the site has one (the demo portal: _attempt); the site refuses older attempts.
+    attempt_field: str | None = None
 
     @field_validator("url")
     @classmethod
