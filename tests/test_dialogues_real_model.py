@@ -54,15 +54,15 @@ from flask import request
 from si_agent.cli import demo_backend_hook
 from si_agent.config.loader import load_businesses
 from si_agent.config.settings import Settings
-from si_agent.engine.base import Decision, SessionView, TextSink
+from si_agent.core.actions import toolset
+from si_agent.core.decision import Decision, SessionView, TextSink
+from si_agent.core.machine import STATES
 from si_agent.engine.llm import HISTORY_MESSAGES
 from si_agent.engine.prompts import STATE_NAMES
 from si_agent.engine.registry import create_engine
 from si_agent.engine.rules import RuleEngine
 from si_agent.executor import Executors
-from si_agent.flow.actions import toolset
 from si_agent.flow.controller import Controller
-from si_agent.flow.machine import STATES
 from si_agent.replay import load_dialogues
 from si_agent.session import MemoryStore
 from si_agent.testing import FakeOpenAI, fake_step_handlers

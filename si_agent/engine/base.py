@@ -1,127 +1,16 @@
-"""The intent engine interface: from a message and a toolset to tool calls.
+"""Transitional: the engine vocabulary moved to ``si_agent.core.decision``.
 
-An engine sees a read-only ``SessionView`` and the OpenAI Function-Calling
-tools the current state offers, and returns a ``Decision``. It never mutates
-the session; the controller validates and applies each call.
+Kept only for ``si_agent.engine.rules``, which another branch (core-rules)
+replaces by a package importing ``si_agent.core``; delete this module then.
 """
 
-from __future__ import annotations
-
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from enum import Enum
-from typing import Any, Protocol
-
-from pydantic import BaseModel, Field
-
-from si_agent.config.model import Business, FieldDef, Step
-from si_agent.session.model import FieldState, Message, Usage
-
-
-class ToolCall(BaseModel):
-    """One function call, as a model would return it."""
-
-    name: str
-    arguments: dict[str, Any] = Field(default_factory=dict)
-
-
-class Rule(str, Enum):
-    """Which rule (or the model) produced a decision."""
-
-    NONE = "none"                        # nothing recognised
-    MODEL = "model"                      # a model chose the calls
-    CANCEL_WORD = "cancel_word"
-    SKIP_WORD = "skip_word"
-    CONFIRM_WORD = "confirm_word"
-    RETRY_WORD = "retry_word"
-    ACCEPTED_SUGGESTION = "accepted_suggestion"
-    CONVERSATIONAL = "conversational"    # a reply with nothing to act on
-    EXACT_KEYWORD = "exact_keyword"      # a business keyword, verbatim
-    SIMILAR_KEYWORD = "similar_keyword"  # a business by keyword similarity
-    AGAIN = "again"                      # the business just done, once more
-    SUGGEST = "suggest"                  # a guess offered as a suggestion
-    QUESTION = "question"
-    VALUES = "values"                    # field values found by the extractors
-    AWAITED_ANSWER = "awaited_answer"    # the whole message for the awaited field
-    MODIFY = "modify"
-    UPLOAD = "upload"
-    SMALL_TALK = "small_talk"            # greeting, closing, hand-off, who-are-you
-    SWITCH = "switch"                    # another business named mid-flow
-    DECLINED = "declined"                # no to an offer (switching business)
-    REFUSAL = "refusal"                  # declines to give the awaited field
-    FIELD_HELP = "field_help"            # asks what a field's term means
-
-
-SURE = 1.0  # a decision this confident needs no model
-
-
-class Decision(BaseModel):
-    """What the engine decided for one message; empty ``calls`` = not understood.
-
-    ``rule`` says what fired and ``confidence`` (0–1) how sure it is: ``SURE``
-    marks rule decisions a model could not improve (an exact keyword, a value
-    that validates for the awaited field, a confirm or cancel word). ``reason``
-    is a log line for people, never parsed. ``text`` is a model's free-text
-    answer (a reply without a tool call).
-    """
-
-    calls: list[ToolCall] = Field(default_factory=list)
-    rule: Rule = Rule.NONE
-    confidence: float = Field(default=0.0, ge=0.0, le=1.0)
-    reason: str = ""
-    engine: str = ""
-    text: str | None = None
-    usage: Usage = Field(default_factory=Usage)
-    offered: list[str] = Field(default_factory=list)
-
-    @property
-    def confident(self) -> bool:
-        return self.confidence >= SURE
-
-
-@dataclass(frozen=True)
-class SessionView:
-    """A snapshot of the session for an engine; changing it changes nothing."""
-
-    state: str
-    business: Business | None
-    fields: Mapping[str, FieldState]
-    awaiting: str | None
-    suggestion: str | None
-    step: Step | None
-    history: tuple[Message, ...]
-    result: Mapping[str, Any] | None = None
-    catalog: Mapping[str, Business] = field(repr=False, default_factory=dict)
-    suspended: tuple[str, ...] = ()  # businesses put aside, newest last
-
-    def pending_keys(self) -> list[str]:
-        """Field keys not yet collected, in business order."""
-        if self.business is None:
-            return []
-        return [f.key for f in pending_fields(self.business, self.fields)]
-
-
-def pending_fields(business: Business, fields: Mapping[str, FieldState]) -> list[FieldDef]:
-    """The required fields of ``business`` not yet collected (nor skipped, in a
-    consultation), in order."""
-    return [
-        f for f in business.fields
-        if f.required and fields.get(f.key, FieldState()).status not in ("collected", "skipped")
-    ]
-
-
-TextSink = Callable[[str], None]
-
-
-class IntentEngine(Protocol):
-    """Decides which tools to call for a message.
-
-    ``on_text``, when given, receives pieces of a model's free-text answer as
-    they are generated (for streaming); engines without a model ignore it.
-    """
-
-    name: str
-
-    def decide(
-        self, view: SessionView, message: str, tools: list[dict], on_text: TextSink | None = None
-    ) -> Decision: ...
+from si_agent.core.decision import (  # noqa: F401
+    SURE,
+    Decision,
+    IntentEngine,
+    Rule,
+    SessionView,
+    TextSink,
+    ToolCall,
+    pending_fields,
+)

@@ -24,12 +24,13 @@ from typing import Any, NamedTuple
 
 from si_agent.config.model import Business, FieldDef
 from si_agent.config.settings import Settings
+from si_agent.core import actions as T
+from si_agent.core.decision import Decision, Rule, SessionView, TextSink, ToolCall, Usage
+from si_agent.core.state import State
 from si_agent.engine.arguments import ArgumentsRejected, read_arguments
-from si_agent.engine.base import Decision, Rule, SessionView, TextSink, ToolCall, Usage
 from si_agent.engine.chat import ChatModel, ModelUnavailable, RawCall
 from si_agent.engine.prompts import extraction_prompt, grounded_prompt, system_prompt
 from si_agent.engine.rules import RuleEngine
-from si_agent.flow import actions as T
 from si_agent.privacy import Redactor
 from si_agent.validators import check
 
@@ -166,7 +167,7 @@ class LLMEngine:
     # -- per-field extraction (optional) --------------------------------------
 
     def _per_field(self, view: SessionView) -> bool:
-        if view.state != "collecting" or view.business is None or view.business.is_consult:
+        if view.state != State.COLLECTING or view.business is None or view.business.is_consult:
             return False  # a consultation: one call per turn, whatever the setting
         mode = view.business.extraction or self.settings.llm_extraction
         return mode == "per_field"

@@ -36,15 +36,16 @@ from si_agent.audit import AuditLog, MemoryAuditStore
 from si_agent.config.assistant import AssistantTexts
 from si_agent.config.model import Business, Step
 from si_agent.config.settings import DEFAULT_HANDOFF
-from si_agent.engine.base import SURE, Decision, IntentEngine, Rule, TextSink, ToolCall
+from si_agent.core import actions as A
+from si_agent.core import consult
+from si_agent.core.decision import SURE, Decision, IntentEngine, Rule, TextSink, ToolCall
+from si_agent.core.machine import DialogueMachine
+from si_agent.core.state import State
 from si_agent.errors import JobInProgress, NoStepAwaited, SessionConflict
 from si_agent.executor import Executors
 from si_agent.executor.base import Executor
-from si_agent.flow import actions as A
-from si_agent.flow import consult
 from si_agent.flow.dialogue import Turn
 from si_agent.flow.execution import JobDriver
-from si_agent.flow.machine import DialogueMachine
 from si_agent.flow.steps import (
     StepHandler,
     Upload,
@@ -67,7 +68,7 @@ log = logging.getLogger(__name__)
 _MAX_CONFLICT_RETRIES = 5
 
 # Every apply function the action table names exists on Turn (a definition check).
-_MISSING = [a.apply for a in A.ACTIONS if not callable(getattr(Turn, a.apply, None))]
+_MISSING = [a.name for a in A.ACTIONS if not callable(getattr(Turn, a.name, None))]
 if _MISSING:  # pragma: no cover - a definition mistake, found at import
     raise ImportError(f"flow.actions names apply functions Turn lacks: {_MISSING}")
 
@@ -183,7 +184,7 @@ class Controller:
                 raise NoStepAwaited(session_ref(session_id), step_id)
             turn.uploads[upload.ref] = upload
             calls = [ToolCall(name=A.step_tool_name(step), arguments={"file": upload.ref})]
-            if turn.s.state != "step_executing":  # an optional step, taken up now
+            if turn.s.state != State.STEP_EXECUTING:  # an optional step, taken up now
                 calls.insert(0, ToolCall(name=A.REDO_STEP, arguments={"step_id": step.id}))
             return Decision(calls=calls, rule=Rule.UPLOAD, confidence=SURE, engine="upload",
                             reason="a photo uploaded for the step")
@@ -217,7 +218,7 @@ class Controller:
                 break
             else:
                 raise SessionConflict(session_ref(session_id), expected=-1, found=None)
-            if session.state == "executing" and session.job_id:
+            if session.state == State.EXECUTING and session.job_id:
                 return self.driver.drive(session, result, turn.job)
             return result
 
@@ -253,7 +254,7 @@ class Controller:
         """
         session = self.load(session_id)
         job = self.jobs.load(session.job_id) if session.job_id else None
-        if session.state == "executing" and job is not None:
+        if session.state == State.EXECUTING and job is not None:
             if job.finished:
                 session, _ = self.driver.apply_outcome(session_id, job, same_turn=False)
             else:
@@ -267,7 +268,7 @@ class Controller:
         outcome would have nowhere to go.
         """
         session = self.store.load(session_id)
-        if session is not None and session.state == "executing" and session.job_id:
+        if session is not None and session.state == State.EXECUTING and session.job_id:
             job = self.jobs.load(session.job_id)
             if job is not None and not job.finished:
                 raise JobInProgress(session_ref(session_id), job.id)
@@ -291,7 +292,7 @@ class Controller:
         last: tuple | None = None
         while time.monotonic() < deadline:
             turn = self.current(session_id)
-            if turn.state != "executing":
+            if turn.state != State.EXECUTING:
                 if turn.notice:
                     self._deliver_notice(session_id, turn.notice)
                 yield turn

@@ -27,13 +27,15 @@ from transitions import MachineError
 from si_agent import replies
 from si_agent.audit.model import AUDITED_STATES
 from si_agent.config.model import Business, Check, FieldDef, Step, Theme
-from si_agent.engine.base import Decision, Rule, SessionView, TextSink, ToolCall, pending_fields
+from si_agent.core import actions as A
+from si_agent.core import consult
+from si_agent.core.decision import Decision, Rule, SessionView, TextSink, ToolCall, pending_fields
+from si_agent.core.display import display
+from si_agent.core.machine import FlowModel
+from si_agent.core.state import AT_REST, IN_DIALOGUE, SETTLED, FieldStatus, State
 from si_agent.errors import ExecutorError
-from si_agent.flow import actions as A
-from si_agent.flow import consult
-from si_agent.flow.machine import FlowModel
 from si_agent.flow.steps import FILE_REF, StepContext, StepResult, Upload
-from si_agent.flow.turn import TurnResult, awaited_step, display, snapshot
+from si_agent.flow.turn import TurnResult, awaited_step, snapshot
 from si_agent.jobs import Job, JobError
 from si_agent.jobs.model import this_process
 from si_agent.knowledge import Answer, NoKnowledge
@@ -115,12 +117,12 @@ class Turn:
         if group_id is not None and group_id != s.group_id:
             s.group_id = group_id
             b = self.business
-            if b is not None and b.is_consult and s.state == "collecting":
+            if b is not None and b.is_consult and s.state == State.COLLECTING:
                 # Another conversation of this user: the one in progress stays stored
                 # under its own group id.
                 self._fire("cancel")
                 self._clear()
-            if s.state in ("idle", "done"):
+            if s.state in AT_REST:
                 self._resume_profile()
         if s.notice:
             self.notices.append(s.notice)
@@ -131,7 +133,7 @@ class Turn:
             self._clear()
             self.parts.append(replies.BUSINESS_GONE)
             return
-        if s.state == "executing" and s.job_id:
+        if s.state == State.EXECUTING and s.job_id:
             job = self.ctl.jobs.load(s.job_id)
             if job is not None and job.finished:
                 self.apply_job(job)
@@ -148,7 +150,7 @@ class Turn:
         s = self.s
         self.decision = decision
         b = self.business
-        self.consulting = b if b is not None and b.is_consult and s.state == "collecting" \
+        self.consulting = b if b is not None and b.is_consult and s.state == State.COLLECTING \
             else None
         if self.consulting is not None:
             self.theme_asked = consult.current_theme(self.consulting, s.fields)
@@ -214,7 +216,7 @@ class Turn:
     def audit(self) -> None:
         """Write the audited states this turn entered to the audit log (after the save)."""
         for state, business, values in self.entered:
-            job = self.job if state == "executing" else self.applied
+            job = self.job if state == State.EXECUTING else self.applied
             self.ctl.audit.state_change(self.s.session_id, business, state, job=job,
                                         values=values)
         self.entered = []
@@ -232,7 +234,7 @@ class Turn:
         self.file_ops = []
 
     def _offer(self) -> A.Offer:
-        business = self.business if self.s.state not in ("idle", "done") else None
+        business = self.business if self.s.state not in AT_REST else None
         return A.Offer(self.s.state, business, self.step, self.s.retryable)
 
     def _tools(self) -> list[dict]:
@@ -261,11 +263,11 @@ class Turn:
             concludes=bool(b and b.is_consult),
         )
         self.ctl.machine.fire(model, trigger)
-        s.state = model.state
+        s.state = State(model.state)
         if s.state in AUDITED_STATES:
             self.entered.append((s.state, b, self._values()))
 
-    def _record(self, call: ToolCall, outcome: A.Outcome) -> None:
+    def _record(self, call: ToolCall, outcome: A.CallOutcome) -> None:
         self.records.append(ToolCallRecord(
             name=call.name, arguments=redact_arguments(call.arguments, self.business),
             status=outcome.status, reason=outcome.reason.value, detail=outcome.detail,
@@ -281,18 +283,17 @@ class Turn:
             outcome = A.rejected(A.Reason.NOT_OFFERED,
                                  f"{call.name} not offered in {self.s.state}")
         else:
-            args = A.parse_arguments(action, call.arguments)
-            if isinstance(args, str):
-                outcome = A.rejected(A.Reason.BAD_ARGUMENTS, args)
-            else:
-                try:
-                    outcome = getattr(self, action.apply)(args)
-                except MachineError as exc:  # a trigger not allowed here: the call was wrong
-                    outcome = A.rejected(A.Reason.NOT_ALLOWED, str(exc))
+            try:
+                args = A.parse_arguments(action, call.arguments)
+                outcome = getattr(self, action.name)(args)
+            except A.BadArguments as exc:
+                outcome = A.rejected(A.Reason.BAD_ARGUMENTS, exc.problem)
+            except MachineError as exc:  # a trigger not allowed here: the call was wrong
+                outcome = A.rejected(A.Reason.NOT_ALLOWED, str(exc))
         self._record(call, outcome)
         return int(outcome.applied)
 
-    def match_business(self, args: A.MatchBusinessArgs) -> A.Outcome:
+    def match_business(self, args: A.MatchBusinessArgs) -> A.CallOutcome:
         business = self.ctl.catalog.get(args.business_id)
         if business is None:
             return A.rejected(A.Reason.UNKNOWN_BUSINESS,
@@ -343,7 +344,7 @@ class Turn:
             self.parts.append(replies.render(replies.FORM_UNREADABLE, name=business.name))
         return ready
 
-    def _resume(self, business: Business, kept: SuspendedFlow) -> A.Outcome:
+    def _resume(self, business: Business, kept: SuspendedFlow) -> A.CallOutcome:
         """Take up a suspended business exactly where it was left."""
         s = self.s
         s.suspended.remove(kept)
@@ -355,13 +356,13 @@ class Turn:
         self._fire("begin")
         self.asked = False
         self.parts.append(replies.render(self.ctl.texts.switch_resumed, business=business.name))
-        if s.state == "collecting" and not self._pending(business):
+        if s.state == State.COLLECTING and not self._pending(business):
             self._complete()  # it was confirming: confirm again
-        elif s.state == "collecting" and kept.awaiting in business.field_keys:
+        elif s.state == State.COLLECTING and kept.awaiting in business.field_keys:
             s.awaiting = kept.awaiting
         return A.applied(detail="resumed")
 
-    def switch_business(self, args: A.SwitchBusinessArgs) -> A.Outcome:
+    def switch_business(self, args: A.SwitchBusinessArgs) -> A.CallOutcome:
         """Put the business in progress aside, with its values, and start another."""
         current, target = self.business, self.ctl.catalog.get(args.business_id)
         if target is None:
@@ -390,7 +391,7 @@ class Turn:
         self._clear(keep_files=True)  # the suspended flow keeps its photos
         return self.match_business(A.MatchBusinessArgs(business_id=target.id))
 
-    def explain_field(self, args: A.ExplainFieldArgs) -> A.Outcome:
+    def explain_field(self, args: A.ExplainFieldArgs) -> A.CallOutcome:
         """Why a field is needed, or what its term means; the field is asked again."""
         b = self.business
         assert b is not None
@@ -408,11 +409,11 @@ class Turn:
             why = replies.render(field.why or texts.why_default, business=b.name,
                                  label=field.label)
             self.parts.append(join([why, texts.refusal_offer]))
-        if self.s.state == "collecting" and args.field_key in self._pending_keys(b):
+        if self.s.state == State.COLLECTING and args.field_key in self._pending_keys(b):
             self.s.awaiting = args.field_key
         return A.applied()
 
-    def small_talk(self, args: A.SmallTalkArgs) -> A.Outcome:
+    def small_talk(self, args: A.SmallTalkArgs) -> A.CallOutcome:
         texts = self.ctl.texts
         b = self.business
         if args.kind == "greeting":
@@ -422,7 +423,7 @@ class Turn:
         else:
             self.parts.append(replies.render(getattr(texts, args.kind),
                                              handoff=self.ctl.handoff_text))
-        if self.s.state in ("idle", "done"):
+        if self.s.state in AT_REST:
             self.asked = True
         return A.applied()
 
@@ -430,7 +431,7 @@ class Turn:
         examples = "、".join(b.name for b in list(self.ctl.catalog.values())[:3])
         return replies.render(self.ctl.texts.greeting, examples=examples)
 
-    def answer_question(self, args: A.AnswerQuestionArgs) -> A.Outcome:
+    def answer_question(self, args: A.AnswerQuestionArgs) -> A.CallOutcome:
         question = args.question.strip()
         answer = self._knowledge(question) if question else None
         suggested = args.suggested_business_id
@@ -442,13 +443,13 @@ class Turn:
             # The engine only guessed by word similarity; the passages found say better
             # (a parent's account inherited is no pension estimate), even "none".
             suggested = answer.suggested_business_id
-        current = self.business if self.s.state not in ("idle", "done") else None
+        current = self.business if self.s.state not in AT_REST else None
         if (current is not None and args.suggested_business_id in self.ctl.catalog
                 and args.suggested_business_id != current.id
                 and A.SWITCH_BUSINESS in A.tool_names(self._tools())):
             return self._ask_switch(question, answer, current,
                                     self.ctl.catalog[args.suggested_business_id])
-        can_suggest = suggested in self.ctl.catalog and self.s.state in ("idle", "done")
+        can_suggest = suggested in self.ctl.catalog and self.s.state in AT_REST
         offline = can_suggest and suggested in self.ctl.unavailable
         can_suggest = can_suggest and not offline
         model_text = self.decision.text if self.decision else None
@@ -464,13 +465,13 @@ class Turn:
         elif can_suggest:
             self.s.suggestion = suggested
             self.parts.append(replies.render(replies.SUGGEST, name=self.ctl.catalog[suggested].name))
-        elif (self.business is not None and self.s.state not in ("idle", "done")
+        elif (self.business is not None and self.s.state not in AT_REST
               and not self.business.is_consult):  # a consultation re-asks its theme instead
             self.parts.append(replies.render(replies.CONTINUE, name=self.business.name))
         return A.applied()
 
     def _ask_switch(self, question: str, answer: Answer | None, current: Business,
-                    target: Business) -> A.Outcome:
+                    target: Business) -> A.CallOutcome:
         """Another business named mid-flow: ask once whether to switch to it."""
         if answer:
             self.answers.append(answer.text)
@@ -478,7 +479,7 @@ class Turn:
             self.parts.append(replies.render(replies.BUSINESS_UNAVAILABLE, name=target.name))
             self.parts.append(replies.render(replies.CONTINUE, name=current.name))
             return A.applied(A.Reason.UNAVAILABLE_BUSINESS, "not available online")
-        filled = sum(1 for st in self.s.fields.values() if st.status == "collected")
+        filled = sum(1 for st in self.s.fields.values() if st.status == FieldStatus.COLLECTED)
         self.s.suggestion = target.id
         self.parts.append(replies.render(self.ctl.texts.switch_ask, current=current.name,
                                          filled=filled, target=target.name))
@@ -490,7 +491,7 @@ class Turn:
         s = self.s
         while s.suspended and s.suspended[-1].business_id not in self.ctl.catalog:
             self._forget_flow(s.suspended.pop())  # its business left the configuration
-        if s.state not in ("idle", "done") or not s.suspended:
+        if s.state not in AT_REST or not s.suspended:
             return
         waiting = self.ctl.catalog[s.suspended[-1].business_id]
         s.suggestion = waiting.id
@@ -503,11 +504,11 @@ class Turn:
         if key not in self.memo:
             # A consultation makes one model call a turn at most: the decision's.
             b = self.business
-            generate = not (b is not None and b.is_consult and self.s.state == "collecting")
+            generate = not (b is not None and b.is_consult and self.s.state == State.COLLECTING)
             self.memo[key] = self.ctl.knowledge.answer(question, generate=generate)
         return self.memo[key]
 
-    def provide_field(self, args: A.ProvideFieldArgs) -> A.Outcome:
+    def provide_field(self, args: A.ProvideFieldArgs) -> A.CallOutcome:
         business = self.business
         assert business is not None
         known = {k: v for k, v in args.values.items()
@@ -517,13 +518,13 @@ class Turn:
         if business.is_consult:
             return self._set_slots(business, known)
         outcome = self._set_fields(business, known)
-        if self.s.state == "collecting" and not self._pending(business):
+        if self.s.state == State.COLLECTING and not self._pending(business):
             self._complete()
         return outcome
 
     # -- consultations (type: consult) ------------------------------------------
 
-    def _set_slots(self, business: Business, values: Mapping[str, Any]) -> A.Outcome:
+    def _set_slots(self, business: Business, values: Mapping[str, Any]) -> A.CallOutcome:
         """Take slot values: new ones are acknowledged, changed ones said to be
         corrected, invalid ones explained; the reply's next move is flow.consult's."""
         s, texts = self.s, business.consult
@@ -540,18 +541,18 @@ class Turn:
                 res = replace(res, value=said.strip())
             if not res.ok:
                 st.error = res.error
-                if st.status not in ("collected", "skipped"):
-                    st.status = "invalid"
+                if st.status not in SETTLED:
+                    st.status = FieldStatus.INVALID
                 self.consult_lines.append(f"{field.label}：{res.error}")
                 invalid.append(key)
-            elif st.status == "collected" and st.value != res.value:
+            elif st.status == FieldStatus.COLLECTED and st.value != res.value:
                 self.consult_lines.append(replies.render(
                     texts.corrected, label=field.label, old=consult.shown(field, st.value),
                     new=consult.shown(field, res.value)))
-            elif st.status != "collected":
+            elif st.status != FieldStatus.COLLECTED:
                 received.append(key)
             if res.ok:
-                st.value, st.status, st.error, st.attempts = res.value, "collected", None, 0
+                st.value, st.status, st.error, st.attempts = res.value, FieldStatus.COLLECTED, None, 0
         if received:
             received.sort(key=business.field_keys.index)
             self.consult_lines.insert(0, replies.render(
@@ -559,15 +560,15 @@ class Turn:
         self._consult_progress(business)
         return A.applied(detail=f"collected={received} invalid={invalid}")
 
-    def skip_field(self, args: A.SkipFieldArgs) -> A.Outcome:
+    def skip_field(self, args: A.SkipFieldArgs) -> A.CallOutcome:
         b, s = self.business, self.s
         assert b is not None and b.consult is not None
         keys = [k for k in dict.fromkeys(args.field_keys) if k in b.field_keys
-                and s.fields.get(k, FieldState()).status not in ("collected", "skipped")]
+                and s.fields.get(k, FieldState()).status not in SETTLED]
         if not keys:
             return A.rejected(A.Reason.UNKNOWN_FIELD, f"nothing open to skip in {args.field_keys}")
         for key in keys:
-            s.fields[key] = FieldState(status="skipped")
+            s.fields[key] = FieldState(status=FieldStatus.SKIPPED)
         self.consult_lines.append(replies.render(
             b.consult.skipped, labels="、".join(b.field(k).label for k in keys)))
         self._consult_progress(b)
@@ -575,7 +576,7 @@ class Turn:
 
     def _consult_progress(self, business: Business) -> None:
         """Every slot in: the consultation is done, and the closing says what it found."""
-        if self.s.state != "collecting" or consult.current_theme(business, self.s.fields):
+        if self.s.state != State.COLLECTING or consult.current_theme(business, self.s.fields):
             return
         self._fire("fields_done")
         self.parts.extend(self.consult_lines)
@@ -589,7 +590,7 @@ class Turn:
     def _keep_profile(self) -> None:
         """Store the consultation's slots by group, or drop them once it ended."""
         b, s = self.business, self.s
-        if b is not None and b.is_consult and s.state == "collecting":
+        if b is not None and b.is_consult and s.state == State.COLLECTING:
             data = json.dumps(consult.profile(b, s.fields), ensure_ascii=False).encode()
             self.file_ops.append(("put", self._group_owner(), (b.id, data)))
         elif self.consulting is not None:
@@ -618,7 +619,7 @@ class Turn:
             self.resumed = True
             return
 
-    def _set_fields(self, business: Business, values: Mapping[str, Any]) -> A.Outcome:
+    def _set_fields(self, business: Business, values: Mapping[str, Any]) -> A.CallOutcome:
         s = self.s
         recorded: list[str] = []
         problems: list[str] = []
@@ -633,14 +634,14 @@ class Turn:
                                          step=step.label if step else "")
                 problems += self._mark_invalid(field, st, message, "")
             elif res.ok:
-                st.value, st.status, st.error, st.attempts = res.value, "collected", None, 0
+                st.value, st.status, st.error, st.attempts = res.value, FieldStatus.COLLECTED, None, 0
                 recorded.append(key)
             else:
                 problems += self._mark_invalid(field, st, res.error or "", field.error_msg or "")
         for chk in business.checks:
             if self._check_fails(chk):
                 st = s.fields[chk.reask]
-                st.value, st.status = None, "pending"
+                st.value, st.status = None, FieldStatus.PENDING
                 if chk.reask in recorded:
                     recorded.remove(chk.reask)
                 problems += self._mark_invalid(business.field(chk.reask), st, chk.message, "")
@@ -653,7 +654,7 @@ class Turn:
         self.parts.extend(problems)
         if s.awaiting in recorded:
             s.awaiting = None
-        bad = [k for k in values if s.fields[k].status != "collected"]
+        bad = [k for k in values if s.fields[k].status != FieldStatus.COLLECTED]
         return A.applied(detail=f"collected={recorded} invalid={bad}")
 
     def _mark_invalid(self, field: FieldDef, st: FieldState, diagnosis: str,
@@ -663,8 +664,8 @@ class Turn:
         assert b is not None
         st.attempts += 1
         st.error = diagnosis
-        if st.status != "collected":
-            st.status = "invalid"
+        if st.status != FieldStatus.COLLECTED:
+            st.status = FieldStatus.INVALID
             self.s.awaiting = field.key  # a kept value is not asked for again
         if instruction:
             self.reasked.add(field.key)
@@ -677,7 +678,7 @@ class Turn:
 
     def _check_fails(self, chk: Check) -> bool:
         left, right = self.s.fields.get(chk.left), self.s.fields.get(chk.right)
-        if not left or not right or left.status != "collected" or right.status != "collected":
+        if not left or not right or left.status != FieldStatus.COLLECTED or right.status != FieldStatus.COLLECTED:
             return False
         try:
             return not _OPS[chk.op](left.value, right.value)
@@ -693,16 +694,16 @@ class Turn:
     def _complete(self) -> None:
         """The fields (or the steps) are in: the machine says what comes next."""
         self.s.awaiting = None
-        self._fire("steps_done" if self.s.state == "step_executing" else "fields_done")
-        if self.s.state == "confirming":
+        self._fire("steps_done" if self.s.state == State.STEP_EXECUTING else "fields_done")
+        if self.s.state == State.CONFIRMING:
             self.s.awaiting = "confirm"
-        elif self.s.state == "executing":
+        elif self.s.state == State.EXECUTING:
             self._queue_job()
 
-    def cancel_flow(self, args: A.NoArgs) -> A.Outcome:
+    def cancel_flow(self, args: A.NoArgs) -> A.CallOutcome:
         b = self.business
         s = self.s
-        if s.state in ("idle", "done"):
+        if s.state in AT_REST:
             waiting = [f for f in s.suspended if f.business_id == self.pending_suggestion]
             if waiting:  # "不用了" to the offer to take a suspended business up again
                 s.suspended.remove(waiting[-1])
@@ -713,7 +714,7 @@ class Turn:
                 return A.applied(detail=f"dropped suspended {waiting[-1].business_id}")
             self.parts.append(replies.NOTHING_TO_CANCEL)
             return A.applied(A.Reason.NOTHING_TO_CANCEL, "nothing to cancel")
-        if s.state == "executing" and b is not None:
+        if s.state == State.EXECUTING and b is not None:
             job = self.ctl.jobs.load(s.job_id) if s.job_id else None
             if job is not None and not job.finished:
                 self.parts.append(replies.render(replies.JOB_CANNOT_CANCEL, name=b.name))
@@ -748,27 +749,27 @@ class Turn:
         s.job_id = None
         s.resume = None
 
-    def confirm_submit(self, args: A.NoArgs) -> A.Outcome:
+    def confirm_submit(self, args: A.NoArgs) -> A.CallOutcome:
         self._fire("confirm")
         self._queue_job()
         return A.applied()
 
-    def retry_submit(self, args: A.NoArgs) -> A.Outcome:
+    def retry_submit(self, args: A.NoArgs) -> A.CallOutcome:
         # Offered only after a retryable failure (see flow.actions).
         self._fire("retry")
         self._queue_job()
         return A.applied()
 
-    def modify_info(self, args: A.ModifyInfoArgs) -> A.Outcome:
+    def modify_info(self, args: A.ModifyInfoArgs) -> A.CallOutcome:
         b = self.business
         assert b is not None
         key = args.field_key
         if key not in b.field_keys:
             return A.rejected(A.Reason.UNKNOWN_FIELD, f"unknown field {key!r}")
-        self._fire("fix" if self.s.state == "failed" else "modify")
+        self._fire("fix" if self.s.state == State.FAILED else "modify")
         value = args.value
         st = self.s.fields.setdefault(key, FieldState())
-        st.status = "pending"
+        st.status = FieldStatus.PENDING
         if value not in (None, ""):
             # The old value is what the user called wrong: an invalid new one
             # leaves the field to be asked again, not the old value in place.
@@ -780,7 +781,7 @@ class Turn:
         self.parts.append(replies.render(replies.MODIFY_ASK, label=b.field(key).label))
         return A.applied(A.Reason.AWAITING_VALUE, "awaiting new value")
 
-    def redo_step(self, args: A.RedoStepArgs) -> A.Outcome:
+    def redo_step(self, args: A.RedoStepArgs) -> A.CallOutcome:
         b = self.business
         assert b is not None
         step = next((st for st in b.steps if st.id == args.step_id), None)
@@ -803,14 +804,14 @@ class Turn:
         calls = self.decision.calls if self.decision else []
         return any(c.name == A.step_tool_name(step) for c in calls)
 
-    def skip_step(self, args: A.NoArgs) -> A.Outcome:
+    def skip_step(self, args: A.NoArgs) -> A.CallOutcome:
         """Go on without the optional step offered (offered only for one)."""
         step = self.step
         assert step is not None and step.optional
         s = self.s
         s.skipped.append(step.id)
         self.parts.append(replies.render(replies.STEP_SKIPPED, label=step.label))
-        if s.state == "step_executing":
+        if s.state == State.STEP_EXECUTING:
             s.awaiting = None
             if self.step is None:
                 self._complete()
@@ -833,11 +834,11 @@ class Turn:
         for key in [k for k, p in s.produced.items() if p.step in again]:
             st = s.fields.get(key)
             if st is not None and st.value == s.produced[key].value:
-                st.value, st.status, st.error = None, "pending", None
+                st.value, st.status, st.error = None, FieldStatus.PENDING, None
             del s.produced[key]
         s.step_attempts = 0
 
-    def upload(self, args: A.UploadArgs) -> A.Outcome:
+    def upload(self, args: A.UploadArgs) -> A.CallOutcome:
         step, b = self.step, self.business
         assert step is not None and b is not None
         handler = self.ctl.step_handlers.get(step.handler)
@@ -850,7 +851,7 @@ class Turn:
             context = StepContext(
                 business=b,
                 values=MappingProxyType({k: st.value for k, st in self.s.fields.items()
-                                         if st.status == "collected"}),
+                                         if st.status == FieldStatus.COLLECTED}),
                 step_data=MappingProxyType(dict(self.s.step_data)),
                 file=self._kept_file,
             )
@@ -876,7 +877,7 @@ class Turn:
                                              error=error or step.error_msg or ""))
             if step.optional:
                 self.parts.append(replies.STEP_OPTIONAL_HINT)
-                if self.state_before in ("collecting", "confirming"):
+                if self.state_before in IN_DIALOGUE:
                     s.awaiting = None  # taken up in passing: the dialogue goes on
                     self._complete()
                 return A.applied(A.Reason.STEP_FAILED, "optional step failed")
@@ -925,14 +926,14 @@ class Turn:
             value = validate_value(field.type, str(raw), **field.validator_options()).value
             s.produced[key] = Produced(value=value, step=step.id)
             st = s.fields.setdefault(key, FieldState())
-            if st.status == "collected" and st.value != value:
-                st.value, st.status = None, "invalid"
+            if st.status == FieldStatus.COLLECTED and st.value != value:
+                st.value, st.status = None, FieldStatus.INVALID
                 st.error = replies.render(replies.STEP_MISMATCH, step=step.label, label=field.label)
                 self.parts.append(st.error)
                 self.reasked.add(key)
                 s.awaiting = key
             else:
-                st.value, st.status, st.error, st.attempts = value, "collected", None, 0
+                st.value, st.status, st.error, st.attempts = value, FieldStatus.COLLECTED, None, 0
                 recorded.append(key)
         if recorded:
             items = "、".join(f"{b.field(k).label} {display(b.field(k).type, s.fields[k].value)}"
@@ -942,7 +943,7 @@ class Turn:
     # -- executing --------------------------------------------------------------
 
     def _values(self) -> dict[str, Any]:
-        values = {k: st.value for k, st in self.s.fields.items() if st.status == "collected"}
+        values = {k: st.value for k, st in self.s.fields.items() if st.status == FieldStatus.COLLECTED}
         values.update(self.s.step_data)
         return values
 
@@ -963,7 +964,7 @@ class Turn:
     def _queue_job(self) -> None:
         """Record the submission as a job; it runs after the session is saved."""
         b = self.business
-        assert b is not None and self.s.state == "executing"
+        assert b is not None and self.s.state == State.EXECUTING
         values = json.loads(json.dumps(self._values(), ensure_ascii=False, default=str))
         self._attach(values)
         long_running = self.ctl.executor_for(b).long_running
@@ -1036,7 +1037,7 @@ class Turn:
             self._fire("fix")
             for key, message in field_errors.items():
                 st = s.fields.setdefault(key, FieldState())
-                st.status, st.error = "failed", message
+                st.status, st.error = FieldStatus.FAILED, message
             items = "；".join(f"{b.field(k).label}：{m.rstrip('。')}"
                              for k, m in field_errors.items())
             self.parts.append(replies.render(replies.EXEC_FIELD_FAILED, items=items))
@@ -1060,7 +1061,7 @@ class Turn:
         s = self.s
         if self.resumed:
             return  # "继续" took the consultation up again: its theme is asked next
-        if s.state in ("idle", "done"):
+        if s.state in AT_REST:
             self.parts.append(self._greeting())
             self.asked = True
         elif (self.pending_suggestion and self.business is not None
@@ -1068,9 +1069,9 @@ class Turn:
             # No switch after "要先办理…吗？": the business in progress goes on.
             self.parts.append(replies.render(self.ctl.texts.switch_kept,
                                              current=self.business.name))
-        elif s.state == "executing":
+        elif s.state == State.EXECUTING:
             return  # phase 2 says where the submission stands
-        elif s.state == "failed" and not s.retryable:
+        elif s.state == State.FAILED and not s.retryable:
             self.parts.append(replies.REFUSED_REASK)
             self.asked = True
         else:
@@ -1081,13 +1082,13 @@ class Turn:
         if self.asked:
             return
         s, b = self.s, self.business
-        if b is None or s.state in ("idle", "done", "executing"):
+        if b is None or s.state in (*AT_REST, State.EXECUTING):
             return
-        if s.state == "collecting" and b.is_consult:
+        if s.state == State.COLLECTING and b.is_consult:
             if self.consult_lines or not self.opened:  # (the opening asks the first theme)
                 self.parts.extend(self.consult_lines)
                 self.parts.append(consult.next_move(b, s.fields, self.theme_asked))
-        elif s.state == "collecting":
+        elif s.state == State.COLLECTING:
             pending = self._pending(b)
             if not pending:
                 return
@@ -1097,15 +1098,15 @@ class Turn:
             ask = [b.field(first)] + [f for f in pending if f.key != first]
             self.parts.extend(f.prompt for f in ask[: max(1, b.ask.max_fields)]
                               if f.key not in self.reasked)
-        elif s.state == "step_executing":
+        elif s.state == State.STEP_EXECUTING:
             step = self.step
             if step is not None:
                 s.awaiting = step.id
                 self.parts.append(step.prompt)
-        elif s.state == "confirming":
+        elif s.state == State.CONFIRMING:
             s.awaiting = "confirm"
             self.parts.append(self._confirm_text(b))
-        elif s.state == "failed":
+        elif s.state == State.FAILED:
             s.awaiting = "retry" if s.retryable else None
             self.parts.append(replies.FAILED_REASK if s.retryable else replies.REFUSED_REASK)
 

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from si_agent import replies
 from si_agent.config.model import Business
+from si_agent.core.state import State
 from si_agent.errors import ExecutorError, JobConflict, SessionConflict
 from si_agent.executor.base import JobContext
 from si_agent.flow.dialogue import Turn, join
@@ -349,7 +350,7 @@ class JobDriver:
         ctl = self.ctl
         for _ in range(_RETRIES):
             session = session if session is not None else ctl.load(session_id)
-            if session.job_id != job.id or session.state != "executing":
+            if session.job_id != job.id or session.state != State.EXECUTING:
                 stored = ctl.jobs.load(job.id)
                 if stored is not None and not stored.finished:
                     job = self._record(job)  # nowhere to apply it: the job record keeps it

@@ -9,9 +9,10 @@ from pydantic import BaseModel, Field
 
 from si_agent import replies
 from si_agent.config.model import Business, Step
-from si_agent.flow import consult
+from si_agent.core import consult
+from si_agent.core.display import display
+from si_agent.core.state import IN_DIALOGUE, FieldStatus, State
 from si_agent.session.model import Session, Usage
-from si_agent.validators import mask
 
 
 class FieldView(BaseModel):
@@ -104,10 +105,10 @@ def awaited_step(session: Session, business: Business | None) -> Step | None:
         return None
     open_steps = [st for st in business.steps
                   if st.id not in session.step_data and st.id not in session.skipped]
-    if session.state == "step_executing":
+    if session.state == State.STEP_EXECUTING:
         return next((st for st in open_steps
                      if not st.optional or st.id == session.awaiting), None)
-    if session.state in ("collecting", "confirming"):
+    if session.state in IN_DIALOGUE:
         return next((st for st in open_steps if st.optional), None)
     return None
 
@@ -121,21 +122,10 @@ def _step_view(session: Session, business: Business | None) -> StepView | None:
 
 
 def _theme_view(session: Session, business: Business | None) -> ThemeView | None:
-    if business is None or not business.is_consult or session.state != "collecting":
+    if business is None or not business.is_consult or session.state != State.COLLECTING:
         return None
     theme = consult.current_theme(business, session.fields)
     return ThemeView(id=theme.id, label=theme.label) if theme else None
-
-
-def display(field_type: str, value: Any) -> str:
-    """How a field value is shown to the citizen: masked if personal, numbers plain."""
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return f"{value:.2f}".rstrip("0").rstrip(".")
-    if isinstance(value, list):  # several choices
-        return "、".join(str(v) for v in value)
-    return mask(field_type, value)
 
 
 def field_views(session: Session, business: Business | None) -> list[FieldView]:
@@ -147,9 +137,9 @@ def field_views(session: Session, business: Business | None) -> list[FieldView]:
         st = session.fields.get(f.key)
         value = None if st is None or st.value is None else (
             consult.shown(f, st.value) if f.group else display(f.type, st.value))
-        status = st.status if st else "pending"
+        status = st.status if st else FieldStatus.PENDING
         views.append(FieldView(key=f.key, label=f.label, value=value, status=status,
-                               error=st.error if st and status in ("invalid", "failed") else None,
+                               error=st.error if st and status in (FieldStatus.INVALID, FieldStatus.FAILED) else None,
                                group=labels.get(f.group) if f.group else None))
     return views
 

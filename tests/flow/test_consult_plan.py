@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from si_agent.config.loader import load_businesses
-from si_agent.flow import consult
+from si_agent.core import consult
 from si_agent.session.model import FieldState
 
 ROOT = Path(__file__).resolve().parents[2]

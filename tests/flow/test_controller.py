@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from si_agent.config.model import Ask
-from si_agent.engine.base import Decision, ToolCall
+from si_agent.core.decision import Decision, ToolCall
 from si_agent.session.model import Session
 
 ID = "330122196303150178"  # demo person 张伟

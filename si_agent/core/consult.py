@@ -24,6 +24,7 @@ from typing import Any
 
 from si_agent import replies
 from si_agent.config.model import Business, Condition, FieldDef, Theme
+from si_agent.core.state import SETTLED, FieldStatus
 from si_agent.session.model import FieldState
 from si_agent.validators import mask
 
@@ -36,7 +37,7 @@ _OPS: dict[str, Callable[[Any, Any], bool]] = {
 
 def is_open(state: FieldState | None) -> bool:
     """Whether a slot is still to be asked: neither collected nor skipped."""
-    return state is None or state.status not in ("collected", "skipped")
+    return state is None or state.status not in SETTLED
 
 
 def profile_owner(session_id: str, group_id: str | None) -> str:
@@ -88,7 +89,7 @@ def summary(theme: Theme, fields: Mapping[str, FieldState]) -> str:
     values = {}
     for slot in theme.slots:
         st = fields.get(slot.key)
-        values[slot.key] = shown(slot, st.value if st and st.status == "collected" else None)
+        values[slot.key] = shown(slot, st.value if st and st.status == FieldStatus.COLLECTED else None)
     return replies.render(theme.summary, values)
 
 
@@ -101,7 +102,7 @@ def ask(theme: Theme, fields: Mapping[str, FieldState]) -> str:
 
 
 def holds(condition: Condition, field: FieldDef, state: FieldState | None) -> bool:
-    if state is None or state.status != "collected" or state.value is None:
+    if state is None or state.status != FieldStatus.COLLECTED or state.value is None:
         return False
     value = state.value
     if condition.op == "contains":
@@ -151,4 +152,4 @@ def next_move(business: Business, fields: Mapping[str, FieldState],
 def profile(business: Business, fields: Mapping[str, FieldState]) -> dict[str, Any]:
     """The slots worth keeping for a later conversation (collected or skipped)."""
     return {k: st.model_dump() for k, st in fields.items()
-            if k in business.field_keys and st.status in ("collected", "skipped")}
+            if k in business.field_keys and st.status in SETTLED}
