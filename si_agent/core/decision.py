@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -126,3 +126,15 @@ class IntentEngine(Protocol):
     def decide(
         self, view: SessionView, message: str, tools: list[dict], on_text: TextSink | None = None
     ) -> Decision: ...
+
+
+@runtime_checkable
+class ValuesWithRequest(Protocol):
+    """An engine that reads the values stated with the request starting ``business``
+    ("从杭州转到苏州"): the calls that start it, with a ``provide_field`` for them.
+
+    The flow asks it after the business's fields were first read from its web
+    form (``fields: discover``), in the turn that started it.
+    """
+
+    def start(self, view: SessionView, business: Business, text: str) -> list[ToolCall]: ...

@@ -38,7 +38,16 @@ from si_agent.config.model import Business, Step
 from si_agent.config.settings import DEFAULT_HANDOFF
 from si_agent.core import actions as A
 from si_agent.core import consult
-from si_agent.core.decision import SURE, Decision, IntentEngine, Rule, TextSink, ToolCall
+from si_agent.core.catalog import Catalog
+from si_agent.core.decision import (
+    SURE,
+    Decision,
+    IntentEngine,
+    Rule,
+    TextSink,
+    ToolCall,
+    ValuesWithRequest,
+)
 from si_agent.core.machine import DialogueMachine
 from si_agent.core.state import State
 from si_agent.errors import JobInProgress, NoStepAwaited, SessionConflict
@@ -121,12 +130,18 @@ class Controller:
     ) -> None:
         self.store = store
         self.engine = engine
+        # Who reads values stated with a request once a form's fields are known.
+        self.values_with_request = engine if isinstance(engine, ValuesWithRequest) else None
         self.executor = executor
         self.knowledge = knowledge or NoKnowledge()
         self.step_handlers = dict(
             registered_step_handlers() if step_handlers is None else step_handlers
         )
-        self.catalog = without_unavailable_steps(catalog, self.step_handlers)
+        # The one catalog: the engines built from the same ``Catalog`` read this object.
+        self.catalog = catalog if isinstance(catalog, Catalog) else Catalog(catalog)
+        for kept in without_unavailable_steps(self.catalog, self.step_handlers).values():
+            if kept is not self.catalog[kept.id]:
+                self.catalog.replace(kept)
         self.files = files if files is not None else create_step_files(store)
         self.jobs = jobs if jobs is not None else create_job_store(store)
         self.runner = runner or ThreadRunner()
@@ -143,6 +158,7 @@ class Controller:
                         "registered on this deployment", bid, ", ".join(names))
         self._locks = SessionLocks()
         self._toolsets: dict[tuple, list[dict]] = {}
+        self._toolsets_version = self.catalog.version
 
     # -- public API -------------------------------------------------------
 
@@ -226,9 +242,8 @@ class Controller:
         """``business`` (``fields: discover``) with its form's fields, which this
         controller's catalog keeps from now on. Raises ``ExecutorError``."""
         ready = self.executor.prepare(business)
-        if ready.fields != self.catalog[business.id].fields:
-            self._toolsets = {k: v for k, v in self._toolsets.items() if k[1] != business.id}
-        self.catalog[business.id] = ready
+        if ready != self.catalog.get(business.id):
+            self.catalog.replace(ready)
         return ready
 
     def ready(self, business: Business) -> Business:
@@ -239,6 +254,8 @@ class Controller:
     def toolset(self, state: str, business: Business | None, step: Step | None,
                 retryable: bool = True) -> list[dict]:
         """The tools ``state`` offers (built once per state, business, step and retryability)."""
+        if self._toolsets_version != self.catalog.version:  # discovery changed a business
+            self._toolsets, self._toolsets_version = {}, self.catalog.version
         key = (state, business.id if business else None, step.id if step else None, retryable)
         tools = self._toolsets.get(key)
         if tools is None:

@@ -160,6 +160,8 @@ class Turn:
         applied = 0
         for call in decision.calls:
             applied += self._apply(call)
+        for call in self._values_for_discovered(decision):
+            applied += self._apply(call)
         if not applied:
             self._not_understood()
         self.prompt_next()
@@ -328,12 +330,29 @@ class Turn:
         self.asked = False  # after "不办这个了" the new business asks its first question
         return A.applied()
 
+    def _values_for_discovered(self, decision: Decision) -> list[ToolCall]:
+        """Values stated with the request that started a business whose form was read
+        in this turn: the engine decided before the fields were known, so it reads the
+        message again for them (``ValuesWithRequest``; memoised like a decision)."""
+        b = self.business
+        finder = self.ctl.values_with_request
+        if (finder is None or b is None or not self.memo.get(("read", b.id))
+                or self.s.state != State.COLLECTING
+                or any(c.name == A.PROVIDE_FIELD for c in decision.calls)):
+            return []
+        key = ("values", b.id)
+        if key not in self.memo:
+            self.memo[key] = finder.start(self._view(), b, self.text)
+        return [c for c in self.memo[key] if c.name == A.PROVIDE_FIELD]
+
     def _discovered(self, business: Business) -> Business | None:
         """The business with the fields its web form asks for (read once per turn)."""
         key = ("discover", business.id)
         if key not in self.memo:
             try:
+                known = bool(self.ctl.catalog[business.id].fields)
                 self.memo[key] = self.ctl.discovered(business)
+                self.memo[("read", business.id)] = not known  # its fields are new
             except ExecutorError as exc:
                 log.warning("business %s: its form's fields cannot be read (%s)", business.id,
                             exc.message)
