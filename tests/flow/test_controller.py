@@ -94,8 +94,8 @@ def test_decision_records_mask_personal_data(controller):
 
 def test_ask_two_fields_at_once(make_controller, catalog):
     ctl = make_controller()
-    ctl.catalog["social_transfer"] = catalog["social_transfer"].model_copy(
-        update={"ask": Ask(max_fields=2)})
+    ctl.catalog.replace(catalog["social_transfer"].model_copy(
+        update={"ask": Ask(max_fields=2)}))
     turn = ctl.handle("u", "我要转社保")
     assert "转出" in turn.reply and "转入哪个城市" in turn.reply
 
