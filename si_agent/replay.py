@@ -46,7 +46,7 @@ from typing import Any, Protocol
 import yaml
 
 from si_agent.flow.controller import Controller
-from si_agent.flow.turn import TurnResult
+from si_agent.flow.result import TurnResult
 
 BackendHook = Callable[[dict[str, Any]], None]
 

@@ -23,7 +23,7 @@ rules (``scripts/corpus_score.py``). Checked instead, per turn: the turn runs
 without raising and leaves the session in one of the machine's states; and,
 for every request the model receives:
 
-- the tools offered are exactly ``flow.actions.toolset`` for the state,
+- the tools offered are exactly ``core.actions.toolset`` for the state,
   business, step and retryability the system prompt names;
 - no raw personal value reaches the model: no run of 11+ digits, and none of
   the ID numbers, phones, cards or long numbers typed in the corpus, found
@@ -243,7 +243,7 @@ def check_request(body: dict, typed: str, catalog, settings: Settings, where: st
 
 
 def expected_tools(system: str, catalog) -> tuple[str, list[dict]]:
-    """The state the system prompt names, and ``flow.actions.toolset`` for that state,
+    """The state the system prompt names, and ``core.actions.toolset`` for that state,
     business and the step or retry awaited (JSON-shaped, as the request carries it)."""
     state = re.search(r"^当前状态：(.+)$", system, re.M)
     assert state is not None, f"not a decision request: {system!r}"

@@ -1,8 +1,8 @@
 """The controller: runs one turn through the machine and owns the session and its jobs.
 
-See ``flow.machine`` for the turn lifecycle, ``flow.actions`` for the action
-table, ``flow.dialogue`` for what a turn does to the session and
-``flow.execution`` for running submissions. Every model or rule decision is
+See ``core.machine`` for the turn lifecycle, ``core.actions`` for the action
+table, ``flow.turn`` for what a turn does to the session (its handlers are in
+``flow.handlers``) and ``flow.execution`` for running submissions. Every model or rule decision is
 untrusted: a call whose tool the current state does not offer, or whose
 arguments do not validate or name unknown businesses, fields or steps, is
 rejected and recorded, never applied.
@@ -53,8 +53,10 @@ from si_agent.core.state import State
 from si_agent.errors import JobInProgress, NoStepAwaited, SessionConflict
 from si_agent.executor import Executors
 from si_agent.executor.base import Executor
-from si_agent.flow.dialogue import Turn
+from si_agent.flow.deps import TurnDeps
+from si_agent.flow.effects import carry_out
 from si_agent.flow.execution import JobDriver
+from si_agent.flow.result import TurnResult, snapshot
 from si_agent.flow.steps import (
     StepHandler,
     Upload,
@@ -62,7 +64,7 @@ from si_agent.flow.steps import (
     unavailable_businesses,
     without_unavailable_steps,
 )
-from si_agent.flow.turn import TurnResult, snapshot
+from si_agent.flow.turn import Turn
 from si_agent.jobs import JobRunner, JobStore, ThreadRunner, create_job_store
 from si_agent.knowledge import Knowledge, NoKnowledge
 from si_agent.session.base import SessionStore, session_ref
@@ -75,12 +77,6 @@ UPLOAD_TEXT = "[上传照片]"  # what the history says the citizen sent: never 
 log = logging.getLogger(__name__)
 
 _MAX_CONFLICT_RETRIES = 5
-
-# Every apply function the action table names exists on Turn (a definition check).
-_MISSING = [a.name for a in A.ACTIONS if not callable(getattr(Turn, a.name, None))]
-if _MISSING:  # pragma: no cover - a definition mistake, found at import
-    raise ImportError(f"flow.actions names apply functions Turn lacks: {_MISSING}")
-
 
 class SessionLocks:
     """One lock per session id, made on demand and dropped when nobody holds it.
@@ -181,8 +177,14 @@ class Controller:
                 else replies.render(replies.TOO_LONG, limit=self.max_message_chars)
             )
             return snapshot(session, self.catalog, reply)
-        return self._turn(session_id, text, lambda turn: turn.decide(on_delta),
+        return self._turn(session_id, text, lambda turn: self._decide(turn, on_delta),
                           group_id=group_id)
+
+    def _decide(self, turn: Turn, on_delta: TextSink | None) -> Decision:
+        """The engine's decision for the turn's message (the one engine call of a turn)."""
+        # A model's free text is the answer only without a knowledge base.
+        stream = on_delta if isinstance(self.knowledge, NoKnowledge) else None
+        return self.engine.decide(turn.view(), turn.text, turn.tools(), stream)
 
     def upload(self, session_id: str, image: CleanImage, step_id: str | None = None) -> TurnResult:
         """Apply a checked photo to the step being awaited; the turn object.
@@ -218,25 +220,40 @@ class Controller:
             decision: Decision | None = None
             for _ in range(_MAX_CONFLICT_RETRIES):
                 session = self.load(session_id, tell_expiry=tell_expiry)
-                turn = Turn(self, session, text, memo)
+                turn = Turn(session, self.deps, text=text, memo=memo)
                 turn.prepare(group_id)
                 if decision is None or always_decide:
                     decision = decide(turn)
                 result = turn.run(decision)
                 try:  # with a submission, its job record in the same atomic write
-                    self.store.save(session, job=turn.job)
+                    self.store.save(session, job=turn.effects.job)
                 except SessionConflict:
                     log.info("session %s changed concurrently; applying the decision again",
                              session_ref(session_id))
                     continue
-                turn.apply_file_ops()
-                turn.audit()
+                carry_out(turn.effects, session_id, self.files, self.audit)
                 break
             else:
                 raise SessionConflict(session_ref(session_id), expected=-1, found=None)
             if session.state == State.EXECUTING and session.job_id:
-                return self.driver.drive(session, result, turn.job)
+                return self.driver.drive(session, result, turn.effects.job)
             return result
+
+    @property
+    def deps(self) -> TurnDeps:
+        """What a turn reads besides its session (built per turn: cheap, and it follows
+        attributes replaced after construction, as tests do)."""
+        return TurnDeps(
+            catalog=self.catalog, machine=self.machine, texts=self.texts,
+            handoff_text=self.handoff_text, unavailable=self.unavailable, files=self.files,
+            jobs=self.jobs, discoverer=self, knowledge=self.knowledge,
+            model_text_answers=isinstance(self.knowledge, NoKnowledge), toolsets=self,
+            step_handlers=self.step_handlers, job_kinds=self, lease=self.driver.lease,
+            engine_name=self.engine.name, values_with_request=self.values_with_request)
+
+    def long_running(self, business: Business) -> bool:
+        """Whether ``business``'s executor runs long (its job goes to the runner)."""
+        return self.executor_for(business).long_running
 
     def discovered(self, business: Business) -> Business:
         """``business`` (``fields: discover``) with its form's fields, which this

@@ -133,7 +133,7 @@ class Session(BaseModel):
     """One user's dialogue state; owned by the controller, persisted by a store."""
 
     session_id: str
-    # Whose consultation profile this conversation keeps (flow.consult); the session
+    # Whose consultation profile this conversation keeps (core.consult); the session
     # id unless a client names one to resume with.
     group_id: str | None = None
     state: State = State.IDLE

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def documented_table() -> dict[str, list[str]]:
-    """The per-state table in ``flow.actions``'s docstring: state → tools ([x] = if usable)."""
+    """The per-state table in ``core.actions``'s docstring: state → tools ([x] = if usable)."""
     text = A.__doc__.split("which gives")[1]
     table: dict[str, list[str]] = {}
     for line in text.splitlines():

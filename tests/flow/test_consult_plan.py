@@ -1,4 +1,4 @@
-"""flow.consult: the next move of a consultation is a pure function of its slots."""
+"""core.consult: the next move of a consultation is a pure function of its slots."""
 
 from __future__ import annotations
 
