@@ -28,7 +28,7 @@ from si_agent.core.state import SETTLED, FieldStatus
 from si_agent.session.model import FieldState
 from si_agent.validators import mask
 
-NOT_GIVEN = "未提供"
+NOT_GIVEN = replies.NOT_GIVEN
 _OPS: dict[str, Callable[[Any, Any], bool]] = {
     "==": operator.eq, "!=": operator.ne, "<": operator.lt,
     "<=": operator.le, ">": operator.gt, ">=": operator.ge,
@@ -71,18 +71,20 @@ def shown(field: FieldDef, value: Any) -> str:
     if field.masked:
         return mask(field.type, value)
     if isinstance(value, list):
-        return "、".join(str(v) for v in value)
+        return replies.LIST_SEP.join(str(v) for v in value)
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if field.unit == "元" and isinstance(value, (int, float)) and value >= 10_000:
-        return f"{value / 10_000:g}万元"
+        return replies.render(replies.AMOUNT_WAN, amount=value / 10_000)
     return f"{value}{field.unit or ''}"
 
 
 def items(business: Business, keys: Iterable[str], fields: Mapping[str, FieldState]) -> str:
     """``标签：值`` pairs joined by "，" (the ``{items}`` of the received template)."""
-    return "，".join(f"{business.field(k).label}：{shown(business.field(k), fields[k].value)}"
-                    for k in keys)
+    return replies.ITEMS_SEP.join(
+        replies.render(replies.LABELLED, label=business.field(k).label,
+                       text=shown(business.field(k), fields[k].value))
+        for k in keys)
 
 
 def summary(theme: Theme, fields: Mapping[str, FieldState]) -> str:
@@ -98,7 +100,7 @@ def ask(theme: Theme, fields: Mapping[str, FieldState]) -> str:
     missing = open_slots(theme, fields)
     if len(missing) == len(theme.slots):
         return theme.opening
-    return replies.render(theme.follow_up, missing="、".join(s.label for s in missing))
+    return replies.render(theme.follow_up, missing=replies.LIST_SEP.join(s.label for s in missing))
 
 
 def holds(condition: Condition, field: FieldDef, state: FieldState | None) -> bool:

@@ -39,3 +39,14 @@ class FieldStatus(StrEnum):
 
 # Collected or skipped: not asked again.
 SETTLED: frozenset[str] = frozenset({FieldStatus.COLLECTED, FieldStatus.SKIPPED})
+
+
+class Awaiting(StrEnum):
+    """What the dialogue waits for when it is not a field (its key) or a step (its id).
+
+    ``Session.awaiting`` holds one of these, a field key or a step id; stored as
+    the same strings as before.
+    """
+
+    CONFIRM = "confirm"  # yes to the summary
+    RETRY = "retry"  # submitting again after a retryable failure

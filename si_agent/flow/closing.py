@@ -9,7 +9,7 @@ from si_agent import replies
 from si_agent.config.model import Business
 from si_agent.core import consult
 from si_agent.core.display import display
-from si_agent.core.state import AT_REST, State
+from si_agent.core.state import AT_REST, Awaiting, State
 from si_agent.flow.moves import Flow, join
 
 
@@ -61,10 +61,10 @@ def prompt_next(t: Flow) -> None:
             s.awaiting = step.id
             t.st.parts.append(step.prompt)
     elif s.state == State.CONFIRMING:
-        s.awaiting = "confirm"
+        s.awaiting = Awaiting.CONFIRM
         t.st.parts.append(confirm_text(t, b))
     elif s.state == State.FAILED:
-        s.awaiting = "retry" if s.retryable else None
+        s.awaiting = Awaiting.RETRY if s.retryable else None
         t.st.parts.append(replies.FAILED_REASK if s.retryable else replies.REFUSED_REASK)
 
 

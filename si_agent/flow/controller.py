@@ -72,7 +72,7 @@ from si_agent.session.files import StepFiles, create_step_files
 from si_agent.session.model import Session
 from si_agent.uploads import CleanImage
 
-UPLOAD_TEXT = "[上传照片]"  # what the history says the citizen sent: never the image
+UPLOAD_TEXT = replies.UPLOAD_HISTORY  # what the history says the citizen sent: never the image
 
 log = logging.getLogger(__name__)
 

@@ -29,7 +29,7 @@ from si_agent.core import actions as A
 from si_agent.core import consult
 from si_agent.core.decision import Decision, SessionView, ToolCall, pending_fields
 from si_agent.core.machine import FlowModel
-from si_agent.core.state import AT_REST, FieldStatus, State
+from si_agent.core.state import AT_REST, Awaiting, FieldStatus, State
 from si_agent.errors import ExecutorError
 from si_agent.flow.deps import TurnDeps
 from si_agent.flow.effects import Effects, Entered
@@ -169,7 +169,7 @@ class Flow:
         return ready
 
     def greeting(self) -> str:
-        examples = "、".join(b.name for b in list(self.deps.catalog.values())[:3])
+        examples = replies.LIST_SEP.join(b.name for b in list(self.deps.catalog.values())[:3])
         return replies.render(self.deps.texts.greeting, examples=examples)
 
     def offer_resume(self) -> None:
@@ -199,7 +199,7 @@ class Flow:
         self.s.awaiting = None
         self.fire("steps_done" if self.s.state == State.STEP_EXECUTING else "fields_done")
         if self.s.state == State.CONFIRMING:
-            self.s.awaiting = "confirm"
+            self.s.awaiting = Awaiting.CONFIRM
         elif self.s.state == State.EXECUTING:
             self.queue_job()
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from si_agent import replies
 from si_agent.config.model import Business
 from si_agent.core.display import display
-from si_agent.core.state import FieldStatus
+from si_agent.core.state import Awaiting, FieldStatus
 from si_agent.flow.moves import Flow
 from si_agent.jobs import Job, JobError
 from si_agent.session.model import FieldState
@@ -74,8 +74,9 @@ def failed(t: Flow, b: Business, error: JobError) -> None:
         for key, message in field_errors.items():
             st = s.fields.setdefault(key, FieldState())
             st.status, st.error = FieldStatus.FAILED, message
-        items = "；".join(f"{b.field(k).label}：{m.rstrip('。')}"
-                         for k, m in field_errors.items())
+        items = replies.FIELD_ERRORS_SEP.join(
+            replies.render(replies.LABELLED, label=b.field(k).label, text=m.rstrip("。"))
+            for k, m in field_errors.items())
         t.st.parts.append(replies.render(replies.EXEC_FIELD_FAILED, items=items))
         s.awaiting = next(iter(field_errors))
         return
@@ -84,7 +85,7 @@ def failed(t: Flow, b: Business, error: JobError) -> None:
         s.awaiting = None
         t.st.parts.append(error.message)
     elif error.retryable:
-        s.awaiting = "retry"
+        s.awaiting = Awaiting.RETRY
         template = replies.EXEC_FAILED if b.type == "handle" else replies.QUERY_FAILED
         t.st.parts.append(replies.render(template, message=error.message))
     else:

@@ -5,13 +5,16 @@ configuration, a job that finished, a consultation to take up again);
 ``Turn.run`` applies the decision's calls, each through the handler table
 (``flow.handlers``) after checking it against the toolset of the state the
 machine is in at that moment, then ends the reply with what is needed next
-(``flow.closing``) and returns the turn object. A turn writes nothing outside
-its session: what must happen to the outside world is left in ``effects``
-for the controller to carry out after the save. It reads through its
-dependencies (``flow.deps``): stored step files, the job record, the
-knowledge channel, step handlers and, once per business and process, a web
-form's fields (``fields: discover``, which may open a browser); their
-results are memoised across re-runs of the same decision.
+(``flow.closing``) and returns the turn object.
+
+What must happen to the outside world (step files, audit entries, the job to
+run) is left in ``effects`` for the controller to carry out after the save.
+The turn reads through its dependencies (``flow.deps``): stored step files and
+consultation profiles, the job record, the knowledge channel and step
+handlers. One exception writes: the first time a ``fields: discover``
+business is needed in a process, its web form is read (which may open a
+browser), cached on disk and put into the shared catalog. All these results
+are memoised across re-runs of the same decision.
 """
 
 from __future__ import annotations

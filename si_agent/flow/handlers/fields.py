@@ -9,7 +9,7 @@ from typing import Any
 from si_agent import replies
 from si_agent.config.model import Business, Check, FieldDef
 from si_agent.core import actions as A
-from si_agent.core.display import display
+from si_agent.core.display import recorded_items
 from si_agent.core.state import FieldStatus, State
 from si_agent.flow.handlers.slots import set_slots
 from si_agent.flow.moves import Flow, join
@@ -64,10 +64,7 @@ def set_fields(t: Flow, business: Business, values: Mapping[str, Any]) -> A.Call
                 recorded.remove(chk.reask)
             problems += mark_invalid(t, business.field(chk.reask), st, chk.message, "")
     if recorded:
-        items = "、".join(
-            f"{business.field(k).label} {display(business.field(k).type, s.fields[k].value)}"
-            for k in recorded
-        )
+        items = recorded_items(business, recorded, s.fields)
         t.st.parts.append(replies.render(replies.RECORDED, items=items))
     t.st.parts.extend(problems)
     if s.awaiting in recorded:

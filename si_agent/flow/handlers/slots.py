@@ -40,7 +40,8 @@ def set_slots(t: Flow, business: Business, values: Mapping[str, Any]) -> A.CallO
             st.error = res.error
             if st.status not in SETTLED:
                 st.status = FieldStatus.INVALID
-            t.st.consult_lines.append(f"{field.label}：{res.error}")
+            t.st.consult_lines.append(replies.render(replies.LABELLED, label=field.label,
+                                                       text=res.error))
             invalid.append(key)
         elif st.status == FieldStatus.COLLECTED and st.value != res.value:
             t.st.consult_lines.append(replies.render(
@@ -68,7 +69,7 @@ def skip_field(t: Flow, args: A.SkipFieldArgs) -> A.CallOutcome:
     for key in keys:
         s.fields[key] = FieldState(status=FieldStatus.SKIPPED)
     t.st.consult_lines.append(replies.render(
-        b.consult.skipped, labels="、".join(b.field(k).label for k in keys)))
+        b.consult.skipped, labels=replies.LIST_SEP.join(b.field(k).label for k in keys)))
     consult_progress(t, b)
     return A.applied(detail=f"skipped={keys}")
 

@@ -10,7 +10,7 @@ from typing import Any
 from si_agent import replies
 from si_agent.config.model import Business, Step
 from si_agent.core import actions as A
-from si_agent.core.display import display
+from si_agent.core.display import recorded_items
 from si_agent.core.state import IN_DIALOGUE, FieldStatus, State
 from si_agent.flow.moves import Flow
 from si_agent.flow.steps import StepContext, StepResult, Upload
@@ -135,7 +135,8 @@ def bad_produced(t: Flow, b: Business, step: Step, result: StepResult) -> str | 
         field = b.field(key)
         res = validate_value(field.type, str(raw), **field.validator_options())
         if not res.ok:
-            return f"{field.label}无法识别（{res.error}）。{step.error_msg or ''}"
+            return replies.render(replies.STEP_VALUE_UNREADABLE, label=field.label,
+                                  error=res.error, instruction=step.error_msg or "")
     return None
 
 
@@ -160,6 +161,5 @@ def take_produced(t: Flow, b: Business, step: Step, fields: Mapping[str, Any]) -
             st.value, st.status, st.error, st.attempts = value, FieldStatus.COLLECTED, None, 0
             recorded.append(key)
     if recorded:
-        items = "、".join(f"{b.field(k).label} {display(b.field(k).type, s.fields[k].value)}"
-                          for k in recorded)
+        items = recorded_items(b, recorded, s.fields)
         t.st.parts.append(replies.render(replies.RECORDED, items=items))
