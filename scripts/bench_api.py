@@ -277,7 +277,7 @@ def create_bench_app():
     from flask import Blueprint, Response, current_app, jsonify
 
     from si_agent.config.settings import Settings
-    from si_agent.flow.turn import snapshot
+    from si_agent.flow.result import snapshot
     from si_agent.server import create_app
     from si_agent.server.auth import current_user, json_body
     from si_agent.server.identity import rate_key, token_required

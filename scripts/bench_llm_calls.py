@@ -49,11 +49,11 @@ from si_agent.cli import demo_backend_hook
 from si_agent.config.loader import load_businesses
 from si_agent.config.model import Business
 from si_agent.config.settings import Settings
-from si_agent.engine.base import Decision, SessionView, TextSink
+from si_agent.core import actions as T
+from si_agent.core.decision import Decision, SessionView, TextSink
 from si_agent.engine.llm import HISTORY_MESSAGES, HybridEngine, LLMEngine
 from si_agent.engine.rules import RuleEngine
 from si_agent.executor import Executors
-from si_agent.flow import actions as T
 from si_agent.flow.controller import Controller
 from si_agent.privacy import Redactor
 from si_agent.replay import load_dialogues, replay

@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from si_agent.config.settings import Settings
     from si_agent.errors import SiAgentError
     from si_agent.flow.controller import Controller
-    from si_agent.flow.turn import TurnResult
+    from si_agent.flow.result import TurnResult
 
 _LAZY = {
     "AssistantTexts": "si_agent.config.assistant",
@@ -38,7 +38,7 @@ _LAZY = {
     "Controller": "si_agent.flow.controller",
     "Settings": "si_agent.config.settings",
     "SiAgentError": "si_agent.errors",
-    "TurnResult": "si_agent.flow.turn",
+    "TurnResult": "si_agent.flow.result",
     "build_controller": "si_agent.app",
     "load_assistant_texts": "si_agent.config.assistant",
     "load_businesses": "si_agent.config.loader",

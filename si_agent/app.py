@@ -9,6 +9,7 @@ from si_agent.config.assistant import load_assistant_texts
 from si_agent.config.dev_secret import with_dev_secret
 from si_agent.config.loader import load_businesses
 from si_agent.config.settings import Settings
+from si_agent.core.catalog import Catalog
 from si_agent.engine.registry import create_engine
 from si_agent.executor import Executors
 from si_agent.flow.controller import Controller
@@ -25,7 +26,7 @@ log = logging.getLogger(__name__)
 def build_controller(settings: Settings | None = None, *, engine: str | None = None) -> Controller:
     """A controller over the configured businesses; raises ``ConfigErrors`` on bad YAML."""
     settings = with_dev_secret(settings or Settings.from_env())
-    catalog = load_businesses(settings.business_dir)
+    catalog = Catalog(load_businesses(settings.business_dir))  # one, shared by the engines
     log.info("loaded %d businesses from %s", len(catalog), settings.business_dir)
     store = create_store(settings)
     controller = Controller(

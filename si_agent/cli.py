@@ -156,7 +156,7 @@ def _discovery_report(business, settings: Settings) -> str:
 
 
 def _graph(args: argparse.Namespace, settings: Settings) -> int:
-    from si_agent.flow.machine import to_mermaid
+    from si_agent.core.machine import to_mermaid
 
     sys.stdout.write(to_mermaid())
     return 0

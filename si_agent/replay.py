@@ -65,7 +65,7 @@ from si_agent.config.settings import Settings
 from si_agent.config.yamlio import format_path, load_yaml
 from si_agent.errors import TranscriptError
 from si_agent.flow.controller import Controller
-from si_agent.flow.turn import TurnResult
+from si_agent.flow.result import TurnResult
 
 TRANSCRIPT_KEYS = frozenset({"name", "theme", "engine", "turns", "requires", "settings"})
 TURN_KEYS = frozenset({"user", "expect", "llm", "backend"})

@@ -116,3 +116,15 @@ PHOTO_NEEDED = "请使用“上传照片”功能发送照片，在对话中输�
 ID_PHOTO_NOT_FRONTAL = "请正对镜头、头部摆正后重新拍摄。"
 ID_PHOTO_BACKGROUND = "请在白墙等浅色纯色背景前重新拍摄，背景中不要有其他物品。"
 ID_PHOTO_TOO_CLOSE = "离镜头太近了，请稍微远一些，露出头顶和肩膀后重新拍摄。"
+
+# The pieces replies are assembled from (si_agent/flow, si_agent/core): separators,
+# list items and short labels, so no citizen-facing text is written in code.
+LIST_SEP = "、"  # items of one kind: 姓名、身份证号
+ITEMS_SEP = "，"  # label-value pairs of a consultation
+FIELD_ERRORS_SEP = "；"  # the backend's reasons, one per field
+LABELLED = "{label}：{text}"  # a label and what is said about it
+RECORDED_ITEM = "{label} {value}"  # one value in RECORDED's {items}
+STEP_VALUE_UNREADABLE = "{label}无法识别（{error}）。{instruction}"  # a value a photo step read
+NOT_GIVEN = "未提供"  # a consultation's slot the citizen skipped, in its summary
+AMOUNT_WAN = "{amount:g}万元"  # an amount of 元 of 10,000 or more
+UPLOAD_HISTORY = "[上传照片]"  # what the history says the citizen sent: never the image

@@ -17,10 +17,10 @@ import pytest
 from si_agent.cli import demo_backend_hook
 from si_agent.config.loader import load_businesses
 from si_agent.config.settings import Settings
+from si_agent.core import actions as A
 from si_agent.engine.prompts import STATE_NAMES
 from si_agent.engine.registry import create_engine
 from si_agent.executor import Executors
-from si_agent.flow import actions as A
 from si_agent.flow.controller import Controller
 from si_agent.replay import load_dialogues, replay
 from si_agent.session import MemoryStore

@@ -23,7 +23,7 @@ rules (``scripts/corpus_score.py``). Checked instead, per turn: the turn runs
 without raising and leaves the session in one of the machine's states; and,
 for every request the model receives:
 
-- the tools offered are exactly ``flow.actions.toolset`` for the state,
+- the tools offered are exactly ``core.actions.toolset`` for the state,
   business, step and retryability the system prompt names;
 - no raw personal value reaches the model: no run of 11+ digits, and none of
   the ID numbers, phones, cards or long numbers typed in the corpus, found
@@ -54,15 +54,15 @@ from flask import request
 from si_agent.cli import demo_backend_hook
 from si_agent.config.loader import load_businesses
 from si_agent.config.settings import Settings
-from si_agent.engine.base import Decision, SessionView, TextSink
+from si_agent.core.actions import toolset
+from si_agent.core.decision import Decision, SessionView, TextSink
+from si_agent.core.machine import STATES
 from si_agent.engine.llm import HISTORY_MESSAGES
 from si_agent.engine.prompts import STATE_NAMES
 from si_agent.engine.registry import create_engine
 from si_agent.engine.rules import RuleEngine
 from si_agent.executor import Executors
-from si_agent.flow.actions import toolset
 from si_agent.flow.controller import Controller
-from si_agent.flow.machine import STATES
 from si_agent.replay import load_dialogues
 from si_agent.session import MemoryStore
 from si_agent.testing import FakeOpenAI, fake_step_handlers
@@ -243,7 +243,7 @@ def check_request(body: dict, typed: str, catalog, settings: Settings, where: st
 
 
 def expected_tools(system: str, catalog) -> tuple[str, list[dict]]:
-    """The state the system prompt names, and ``flow.actions.toolset`` for that state,
+    """The state the system prompt names, and ``core.actions.toolset`` for that state,
     business and the step or retry awaited (JSON-shaped, as the request carries it)."""
     state = re.search(r"^当前状态：(.+)$", system, re.M)
     assert state is not None, f"not a decision request: {system!r}"

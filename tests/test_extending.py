@@ -83,7 +83,7 @@ def test_the_guides_dialogue(catalog, tmp_path, monkeypatch):
 
 
 def test_the_guides_toolset_table_is_the_action_tables():
-    from si_agent.flow import actions as A
+    from si_agent.core import actions as A
 
     documented: dict[str, list[str]] = {}
     for line in A.__doc__.split("which gives")[1].splitlines():

@@ -32,8 +32,8 @@ from jsonschema.validators import validator_for
 from pydantic import TypeAdapter
 from pydantic import ValidationError as ParseError
 
+from si_agent.core import actions as T
 from si_agent.errors import ArgumentsRejected
-from si_agent.flow import actions as T
 
 _OBJECT = TypeAdapter(dict[str, Any])
 

@@ -29,7 +29,7 @@ import httpx
 from pydantic import BaseModel, Field
 
 from si_agent.config.settings import Settings
-from si_agent.engine.base import TextSink
+from si_agent.core.decision import TextSink
 from si_agent.errors import ModelUnavailable
 from si_agent.session.model import Usage
 

@@ -32,8 +32,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from si_agent.config.model import Business, FieldDef
+from si_agent.core.consult import current_theme, open_slots
+from si_agent.core.state import FieldStatus
 from si_agent.engine import lexicon as L
-from si_agent.flow.consult import current_theme, open_slots
 from si_agent.session.model import FieldState
 from si_agent.validators import check, extract
 
@@ -74,7 +75,7 @@ def extract_slots(business: Business, fields: dict[str, FieldState], text: str, 
     asked = _asked(business, fields)
     theme = current_theme(business, fields)
     here = {s.key for s in theme.slots} if theme else set()
-    collected = {k: st.value for k, st in fields.items() if st.status == "collected"}
+    collected = {k: st.value for k, st in fields.items() if st.status == FieldStatus.COLLECTED}
     correcting = bool(L.CORRECTION.search(text))
     out = Extraction()
     answer: list[str] = []  # clauses that may answer the asked free-text slot

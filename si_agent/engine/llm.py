@@ -24,12 +24,14 @@ from typing import Any, NamedTuple
 
 from si_agent.config.model import Business, FieldDef
 from si_agent.config.settings import Settings
+from si_agent.core import actions as T
+from si_agent.core.catalog import Catalog
+from si_agent.core.decision import Decision, Rule, SessionView, TextSink, ToolCall, Usage
+from si_agent.core.state import State
 from si_agent.engine.arguments import ArgumentsRejected, read_arguments
-from si_agent.engine.base import Decision, Rule, SessionView, TextSink, ToolCall, Usage
 from si_agent.engine.chat import ChatModel, ModelUnavailable, RawCall
 from si_agent.engine.prompts import extraction_prompt, grounded_prompt, system_prompt
 from si_agent.engine.rules import RuleEngine
-from si_agent.flow import actions as T
 from si_agent.privacy import Redactor
 from si_agent.validators import check
 
@@ -54,11 +56,21 @@ class LLMEngine:
         fallback: RuleEngine | None = None,
         chat: ChatModel | None = None,
     ) -> None:
-        self.catalog = dict(catalog)
+        # The controller's catalog when it is a ``Catalog`` (read, never copied).
+        self.catalog = catalog if isinstance(catalog, Catalog) else Catalog(catalog)
         self.settings = settings
-        self.fallback = fallback or RuleEngine(catalog)
+        self.fallback = fallback or RuleEngine(self.catalog)
         self.chat = chat or ChatModel(settings)
-        self._business_ids = {b.name: b.id for b in self.catalog.values()}
+        self._indexed = (0, {})  # (catalog version, business name -> id)
+
+    @property
+    def _business_ids(self) -> dict[str, str]:
+        """Business names to ids, rebuilt when discovery changed the catalog."""
+        version, ids = self._indexed
+        if version != self.catalog.version:
+            ids = {b.name: b.id for b in self.catalog.values()}
+            self._indexed = (self.catalog.version, ids)
+        return ids
 
     # -- deciding -----------------------------------------------------------
 
@@ -105,6 +117,11 @@ class LLMEngine:
         reason = "; ".join(problems) or ("tool calls" if reply.tool_calls else "free text")
         return Decision(calls=calls, rule=Rule.MODEL, reason=reason, engine=self.name, text=text, usage=usage,
                         offered=offered)
+
+    def start(self, view: SessionView, business: Business, message: str) -> list[ToolCall]:
+        """The calls that start ``business`` with the values in ``message``: the rules'
+        (``ValuesWithRequest``), as for a model's ``match_business``."""
+        return self.fallback.start(view, business, message)
 
     def _by_rules(self, view: SessionView, message: str, tools: list[dict], usage: Usage,
                   offered: list[str], problems: list[str]) -> Decision:
@@ -160,13 +177,12 @@ class LLMEngine:
         business = self.catalog.get(started[-1].arguments["business_id"])
         if business is None:
             return []
-        return [c for c in self.fallback.start(view, business, message)
-                if c.name == T.PROVIDE_FIELD]
+        return [c for c in self.start(view, business, message) if c.name == T.PROVIDE_FIELD]
 
     # -- per-field extraction (optional) --------------------------------------
 
     def _per_field(self, view: SessionView) -> bool:
-        if view.state != "collecting" or view.business is None or view.business.is_consult:
+        if view.state != State.COLLECTING or view.business is None or view.business.is_consult:
             return False  # a consultation: one call per turn, whatever the setting
         mode = view.business.extraction or self.settings.llm_extraction
         return mode == "per_field"
@@ -312,3 +328,7 @@ class HybridEngine:
             return decision.model_copy(update={"engine": "hybrid:rules"})
         chosen = self.model.decide(view, message, tools, on_text)
         return chosen.model_copy(update={"engine": f"hybrid:{chosen.engine}"})
+
+    def start(self, view: SessionView, business: Business, message: str) -> list[ToolCall]:
+        """``ValuesWithRequest``: the rules read them."""
+        return self.rules.start(view, business, message)

@@ -10,18 +10,19 @@ from collections.abc import Mapping
 from datetime import date
 
 from si_agent.config.model import Business, FieldDef
-from si_agent.engine.base import SessionView
-from si_agent.flow import consult
-from si_agent.flow.turn import display
+from si_agent.core import consult
+from si_agent.core.decision import SessionView
+from si_agent.core.display import display
+from si_agent.core.state import FieldStatus, State
 
 STATE_NAMES = {
-    "idle": "空闲（尚未开始办理业务）",
-    "collecting": "信息收集中",
-    "step_executing": "材料核验中",
-    "confirming": "等待用户确认提交",
-    "executing": "提交中",
-    "done": "已完成上一项业务",
-    "failed": "提交失败，等待重试或修改",
+    State.IDLE: "空闲（尚未开始办理业务）",
+    State.COLLECTING: "信息收集中",
+    State.STEP_EXECUTING: "材料核验中",
+    State.CONFIRMING: "等待用户确认提交",
+    State.EXECUTING: "提交中",
+    State.DONE: "已完成上一项业务",
+    State.FAILED: "提交失败，等待重试或修改",
 }
 
 SYSTEM = """你是社保智能帮办助手的决策模块，负责理解用户的话并调用工具。
@@ -99,11 +100,11 @@ def _consult(view: SessionView) -> str:
         slots = []
         for f in t.slots:
             st = view.fields.get(f.key)
-            if st is not None and st.status == "collected":
+            if st is not None and st.status == FieldStatus.COLLECTED:
                 # Free text (health, existing cover) is not repeated to the model.
                 shown = "已收集" if f.type == "text" else consult.shown(f, st.value)
                 slots.append(f"{f.label}({f.key})={shown}")
-            elif st is not None and st.status == "skipped":
+            elif st is not None and st.status == FieldStatus.SKIPPED:
                 slots.append(f"{f.label}({f.key})=已跳过")
             else:
                 slots.append(f"{f.label}({f.key})：待收集，{slot_hint(f)}")
@@ -129,7 +130,7 @@ def _business(view: SessionView) -> str:
     collected, pending = [], []
     for f in b.fields:
         st = view.fields.get(f.key)
-        if st is not None and st.status == "collected":
+        if st is not None and st.status == FieldStatus.COLLECTED:
             collected.append(f"{f.label}({f.key})={display(f.type, st.value)}")
         else:
             options = f"，可选：{'、'.join(o.value for o in f.options)}" if f.options else ""

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from si_agent.config.model import Business
 from si_agent.config.settings import Settings
-from si_agent.engine.base import IntentEngine
+from si_agent.core.decision import IntentEngine
 from si_agent.engine.rules import RuleEngine
 from si_agent.errors import SettingsError, UnknownBackendError
 from si_agent.knowledge import typo_normaliser

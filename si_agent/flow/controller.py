@@ -1,8 +1,8 @@
 """The controller: runs one turn through the machine and owns the session and its jobs.
 
-See ``flow.machine`` for the turn lifecycle, ``flow.actions`` for the action
-table, ``flow.dialogue`` for what a turn does to the session and
-``flow.execution`` for running submissions. Every model or rule decision is
+See ``core.machine`` for the turn lifecycle, ``core.actions`` for the action
+table, ``flow.turn`` for what a turn does to the session (its handlers are in
+``flow.handlers``) and ``flow.execution`` for running submissions. Every model or rule decision is
 untrusted: a call whose tool the current state does not offer, or whose
 arguments do not validate or name unknown businesses, fields or steps, is
 rejected and recorded, never applied.
@@ -36,15 +36,27 @@ from si_agent.audit import AuditLog, MemoryAuditStore
 from si_agent.config.assistant import AssistantTexts
 from si_agent.config.model import Business, Step
 from si_agent.config.settings import DEFAULT_HANDOFF
-from si_agent.engine.base import SURE, Decision, IntentEngine, Rule, TextSink, ToolCall
+from si_agent.core import actions as A
+from si_agent.core import consult
+from si_agent.core.catalog import Catalog
+from si_agent.core.decision import (
+    SURE,
+    Decision,
+    IntentEngine,
+    Rule,
+    TextSink,
+    ToolCall,
+    ValuesWithRequest,
+)
+from si_agent.core.machine import DialogueMachine
+from si_agent.core.state import State
 from si_agent.errors import JobInProgress, NoStepAwaited, SessionConflict
 from si_agent.executor import Executors
 from si_agent.executor.base import Executor
-from si_agent.flow import actions as A
-from si_agent.flow import consult
-from si_agent.flow.dialogue import Turn
+from si_agent.flow.deps import TurnDeps
+from si_agent.flow.effects import carry_out
 from si_agent.flow.execution import JobDriver
-from si_agent.flow.machine import DialogueMachine
+from si_agent.flow.result import TurnResult, snapshot
 from si_agent.flow.steps import (
     StepHandler,
     Upload,
@@ -52,7 +64,7 @@ from si_agent.flow.steps import (
     unavailable_businesses,
     without_unavailable_steps,
 )
-from si_agent.flow.turn import TurnResult, snapshot
+from si_agent.flow.turn import Turn
 from si_agent.jobs import JobRunner, JobStore, ThreadRunner, create_job_store
 from si_agent.knowledge import Knowledge, NoKnowledge
 from si_agent.session.base import SessionStore, session_ref
@@ -60,17 +72,11 @@ from si_agent.session.files import StepFiles, create_step_files
 from si_agent.session.model import Session
 from si_agent.uploads import CleanImage
 
-UPLOAD_TEXT = "[上传照片]"  # what the history says the citizen sent: never the image
+UPLOAD_TEXT = replies.UPLOAD_HISTORY  # what the history says the citizen sent: never the image
 
 log = logging.getLogger(__name__)
 
 _MAX_CONFLICT_RETRIES = 5
-
-# Every apply function the action table names exists on Turn (a definition check).
-_MISSING = [a.apply for a in A.ACTIONS if not callable(getattr(Turn, a.apply, None))]
-if _MISSING:  # pragma: no cover - a definition mistake, found at import
-    raise ImportError(f"flow.actions names apply functions Turn lacks: {_MISSING}")
-
 
 class SessionLocks:
     """One lock per session id, made on demand and dropped when nobody holds it.
@@ -120,12 +126,18 @@ class Controller:
     ) -> None:
         self.store = store
         self.engine = engine
+        # Who reads values stated with a request once a form's fields are known.
+        self.values_with_request = engine if isinstance(engine, ValuesWithRequest) else None
         self.executor = executor
         self.knowledge = knowledge or NoKnowledge()
         self.step_handlers = dict(
             registered_step_handlers() if step_handlers is None else step_handlers
         )
-        self.catalog = without_unavailable_steps(catalog, self.step_handlers)
+        # The one catalog: the engines built from the same ``Catalog`` read this object.
+        self.catalog = catalog if isinstance(catalog, Catalog) else Catalog(catalog)
+        for kept in without_unavailable_steps(self.catalog, self.step_handlers).values():
+            if kept is not self.catalog[kept.id]:
+                self.catalog.replace(kept)
         self.files = files if files is not None else create_step_files(store)
         self.jobs = jobs if jobs is not None else create_job_store(store)
         self.runner = runner or ThreadRunner()
@@ -142,6 +154,7 @@ class Controller:
                         "registered on this deployment", bid, ", ".join(names))
         self._locks = SessionLocks()
         self._toolsets: dict[tuple, list[dict]] = {}
+        self._toolsets_version = self.catalog.version
 
     # -- public API -------------------------------------------------------
 
@@ -164,8 +177,14 @@ class Controller:
                 else replies.render(replies.TOO_LONG, limit=self.max_message_chars)
             )
             return snapshot(session, self.catalog, reply)
-        return self._turn(session_id, text, lambda turn: turn.decide(on_delta),
+        return self._turn(session_id, text, lambda turn: self._decide(turn, on_delta),
                           group_id=group_id)
+
+    def _decide(self, turn: Turn, on_delta: TextSink | None) -> Decision:
+        """The engine's decision for the turn's message (the one engine call of a turn)."""
+        # A model's free text is the answer only without a knowledge base.
+        stream = on_delta if isinstance(self.knowledge, NoKnowledge) else None
+        return self.engine.decide(turn.view(), turn.text, turn.tools(), stream)
 
     def upload(self, session_id: str, image: CleanImage, step_id: str | None = None) -> TurnResult:
         """Apply a checked photo to the step being awaited; the turn object.
@@ -183,7 +202,7 @@ class Controller:
                 raise NoStepAwaited(session_ref(session_id), step_id)
             turn.uploads[upload.ref] = upload
             calls = [ToolCall(name=A.step_tool_name(step), arguments={"file": upload.ref})]
-            if turn.s.state != "step_executing":  # an optional step, taken up now
+            if turn.s.state != State.STEP_EXECUTING:  # an optional step, taken up now
                 calls.insert(0, ToolCall(name=A.REDO_STEP, arguments={"step_id": step.id}))
             return Decision(calls=calls, rule=Rule.UPLOAD, confidence=SURE, engine="upload",
                             reason="a photo uploaded for the step")
@@ -201,33 +220,47 @@ class Controller:
             decision: Decision | None = None
             for _ in range(_MAX_CONFLICT_RETRIES):
                 session = self.load(session_id, tell_expiry=tell_expiry)
-                turn = Turn(self, session, text, memo)
+                turn = Turn(session, self.deps, text=text, memo=memo)
                 turn.prepare(group_id)
                 if decision is None or always_decide:
                     decision = decide(turn)
                 result = turn.run(decision)
                 try:  # with a submission, its job record in the same atomic write
-                    self.store.save(session, job=turn.job)
+                    self.store.save(session, job=turn.effects.job)
                 except SessionConflict:
                     log.info("session %s changed concurrently; applying the decision again",
                              session_ref(session_id))
                     continue
-                turn.apply_file_ops()
-                turn.audit()
+                carry_out(turn.effects, session_id, self.files, self.audit)
                 break
             else:
                 raise SessionConflict(session_ref(session_id), expected=-1, found=None)
-            if session.state == "executing" and session.job_id:
-                return self.driver.drive(session, result, turn.job)
+            if session.state == State.EXECUTING and session.job_id:
+                return self.driver.drive(session, result, turn.effects.job)
             return result
+
+    @property
+    def deps(self) -> TurnDeps:
+        """What a turn reads besides its session (built per turn: cheap, and it follows
+        attributes replaced after construction, as tests do)."""
+        return TurnDeps(
+            catalog=self.catalog, machine=self.machine, texts=self.texts,
+            handoff_text=self.handoff_text, unavailable=self.unavailable, files=self.files,
+            jobs=self.jobs, discoverer=self, knowledge=self.knowledge,
+            model_text_answers=isinstance(self.knowledge, NoKnowledge), toolsets=self,
+            step_handlers=self.step_handlers, job_kinds=self, lease=self.driver.lease,
+            engine_name=self.engine.name, values_with_request=self.values_with_request)
+
+    def long_running(self, business: Business) -> bool:
+        """Whether ``business``'s executor runs long (its job goes to the runner)."""
+        return self.executor_for(business).long_running
 
     def discovered(self, business: Business) -> Business:
         """``business`` (``fields: discover``) with its form's fields, which this
         controller's catalog keeps from now on. Raises ``ExecutorError``."""
         ready = self.executor.prepare(business)
-        if ready.fields != self.catalog[business.id].fields:
-            self._toolsets = {k: v for k, v in self._toolsets.items() if k[1] != business.id}
-        self.catalog[business.id] = ready
+        if ready != self.catalog.get(business.id):
+            self.catalog.replace(ready)
         return ready
 
     def ready(self, business: Business) -> Business:
@@ -238,6 +271,8 @@ class Controller:
     def toolset(self, state: str, business: Business | None, step: Step | None,
                 retryable: bool = True) -> list[dict]:
         """The tools ``state`` offers (built once per state, business, step and retryability)."""
+        if self._toolsets_version != self.catalog.version:  # discovery changed a business
+            self._toolsets, self._toolsets_version = {}, self.catalog.version
         key = (state, business.id if business else None, step.id if step else None, retryable)
         tools = self._toolsets.get(key)
         if tools is None:
@@ -253,7 +288,7 @@ class Controller:
         """
         session = self.load(session_id)
         job = self.jobs.load(session.job_id) if session.job_id else None
-        if session.state == "executing" and job is not None:
+        if session.state == State.EXECUTING and job is not None:
             if job.finished:
                 session, _ = self.driver.apply_outcome(session_id, job, same_turn=False)
             else:
@@ -267,7 +302,7 @@ class Controller:
         outcome would have nowhere to go.
         """
         session = self.store.load(session_id)
-        if session is not None and session.state == "executing" and session.job_id:
+        if session is not None and session.state == State.EXECUTING and session.job_id:
             job = self.jobs.load(session.job_id)
             if job is not None and not job.finished:
                 raise JobInProgress(session_ref(session_id), job.id)
@@ -291,7 +326,7 @@ class Controller:
         last: tuple | None = None
         while time.monotonic() < deadline:
             turn = self.current(session_id)
-            if turn.state != "executing":
+            if turn.state != State.EXECUTING:
                 if turn.notice:
                     self._deliver_notice(session_id, turn.notice)
                 yield turn

@@ -29,23 +29,29 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from si_agent import replies
+from si_agent.audit import AuditLog
 from si_agent.config.model import Business
 from si_agent.config.settings import DEFAULT_TAKEOVER_GRACE
+from si_agent.core.catalog import Catalog
+from si_agent.core.state import State
 from si_agent.errors import ExecutorError, JobConflict, SessionConflict
-from si_agent.executor.base import JobContext
-from si_agent.flow.dialogue import Turn, join
+from si_agent.executor import Executors
+from si_agent.executor.base import Executor, JobContext
+from si_agent.flow.closing import prompt_next
+from si_agent.flow.deps import TurnDeps
+from si_agent.flow.effects import carry_out
+from si_agent.flow.moves import Flow, join
+from si_agent.flow.outcomes import apply_job, outcome_text
+from si_agent.flow.result import TurnResult, job_view, snapshot
 from si_agent.flow.steps import FILE_REF
-from si_agent.flow.turn import TurnResult, job_view, snapshot
-from si_agent.jobs import Job, JobError
+from si_agent.jobs import Job, JobError, JobRunner, JobStore
 from si_agent.jobs.model import this_process
-from si_agent.session.base import session_ref
+from si_agent.session.base import SessionStore, session_ref
+from si_agent.session.files import StepFiles
 from si_agent.session.model import Session
-
-if TYPE_CHECKING:
-    from si_agent.flow.controller import Controller
 
 log = logging.getLogger(__name__)
 
@@ -55,10 +61,31 @@ MAX_ATTEMPTS = 3  # a job whose process keeps dying is not run a fourth time
 _RETRIES = 5
 
 
+class JobHost(Protocol):
+    """What the driver uses of its controller (read per use: a test may replace one)."""
+
+    catalog: Catalog
+    store: SessionStore
+    jobs: JobStore
+    files: StepFiles
+    audit: AuditLog
+    runner: JobRunner
+    executor: Executors
+
+    @property
+    def deps(self) -> TurnDeps: ...
+
+    def load(self, session_id: str, *, tell_expiry: bool = False) -> Session: ...
+
+    def executor_for(self, business: Business) -> Executor: ...
+
+    def ready(self, business: Business) -> Business: ...
+
+
 class JobDriver:
     """Runs, resumes and settles the jobs of one controller's sessions."""
 
-    def __init__(self, ctl: Controller) -> None:
+    def __init__(self, ctl: JobHost) -> None:
         self.ctl = ctl
         self.lease = LEASE
         self.heartbeat = HEARTBEAT
@@ -240,9 +267,10 @@ class JobDriver:
             except JobConflict:
                 return False
         elif self._stale(job):
-            taken = self.claim(job, business)
-            if taken is None:
+            claimed = self.claim(job, business)
+            if claimed is None:
                 return False
+            taken = claimed
         else:
             return job.owner == this_process()  # a redelivery of a job running here
         if not taken.finished:
@@ -368,7 +396,7 @@ class JobDriver:
         ctl = self.ctl
         for _ in range(_RETRIES):
             session = session if session is not None else ctl.load(session_id)
-            if session.job_id != job.id or session.state != "executing":
+            if session.job_id != job.id or session.state != State.EXECUTING:
                 stored = ctl.jobs.load(job.id)
                 if stored is not None and not stored.finished:
                     job = self._record(job)  # nowhere to apply it: the job record keeps it
@@ -379,10 +407,10 @@ class JobDriver:
                     return session, []
                 # Applied already (another worker, a read): this reply tells it too.
                 return session, self._told_here(session, job) if same_turn else []
-            turn = Turn(ctl, session, "", {})
-            turn.apply_job(job)
-            turn.prompt_next()
-            text = join(turn.parts)
+            flow = Flow(session, ctl.deps)
+            apply_job(flow, job)
+            prompt_next(flow)
+            text = join(flow.st.parts)
             if same_turn and session.history and session.history[-1].role == "assistant":
                 last = session.history[-1]
                 session.history[-1] = last.model_copy(update={"text": join([last.text, text])})
@@ -403,14 +431,13 @@ class JobDriver:
                     job = job.model_copy(update={"version": fresh.version})
                 session = None
                 continue
-            turn.apply_file_ops()
-            turn.audit()
-            return session, turn.parts if same_turn else []
+            carry_out(flow.effects, session_id, ctl.files, ctl.audit)
+            return session, flow.st.parts if same_turn else []
         raise SessionConflict(session_ref(session_id), expected=-1, found=None)
 
     def _told_here(self, session: Session, job: Job) -> list[str]:
         if not session.notice:
-            return [Turn(self.ctl, session, "", {}).outcome_text(job)]
+            return [outcome_text(Flow(session, self.ctl.deps), job)]
         text, session.notice = session.notice, None  # delivered by this reply
         try:
             self.ctl.store.save(session)

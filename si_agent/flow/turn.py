@@ -1,187 +1,151 @@
-"""The turn object: what every front end (CLI, API, replay) gets back."""
+"""One turn on one loaded session: bring it up to date, apply a decision, reply.
+
+``Turn.prepare`` brings the session up to date (a business that left the
+configuration, a job that finished, a consultation to take up again);
+``Turn.run`` applies the decision's calls, each through the handler table
+(``flow.handlers``) after checking it against the toolset of the state the
+machine is in at that moment, then ends the reply with what is needed next
+(``flow.closing``) and returns the turn object.
+
+What must happen to the outside world (step files, audit entries, the job to
+run) is left in ``effects`` for the controller to carry out after the save.
+The turn reads through its dependencies (``flow.deps``): stored step files and
+consultation profiles, the job record, the knowledge channel and step
+handlers. One exception writes: the first time a ``fields: discover``
+business is needed in a process, its web form is read (which may open a
+browser), cached on disk and put into the shared catalog. All these results
+are memoised across re-runs of the same decision.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import logging
 
-from pydantic import BaseModel, Field
+from transitions import MachineError
 
 from si_agent import replies
-from si_agent.config.model import Business, Step
-from si_agent.flow import consult
-from si_agent.session.model import Session, Usage
-from si_agent.validators import mask
+from si_agent.core import actions as A
+from si_agent.core import consult
+from si_agent.core.decision import Decision, ToolCall
+from si_agent.core.state import AT_REST, State
+from si_agent.flow.closing import not_understood, prompt_next
+from si_agent.flow.handlers import HANDLERS
+from si_agent.flow.handlers.slots import keep_profile, resume_profile
+from si_agent.flow.moves import Flow, join
+from si_agent.flow.outcomes import apply_job
+from si_agent.flow.result import TurnResult, snapshot
+from si_agent.privacy import redact_text
+from si_agent.session.base import session_ref
+from si_agent.session.model import DecisionRecord
+
+log = logging.getLogger(__name__)
 
 
-class FieldView(BaseModel):
-    key: str
-    label: str
-    value: str | None
-    status: str
-    error: str | None = None  # why an invalid or failed field is asked again
-    group: str | None = None  # a consultation's slot: the label of its theme
+class Turn(Flow):
+    """One user turn (see the module docstring and ``core.machine``'s lifecycle)."""
 
+    def prepare(self, group_id: str | None = None) -> None:
+        """Bring the session up to date before deciding: stale business, finished job,
+        a consultation to take up again (``group_id``)."""
+        s = self.s
+        if group_id is not None and group_id != s.group_id:
+            s.group_id = group_id
+            b = self.business
+            if b is not None and b.is_consult and s.state == State.COLLECTING:
+                # Another conversation of this user: the one in progress stays stored
+                # under its own group id.
+                self.fire("cancel")
+                self.clear()
+            if s.state in AT_REST:
+                resume_profile(self)
+        if s.notice:
+            self.st.notices.append(s.notice)
+            s.notice = None
+        if s.business_id and s.business_id not in self.deps.catalog:
+            # The business left the configuration while this session was stored.
+            self.fire("cancel")
+            self.clear()
+            self.st.parts.append(replies.BUSINESS_GONE)
+            return
+        if s.state == State.EXECUTING and s.job_id:
+            job = self.deps.jobs.load(s.job_id)
+            if job is not None and job.finished:
+                apply_job(self, job)
+                self.st.notices.extend(self.st.parts)
+                self.st.parts = []
+                self.st.asked = False
 
-class ThemeView(BaseModel):
-    """The theme a consultation asks about now."""
+    def run(self, decision: Decision) -> TurnResult:
+        s = self.s
+        self.decision = decision
+        b = self.business
+        self.st.consulting = b if b is not None and b.is_consult and s.state == State.COLLECTING \
+            else None
+        if self.st.consulting is not None:
+            self.st.theme_asked = consult.current_theme(self.st.consulting, s.fields)
+        self.st.pending_suggestion = s.suggestion
+        s.suggestion = None  # a suggestion is good for the next turn only
+        offered = self.tools()
+        applied = 0
+        for call in decision.calls:
+            applied += self._apply(call)
+        for call in self._values_for_discovered(decision):
+            applied += self._apply(call)
+        if not applied:
+            not_understood(self)
+        prompt_next(self)
+        reply = join([*self.st.notices, *self.st.answers, *self.st.parts])
+        s.turn += 1
+        keep_profile(self)
+        if s.step_files:  # the photos live as long as the session
+            self.effects.touch(self.owner())
+        s.usage = s.usage + decision.usage
+        s.remember("user", self.text)
+        s.remember("assistant", reply)
+        s.record(DecisionRecord(
+            turn=s.turn, input=redact_text(self.text),
+            engine=decision.engine or self.deps.engine_name, state_before=self.state_before,
+            state_after=s.state, offered=[t["function"]["name"] for t in offered],
+            calls=self.st.records, rule=decision.rule.value, confidence=decision.confidence,
+            reason=decision.reason,
+            usage=decision.usage if decision.usage.model_calls else None,
+        ))
+        if log.isEnabledFor(logging.INFO):  # the digest and the list only when logged
+            log.info("turn %s %s: %s -> %s via %s %s (%s); model calls %d",
+                     session_ref(s.session_id), s.turn, self.state_before, s.state,
+                     decision.engine, [r.name for r in self.st.records], decision.rule.value,
+                     decision.usage.model_calls)
+        return snapshot(s, self.deps.catalog, reply, turn_usage=decision.usage)
 
-    id: str
-    label: str
+    def _apply(self, call: ToolCall) -> int:
+        """Apply one call if the current state offers it; 1 if applied."""
+        offer = self.offer()
+        action = A.action_for(call.name)
+        if action is None or not action.offered(offer) or action.tool_name(offer) != call.name:
+            outcome = A.rejected(A.Reason.NOT_OFFERED,
+                                 f"{call.name} not offered in {self.s.state}")
+        else:
+            try:
+                args = A.parse_arguments(action, call.arguments)
+                outcome = HANDLERS[action.name](self, args)
+            except A.BadArguments as exc:
+                outcome = A.rejected(A.Reason.BAD_ARGUMENTS, exc.problem)
+            except MachineError as exc:  # a trigger not allowed here: the call was wrong
+                outcome = A.rejected(A.Reason.NOT_ALLOWED, str(exc))
+        self.record(call, outcome)
+        return int(outcome.applied)
 
-
-class BusinessRef(BaseModel):
-    id: str
-    name: str
-
-
-class Suggestion(BaseModel):
-    business_id: str
-    name: str
-    text: str
-
-
-class StepView(BaseModel):
-    """The step waiting for a photo: what to ask and which camera a phone opens."""
-
-    id: str
-    label: str
-    prompt: str
-    capture: str
-    optional: bool = False  # may be skipped: the dialogue goes on without it
-
-
-class SuspendedView(BaseModel):
-    """A business put aside for another one, resumable with "继续办理"."""
-
-    business_id: str
-    name: str
-    filled: int  # fields already collected
-
-
-class JobView(BaseModel):
-    """Where a submission stands (no values: they hold personal data)."""
-
-    id: str
-    status: str
-    progress: str | None = None
-    attempts: int = 0
-
-
-def job_view(job: Any) -> JobView | None:
-    if job is None:
-        return None
-    return JobView(id=job.id, status=job.status, progress=job.progress, attempts=job.attempts)
-
-
-class TurnResult(BaseModel):
-    """The observable outcome of a turn; personal data in ``fields`` is masked."""
-
-    reply: str = ""
-    state: str
-    business: BusinessRef | None = None
-    fields: list[FieldView] = Field(default_factory=list)
-    awaiting: str | None = None
-    suggestion: Suggestion | None = None
-    result: dict[str, Any] | None = None
-    turn: int = 0
-    usage: dict[str, Usage] = Field(default_factory=dict)
-    job: JobView | None = None
-    notice: str | None = None  # an outcome that arrived since the last turn
-    suspended: list[SuspendedView] = Field(default_factory=list)  # newest last
-    step: StepView | None = None  # the step awaiting an upload (POST /api/upload)
-    theme: ThemeView | None = None  # a consultation's current theme
-
-
-def awaited_step(session: Session, business: Business | None) -> Step | None:
-    """The step an upload goes to, or None.
-
-    While executing steps: the first one not done that is required, or that was
-    asked for again (``awaiting``). While collecting or confirming: the first
-    optional step not done, which the citizen may upload for at any time.
-    """
-    if business is None:
-        return None
-    open_steps = [st for st in business.steps
-                  if st.id not in session.step_data and st.id not in session.skipped]
-    if session.state == "step_executing":
-        return next((st for st in open_steps
-                     if not st.optional or st.id == session.awaiting), None)
-    if session.state in ("collecting", "confirming"):
-        return next((st for st in open_steps if st.optional), None)
-    return None
-
-
-def _step_view(session: Session, business: Business | None) -> StepView | None:
-    step = awaited_step(session, business)
-    if step is None:
-        return None
-    return StepView(id=step.id, label=step.label, prompt=step.prompt, capture=step.capture,
-                    optional=step.optional)
-
-
-def _theme_view(session: Session, business: Business | None) -> ThemeView | None:
-    if business is None or not business.is_consult or session.state != "collecting":
-        return None
-    theme = consult.current_theme(business, session.fields)
-    return ThemeView(id=theme.id, label=theme.label) if theme else None
-
-
-def display(field_type: str, value: Any) -> str:
-    """How a field value is shown to the citizen: masked if personal, numbers plain."""
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return f"{value:.2f}".rstrip("0").rstrip(".")
-    if isinstance(value, list):  # several choices
-        return "、".join(str(v) for v in value)
-    return mask(field_type, value)
-
-
-def field_views(session: Session, business: Business | None) -> list[FieldView]:
-    if business is None:
-        return []
-    labels = {t.id: t.label for t in business.themes}
-    views = []
-    for f in business.fields:
-        st = session.fields.get(f.key)
-        value = None if st is None or st.value is None else (
-            consult.shown(f, st.value) if f.group else display(f.type, st.value))
-        status = st.status if st else "pending"
-        views.append(FieldView(key=f.key, label=f.label, value=value, status=status,
-                               error=st.error if st and status in ("invalid", "failed") else None,
-                               group=labels.get(f.group) if f.group else None))
-    return views
-
-
-def snapshot(
-    session: Session, catalog: Mapping[str, Business], reply: str = "",
-    turn_usage: Usage | None = None, job: Any = None,
-) -> TurnResult:
-    """The turn object for ``session`` as it is now; ``usage`` counts model calls."""
-    business = catalog.get(session.business_id) if session.business_id else None
-    suggestion = None
-    if session.suggestion and session.suggestion in catalog:
-        target = catalog[session.suggestion]
-        suggestion = Suggestion(
-            business_id=target.id, name=target.name,
-            text=replies.render(replies.SUGGEST, name=target.name),
-        )
-    return TurnResult(
-        reply=reply,
-        state=session.state,
-        business=BusinessRef(id=business.id, name=business.name) if business else None,
-        fields=field_views(session, business),
-        awaiting=session.awaiting,
-        suggestion=suggestion,
-        result=session.result,
-        turn=session.turn,
-        usage={"turn": turn_usage or Usage(), "session": session.usage},
-        job=job_view(job),
-        notice=session.notice,
-        step=_step_view(session, business),
-        theme=_theme_view(session, business),
-        suspended=[SuspendedView(business_id=f.business_id, name=catalog[f.business_id].name,
-                                 filled=f.filled)
-                   for f in session.suspended if f.business_id in catalog],
-    )
+    def _values_for_discovered(self, decision: Decision) -> list[ToolCall]:
+        """Values stated with the request that started a business whose form was read
+        in this turn: the engine decided before the fields were known, so it reads the
+        message again for them (``ValuesWithRequest``; memoised like a decision)."""
+        b = self.business
+        finder = self.deps.values_with_request
+        if (finder is None or b is None or not self.memo.get(("read", b.id))
+                or self.s.state != State.COLLECTING
+                or any(c.name == A.PROVIDE_FIELD for c in decision.calls)):
+            return []
+        key = ("values", b.id)
+        if key not in self.memo:
+            self.memo[key] = finder.start(self.view(), b, self.text)
+        return [c for c in self.memo[key] if c.name == A.PROVIDE_FIELD]

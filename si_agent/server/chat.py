@@ -16,7 +16,7 @@ from flask_jwt_extended import get_jwt
 from si_agent.config.settings import Settings
 from si_agent.errors import SessionConflict, StoreUnavailable
 from si_agent.flow.controller import Controller
-from si_agent.flow.turn import TurnResult
+from si_agent.flow.result import TurnResult
 from si_agent.server.auth import current_user, json_body
 from si_agent.server.errors import ApiError, redis_outages
 from si_agent.server.identity import token_required

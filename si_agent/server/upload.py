@@ -25,7 +25,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from si_agent.config.settings import Settings
 from si_agent.errors import NoStepAwaited
 from si_agent.flow.controller import Controller
-from si_agent.flow.turn import awaited_step
+from si_agent.flow.result import awaited_step
 from si_agent.server.auth import current_user
 from si_agent.server.errors import ApiError
 from si_agent.server.identity import token_required

@@ -23,8 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-# skipped: a consultation's slot the citizen declined or does not know (not asked again).
-FieldStatus = Literal["pending", "collected", "invalid", "failed", "skipped"]
+from si_agent.core.state import FieldStatus, State
 
 HISTORY_TURNS = 6
 MESSAGE_CHARS = 2000  # a longer history message keeps its start (the model's context)
@@ -42,7 +41,7 @@ class FieldState(BaseModel):
     """The current value and status of one business field."""
 
     value: Any = None
-    status: FieldStatus = "pending"
+    status: FieldStatus = FieldStatus.PENDING
     attempts: int = 0
     error: str | None = None
 
@@ -134,10 +133,10 @@ class Session(BaseModel):
     """One user's dialogue state; owned by the controller, persisted by a store."""
 
     session_id: str
-    # Whose consultation profile this conversation keeps (flow.consult); the session
+    # Whose consultation profile this conversation keeps (core.consult); the session
     # id unless a client names one to resume with.
     group_id: str | None = None
-    state: str = "idle"
+    state: State = State.IDLE
     business_id: str | None = None
     fields: dict[str, FieldState] = Field(default_factory=dict)
     awaiting: str | None = None

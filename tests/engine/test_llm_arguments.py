@@ -13,9 +13,9 @@ import copy
 import jsonschema
 import pytest
 
+from si_agent.core import actions as T
 from si_agent.engine.arguments import ArgumentsRejected, read_arguments, validator
 from si_agent.engine.llm import LLMEngine
-from si_agent.flow import actions as T
 from si_agent.session.model import FieldState
 
 from .conftest import make

@@ -3,10 +3,10 @@ re-indexes the businesses when the catalog's version changes."""
 
 from __future__ import annotations
 
+from si_agent.core import actions as T
 from si_agent.core.catalog import Catalog
-from si_agent.engine.base import SessionView
+from si_agent.core.decision import SessionView
 from si_agent.engine.rules import RuleEngine
-from si_agent.flow import actions as T
 
 
 def idle_view(catalog) -> SessionView:

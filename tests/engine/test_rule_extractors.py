@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import pytest
 
+from si_agent.core.decision import SessionView
 from si_agent.engine import rules as R
-from si_agent.engine.base import SessionView
 from si_agent.engine.rules import mentions as M
 from si_agent.validators import check
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from si_agent.core import actions as T
+from si_agent.core.decision import Rule, SessionView
 from si_agent.engine import rules as R
-from si_agent.engine.base import Rule, SessionView
 from si_agent.engine.speech_act import SpeechAct
-from si_agent.flow import actions as T
 
 
 @pytest.fixture(scope="module")

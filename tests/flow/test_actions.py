@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from si_agent.core import actions as A
+from si_agent.core.machine import STATES
 from si_agent.engine.rules import RuleEngine
-from si_agent.flow import actions as A
 from si_agent.flow.controller import Controller
-from si_agent.flow.machine import STATES
 from si_agent.replay import load_dialogues, replay
 from si_agent.session import MemoryStore
 
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def documented_table() -> dict[str, list[str]]:
-    """The per-state table in ``flow.actions``'s docstring: state → tools ([x] = if usable)."""
+    """The per-state table in ``core.actions``'s docstring: state → tools ([x] = if usable)."""
     text = A.__doc__.split("which gives")[1]
     table: dict[str, list[str]] = {}
     for line in text.splitlines():
@@ -95,12 +95,18 @@ def test_tool_schemas_come_from_the_argument_models(catalog):
             assert tool["function"]["parameters"]["additionalProperties"] is False
 
 
+def _problem(action, arguments) -> str:
+    with pytest.raises(A.BadArguments) as caught:
+        A.parse_arguments(action, arguments)
+    return caught.value.problem
+
+
 def test_arguments_are_validated_by_the_same_models():
     provide = A.BY_NAME["provide_field"]
     assert isinstance(A.parse_arguments(provide, {"values": {"name": "张伟"}}), A.ProvideFieldArgs)
-    assert "values" in A.parse_arguments(provide, {"values": "张伟"})
-    assert "values" in A.parse_arguments(provide, {"values": {}})
-    assert A.parse_arguments(provide, {"values": {"a": "b"}, "extra": 1}).startswith("extra")
+    assert "values" in _problem(provide, {"values": "张伟"})
+    assert "values" in _problem(provide, {"values": {}})
+    assert _problem(provide, {"values": {"a": "b"}, "extra": 1}).startswith("extra")
     assert A.action_for("upload_face_photo") is A.BY_NAME["upload"]
     assert A.action_for("delete_everything") is None
 

@@ -1,4 +1,4 @@
-"""flow.consult: the next move of a consultation is a pure function of its slots."""
+"""core.consult: the next move of a consultation is a pure function of its slots."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from si_agent.config.loader import load_businesses
-from si_agent.flow import consult
+from si_agent.core import consult
 from si_agent.session.model import FieldState
 
 ROOT = Path(__file__).resolve().parents[2]

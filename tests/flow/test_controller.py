@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from si_agent.config.model import Ask
-from si_agent.engine.base import Decision, ToolCall
+from si_agent.core.decision import Decision, ToolCall
 from si_agent.session.model import Session
 
 ID = "330122196303150178"  # demo person 张伟
@@ -94,8 +94,8 @@ def test_decision_records_mask_personal_data(controller):
 
 def test_ask_two_fields_at_once(make_controller, catalog):
     ctl = make_controller()
-    ctl.catalog["social_transfer"] = catalog["social_transfer"].model_copy(
-        update={"ask": Ask(max_fields=2)})
+    ctl.catalog.replace(catalog["social_transfer"].model_copy(
+        update={"ask": Ask(max_fields=2)}))
     turn = ctl.handle("u", "我要转社保")
     assert "转出" in turn.reply and "转入哪个城市" in turn.reply
 

@@ -10,9 +10,9 @@ import sqlite3
 
 import pytest
 
+from si_agent.core import actions as A
 from si_agent.demo_backend import ensure_db, fail_next
 from si_agent.errors import JobInProgress
-from si_agent.flow import actions as A
 from si_agent.session import MemoryStore
 
 ZHANG = "330122196303150178"  # demo person 张伟

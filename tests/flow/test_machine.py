@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 from transitions import MachineError
 
-from si_agent.errors import InvalidMachine
-from si_agent.flow.machine import (
+from si_agent.core.machine import (
     INITIAL,
     STATES,
     TRANSITIONS,
@@ -15,6 +14,7 @@ from si_agent.flow.machine import (
     check_definition,
     to_mermaid,
 )
+from si_agent.errors import InvalidMachine
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from si_agent.config.assistant import AssistantTexts
-from si_agent.engine.base import Decision, ToolCall
+from si_agent.core.decision import Decision, ToolCall
 from si_agent.session import MemoryStore, RedisStore, SQLiteStore
 from si_agent.session.model import MAX_SUSPENDED
 

@@ -18,7 +18,7 @@ import pytest
 from si_agent.app import build_controller
 from si_agent.config.settings import Settings
 from si_agent.flow.controller import Controller
-from si_agent.flow.turn import TurnResult
+from si_agent.flow.result import TurnResult
 from si_agent.testing.processes import PORTAL_PASSWORD, PORTAL_USER, demo_portal
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -99,8 +99,8 @@ def test_a_changed_form_keeps_the_collected_fields(ctl, fresh_portal, monkeypatc
     monkeypatch.setenv("SI_PORTAL_URL", fresh_portal)
     business = ctl.catalog["social_transfer"]
     options = business.api.options | {"url": "${SI_PORTAL_URL}/forms/social_transfer?v=2"}
-    ctl.catalog["social_transfer"] = business.model_copy(
-        update={"api": business.api.model_copy(update={"options": options})})
+    ctl.catalog.replace(business.model_copy(
+        update={"api": business.api.model_copy(update={"options": options})}))
     talk(ctl, "我要把社保从杭州转到苏州", ZHANG[1], ZHANG[0], "确认")
     turn = settle(ctl)
     assert turn.state == "failed" and turn.awaiting is None, turn.notice

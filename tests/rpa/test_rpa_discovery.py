@@ -144,3 +144,25 @@ def test_discover_a_form_without_a_business(discovering, fresh_portal, capsys, m
     out = capsys.readouterr().out
     assert "- key: mailing_address\n  label: 邮寄地址\n  type: text" in out
     assert "- key: bank\n  label: 合作银行\n  type: enum" in out
+
+
+@pytest.mark.parametrize("engine", ["rules", "llm"])
+def test_values_in_the_first_message_are_kept_when_the_form_is_read(
+        discovering, fresh_portal, engine, request):
+    """Regression: the engine decided before the form's fields were known, so values
+    stated with the request were dropped."""
+    if engine == "llm":  # the model names the business only, as in idle it is offered no more
+        fake = request.getfixturevalue("fake")
+        fake.push({"tool_calls": [{"name": "match_business",
+                                   "arguments": {"business_id": "web_transfer"}}]})
+        discovering = discovering.model_copy(update={"llm_base_url": fake.base_url})
+    ctl = build_controller(discovering, engine=engine)
+    assert ctl.catalog["web_transfer"].fields == ()  # not read yet
+    turn = talk(ctl, "我要网上转移社保，从杭州转走，手机13800138001")
+    assert turn.state == "collecting", turn.reply
+    got = {f.key: f.value for f in turn.fields if f.status == "collected"}
+    assert got == {"from_city": "杭州市", "phone": "138****8001"}, turn.reply
+    assert "请提供申请人姓名" in turn.reply
+    if engine == "llm":  # the values were read without a second model call
+        assert len(fake.requests) == 1 and not fake.unscripted
+    ctl.runner.shutdown()

@@ -4,7 +4,7 @@ It is the offline default and the fast path in front of a model. Each rule is
 conservative: when it is not sure, it asks (a suggestion, or no call, which
 makes the controller ask again) rather than guesses.
 
-The rules are chosen by the tools the state offers (``flow.actions`` derives
+The rules are chosen by the tools the state offers (``core.actions`` derives
 them from the machine), and a rule fires only if its tool is offered:
 - ``match_business`` offered (idle, done): accept a pending suggestion
   ("办理"), match a business by keyword or by character-bigram similarity

@@ -6,8 +6,8 @@ for the log.
 
 from __future__ import annotations
 
-from si_agent.engine.base import Rule, ToolCall
-from si_agent.flow import actions as T
+from si_agent.core import actions as T
+from si_agent.core.decision import Rule, ToolCall
 
 Ruled = tuple[list[ToolCall], Rule, str]
 

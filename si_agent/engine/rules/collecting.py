@@ -8,8 +8,9 @@ whole message answers the awaited field; questions go to ``answer_question``.
 from __future__ import annotations
 
 from si_agent.config.model import Business
+from si_agent.core import actions as T
+from si_agent.core.decision import Rule, SessionView, ToolCall
 from si_agent.engine import lexicon as L
-from si_agent.engine.base import Rule, SessionView, ToolCall
 from si_agent.engine.consult import extract_slots, meant_slot, stops
 from si_agent.engine.rules import steps, switching, talk
 from si_agent.engine.rules.calls import (
@@ -28,7 +29,6 @@ from si_agent.engine.rules.mentions import (
     named_field,
     whole_message_fits,
 )
-from si_agent.flow import actions as T
 from si_agent.session.model import FieldState
 
 _WEAK = ("enum", "city", "name", "integer", "number", "year", "text")

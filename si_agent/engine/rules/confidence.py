@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from si_agent.core.decision import SURE, Rule, SessionView, ToolCall
 from si_agent.engine import lexicon as L
-from si_agent.engine.base import SURE, Rule, SessionView, ToolCall
 from si_agent.validators import check
 
 _SURE_RULES = frozenset({Rule.CANCEL_WORD, Rule.SKIP_WORD, Rule.CONFIRM_WORD, Rule.RETRY_WORD,

@@ -6,8 +6,9 @@ field; a step to redo by its label.
 
 from __future__ import annotations
 
+from si_agent.core import actions as T
+from si_agent.core.decision import Rule, SessionView, ToolCall
 from si_agent.engine import lexicon as L
-from si_agent.engine.base import Rule, SessionView, ToolCall
 from si_agent.engine.rules import steps, switching, talk
 from si_agent.engine.rules.calls import Ruled, answer_call, cancel_call, modify_call, redo_call
 from si_agent.engine.rules.extraction import modify_call_for, values_for
@@ -18,7 +19,6 @@ from si_agent.engine.rules.mentions import (
     named_field,
     whole_message_fits,
 )
-from si_agent.flow import actions as T
 
 
 def decide(index: BusinessIndex, view: SessionView, text: str,

@@ -8,13 +8,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from si_agent.config.model import Business
+from si_agent.core import actions as T
 from si_agent.core.catalog import Catalog
+from si_agent.core.decision import Decision, Rule, SessionView, TextSink, ToolCall
 from si_agent.engine import lexicon as L
-from si_agent.engine.base import Decision, Rule, SessionView, TextSink, ToolCall
 from si_agent.engine.rules import collecting, confidence, confirming, extraction, idle, steps
 from si_agent.engine.rules.calls import Ruled, cancel_call, within_toolset
 from si_agent.engine.rules.matching import BusinessIndex, Match
-from si_agent.flow import actions as T
 
 log = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 
 from si_agent.config.model import Business, FieldDef
+from si_agent.core.decision import ToolCall
 from si_agent.engine import lexicon as L
-from si_agent.engine.base import ToolCall
 from si_agent.engine.rules.calls import modify_call
 from si_agent.engine.rules.mentions import (
     after_filler,

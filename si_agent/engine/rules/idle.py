@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from si_agent.config.model import MASKED_TYPES, Business
+from si_agent.core import actions as T
+from si_agent.core.decision import Rule, SessionView, ToolCall
 from si_agent.engine import lexicon as L
-from si_agent.engine.base import Rule, SessionView, ToolCall
 from si_agent.engine.consult import asks_for_consultation, extract_slots
 from si_agent.engine.rules.calls import Ruled, answer_call, cancel_call, match_call, small_talk_call
 from si_agent.engine.rules.extraction import values_for
@@ -25,7 +26,6 @@ from si_agent.engine.rules.matching import (
     mask_codes,
 )
 from si_agent.engine.speech_act import SpeechAct, classify
-from si_agent.flow import actions as T
 
 _PERSONAL = frozenset({"name", *MASKED_TYPES})
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from si_agent.core import actions as T
+from si_agent.core.decision import Rule, SessionView, ToolCall
 from si_agent.engine import lexicon as L
-from si_agent.engine.base import Rule, SessionView, ToolCall
 from si_agent.engine.rules import switching
 from si_agent.engine.rules.calls import Ruled, answer_call, cancel_call
 from si_agent.engine.rules.extraction import values_for
 from si_agent.engine.rules.matching import BusinessIndex
-from si_agent.flow import actions as T
 
 
 def decide(index: BusinessIndex, view: SessionView, text: str, offered: frozenset[str]) -> Ruled:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from si_agent.core import actions as T
+from si_agent.core.decision import Rule, SessionView
 from si_agent.engine import lexicon as L
-from si_agent.engine.base import Rule, SessionView
 from si_agent.engine.rules.calls import Ruled, answer_call, cancel_call, switch_call
 from si_agent.engine.rules.idle import start
 from si_agent.engine.rules.matching import MARGIN, MATCH_THRESHOLD, BusinessIndex, mask_codes
 from si_agent.engine.rules.mentions import mentioned_field, whole_message_fits
-from si_agent.flow import actions as T
 
 
 def decide(index: BusinessIndex, view: SessionView, text: str,

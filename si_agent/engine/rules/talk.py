@@ -4,12 +4,12 @@ about a field's term."""
 from __future__ import annotations
 
 from si_agent.config.model import Business
+from si_agent.core import actions as T
+from si_agent.core.decision import Rule
 from si_agent.engine import lexicon as L
-from si_agent.engine.base import Rule
 from si_agent.engine.rules.calls import Ruled, explain_call, small_talk_call
 from si_agent.engine.rules.extraction import has_strong_values, values_for
 from si_agent.engine.rules.mentions import mentioned_field
-from si_agent.flow import actions as T
 from si_agent.validators import check
 
 

@@ -24,10 +24,11 @@ from typing import Any
 
 from si_agent import replies
 from si_agent.config.model import Business, Condition, FieldDef, Theme
+from si_agent.core.state import SETTLED, FieldStatus
 from si_agent.session.model import FieldState
 from si_agent.validators import mask
 
-NOT_GIVEN = "未提供"
+NOT_GIVEN = replies.NOT_GIVEN
 _OPS: dict[str, Callable[[Any, Any], bool]] = {
     "==": operator.eq, "!=": operator.ne, "<": operator.lt,
     "<=": operator.le, ">": operator.gt, ">=": operator.ge,
@@ -36,7 +37,7 @@ _OPS: dict[str, Callable[[Any, Any], bool]] = {
 
 def is_open(state: FieldState | None) -> bool:
     """Whether a slot is still to be asked: neither collected nor skipped."""
-    return state is None or state.status not in ("collected", "skipped")
+    return state is None or state.status not in SETTLED
 
 
 def profile_owner(session_id: str, group_id: str | None) -> str:
@@ -70,25 +71,27 @@ def shown(field: FieldDef, value: Any) -> str:
     if field.masked:
         return mask(field.type, value)
     if isinstance(value, list):
-        return "、".join(str(v) for v in value)
+        return replies.LIST_SEP.join(str(v) for v in value)
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if field.unit == "元" and isinstance(value, (int, float)) and value >= 10_000:
-        return f"{value / 10_000:g}万元"
+        return replies.render(replies.AMOUNT_WAN, amount=value / 10_000)
     return f"{value}{field.unit or ''}"
 
 
 def items(business: Business, keys: Iterable[str], fields: Mapping[str, FieldState]) -> str:
     """``标签：值`` pairs joined by "，" (the ``{items}`` of the received template)."""
-    return "，".join(f"{business.field(k).label}：{shown(business.field(k), fields[k].value)}"
-                    for k in keys)
+    return replies.ITEMS_SEP.join(
+        replies.render(replies.LABELLED, label=business.field(k).label,
+                       text=shown(business.field(k), fields[k].value))
+        for k in keys)
 
 
 def summary(theme: Theme, fields: Mapping[str, FieldState]) -> str:
     values = {}
     for slot in theme.slots:
         st = fields.get(slot.key)
-        values[slot.key] = shown(slot, st.value if st and st.status == "collected" else None)
+        values[slot.key] = shown(slot, st.value if st and st.status == FieldStatus.COLLECTED else None)
     return replies.render(theme.summary, values)
 
 
@@ -97,11 +100,11 @@ def ask(theme: Theme, fields: Mapping[str, FieldState]) -> str:
     missing = open_slots(theme, fields)
     if len(missing) == len(theme.slots):
         return theme.opening
-    return replies.render(theme.follow_up, missing="、".join(s.label for s in missing))
+    return replies.render(theme.follow_up, missing=replies.LIST_SEP.join(s.label for s in missing))
 
 
 def holds(condition: Condition, field: FieldDef, state: FieldState | None) -> bool:
-    if state is None or state.status != "collected" or state.value is None:
+    if state is None or state.status != FieldStatus.COLLECTED or state.value is None:
         return False
     value = state.value
     if condition.op == "contains":
@@ -151,4 +154,4 @@ def next_move(business: Business, fields: Mapping[str, FieldState],
 def profile(business: Business, fields: Mapping[str, FieldState]) -> dict[str, Any]:
     """The slots worth keeping for a later conversation (collected or skipped)."""
     return {k: st.model_dump() for k, st in fields.items()
-            if k in business.field_keys and st.status in ("collected", "skipped")}
+            if k in business.field_keys and st.status in SETTLED}

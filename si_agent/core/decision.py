@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
 from si_agent.config.model import Business, FieldDef, Step
+from si_agent.core.state import SETTLED
 from si_agent.session.model import FieldState, Message, Usage
 
 
@@ -106,7 +107,7 @@ def pending_fields(business: Business, fields: Mapping[str, FieldState]) -> list
     consultation), in order."""
     return [
         f for f in business.fields
-        if f.required and fields.get(f.key, FieldState()).status not in ("collected", "skipped")
+        if f.required and fields.get(f.key, FieldState()).status not in SETTLED
     ]
 
 
@@ -125,3 +126,15 @@ class IntentEngine(Protocol):
     def decide(
         self, view: SessionView, message: str, tools: list[dict], on_text: TextSink | None = None
     ) -> Decision: ...
+
+
+@runtime_checkable
+class ValuesWithRequest(Protocol):
+    """An engine that reads the values stated with the request starting ``business``
+    ("从杭州转到苏州"): the calls that start it, with a ``provide_field`` for them.
+
+    The flow asks it after the business's fields were first read from its web
+    form (``fields: discover``), in the turn that started it.
+    """
+
+    def start(self, view: SessionView, business: Business, text: str) -> list[ToolCall]: ...

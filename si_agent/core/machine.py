@@ -21,12 +21,13 @@ values), or both; steps come first, then the fields they did not fill. A
 consultation (``type: consult``) concludes: once its slots are in, it is done,
 with nothing to submit.
 
-A turn's lifecycle, driven by ``flow.controller.Controller``:
+A turn's lifecycle, driven by ``flow.controller.Controller`` (docs/architecture.md
+draws it):
 
 1. load the session (or a fresh one in ``idle``); if it is ``executing`` and
    its job has an outcome, apply the outcome first;
 2. the engine decides once: it sees a read-only view and the toolset the
-   current state offers (``flow.actions``), and returns tool calls; it never
+   current state offers (``core.actions``), and returns tool calls; it never
    mutates the session;
 3. the controller applies each call through the action table, checking it
    against the toolset of the state the machine is in *at that moment*, and
@@ -51,40 +52,43 @@ from typing import Any
 
 from transitions import Machine, MachineError
 
+from si_agent.core.state import State
 from si_agent.errors import InvalidMachine
 
-STATES: tuple[str, ...] = (
-    "idle", "collecting", "step_executing", "confirming", "executing", "done", "failed",
-)
-INITIAL = "idle"
+IDLE, COLLECTING, STEP_EXECUTING, CONFIRMING, EXECUTING, DONE, FAILED = (
+    State.IDLE.value, State.COLLECTING.value, State.STEP_EXECUTING.value,
+    State.CONFIRMING.value, State.EXECUTING.value, State.DONE.value, State.FAILED.value,
+)  # plain strings: ``transitions`` would name Enum states by their member names
+STATES: tuple[str, ...] = tuple(s.value for s in State)
+INITIAL = IDLE
 
 TRANSITIONS: tuple[dict[str, Any], ...] = (
-    {"trigger": "begin", "source": ["idle", "done"], "dest": "step_executing",
+    {"trigger": "begin", "source": [IDLE, DONE], "dest": STEP_EXECUTING,
      "conditions": "steps_pending"},
-    {"trigger": "begin", "source": ["idle", "done"], "dest": "collecting"},
-    {"trigger": "fields_done", "source": "collecting", "dest": "done",
+    {"trigger": "begin", "source": [IDLE, DONE], "dest": COLLECTING},
+    {"trigger": "fields_done", "source": COLLECTING, "dest": DONE,
      "conditions": "concludes"},
-    {"trigger": "fields_done", "source": "collecting", "dest": "step_executing",
+    {"trigger": "fields_done", "source": COLLECTING, "dest": STEP_EXECUTING,
      "conditions": "steps_pending"},
-    {"trigger": "fields_done", "source": "collecting", "dest": "confirming",
+    {"trigger": "fields_done", "source": COLLECTING, "dest": CONFIRMING,
      "conditions": "requires_confirm"},
-    {"trigger": "fields_done", "source": "collecting", "dest": "executing"},
-    {"trigger": "steps_done", "source": "step_executing", "dest": "collecting",
+    {"trigger": "fields_done", "source": COLLECTING, "dest": EXECUTING},
+    {"trigger": "steps_done", "source": STEP_EXECUTING, "dest": COLLECTING,
      "conditions": "fields_pending"},
-    {"trigger": "steps_done", "source": "step_executing", "dest": "confirming",
+    {"trigger": "steps_done", "source": STEP_EXECUTING, "dest": CONFIRMING,
      "conditions": "requires_confirm"},
-    {"trigger": "steps_done", "source": "step_executing", "dest": "executing"},
-    {"trigger": "suspend", "source": ["collecting", "step_executing", "confirming"],
-     "dest": "idle"},
-    {"trigger": "modify", "source": ["collecting", "confirming"], "dest": "collecting"},
-    {"trigger": "redo", "source": ["collecting", "confirming", "failed"],
-     "dest": "step_executing"},
-    {"trigger": "confirm", "source": "confirming", "dest": "executing"},
-    {"trigger": "succeed", "source": "executing", "dest": "done"},
-    {"trigger": "fail", "source": "executing", "dest": "failed"},
-    {"trigger": "retry", "source": "failed", "dest": "executing"},
-    {"trigger": "fix", "source": "failed", "dest": "collecting"},
-    {"trigger": "cancel", "source": "*", "dest": "idle"},
+    {"trigger": "steps_done", "source": STEP_EXECUTING, "dest": EXECUTING},
+    {"trigger": "suspend", "source": [COLLECTING, STEP_EXECUTING, CONFIRMING],
+     "dest": IDLE},
+    {"trigger": "modify", "source": [COLLECTING, CONFIRMING], "dest": COLLECTING},
+    {"trigger": "redo", "source": [COLLECTING, CONFIRMING, FAILED],
+     "dest": STEP_EXECUTING},
+    {"trigger": "confirm", "source": CONFIRMING, "dest": EXECUTING},
+    {"trigger": "succeed", "source": EXECUTING, "dest": DONE},
+    {"trigger": "fail", "source": EXECUTING, "dest": FAILED},
+    {"trigger": "retry", "source": FAILED, "dest": EXECUTING},
+    {"trigger": "fix", "source": FAILED, "dest": COLLECTING},
+    {"trigger": "cancel", "source": "*", "dest": IDLE},
 )
 CONDITIONS = ("requires_confirm", "steps_pending", "fields_pending", "concludes")
 
@@ -101,7 +105,7 @@ class FlowModel:
     def __init__(self, state: str, requires_confirm: Flag = False, *,
                  steps_pending: Flag = False, fields_pending: Flag = False,
                  concludes: Flag = False) -> None:
-        self.state = state
+        self.state = str(state)  # plain: ``transitions`` looks Enum states up by name
         self._flags = {"requires_confirm": requires_confirm, "steps_pending": steps_pending,
                        "fields_pending": fields_pending, "concludes": concludes}
 

@@ -2,7 +2,9 @@
 
 Each action has a name, a pydantic argument model (exported as the tool's JSON
 Schema and used to validate every call), the machine triggers it may fire, and
-the ``flow.dialogue.Turn`` method that applies it. The toolset of a state is *derived*: an
+nothing else: the flow's handler table (``flow.handlers.HANDLERS``) maps each action
+name to the function that applies it, checked at import. The toolset of a state
+is *derived*: an
 action is offered where the machine accepts one of its triggers (or in the
 states listed in ``also_in`` for actions that fire none), and where the
 business in progress can use it (``needs``)::
@@ -35,12 +37,12 @@ which gives (``tests/flow/test_actions.py`` checks it against this table)::
     executing        cancel_flow, answer_question, small_talk
     failed           [retry_submit], modify_info, [redo_step], cancel_flow, answer_question, small_talk
 
-Applying a call returns an ``Outcome``: applied, or rejected with a reason code.
+Applying a call returns a ``CallOutcome``: applied, or rejected with a reason code.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Literal
@@ -48,7 +50,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from si_agent.config.model import Business, Step
-from si_agent.flow.machine import STATES, triggers_from
+from si_agent.core.machine import STATES, triggers_from
+from si_agent.core.state import AT_REST, IN_DIALOGUE, State
 
 MATCH_BUSINESS = "match_business"
 SWITCH_BUSINESS = "switch_business"
@@ -150,7 +153,7 @@ class Reason(str, Enum):
     JOB_IN_PROGRESS = "job_in_progress"
 
 
-class Outcome(BaseModel):
+class CallOutcome(BaseModel):
     """The result of applying one call: data, not a sentence to parse."""
 
     status: Literal["applied", "rejected"]
@@ -165,12 +168,12 @@ class Outcome(BaseModel):
         return f"{self.status}: {self.detail}" if self.detail else self.status
 
 
-def applied(reason: Reason = Reason.OK, detail: str = "") -> Outcome:
-    return Outcome(status="applied", reason=reason, detail=detail)
+def applied(reason: Reason = Reason.OK, detail: str = "") -> CallOutcome:
+    return CallOutcome(status="applied", reason=reason, detail=detail)
 
 
-def rejected(reason: Reason, detail: str) -> Outcome:
-    return Outcome(status="rejected", reason=reason, detail=detail)
+def rejected(reason: Reason, detail: str) -> CallOutcome:
+    return CallOutcome(status="rejected", reason=reason, detail=detail)
 
 
 # -- the table -------------------------------------------------------------------
@@ -191,9 +194,8 @@ class Action:
     name: str
     description: str
     args: type[Args]
-    apply: str  # the ``flow.dialogue.Turn`` method that applies it
     triggers: tuple[str, ...] = ()
-    also_in: tuple[str, ...] = ()
+    also_in: Collection[str] = ()
     needs: Callable[[Offer], bool] | None = None
 
     def offered(self, offer: Offer) -> bool:
@@ -221,47 +223,47 @@ def _has_steps(o: Offer) -> bool:
 
 ACTIONS: tuple[Action, ...] = (
     Action(MATCH_BUSINESS, "Start the business the user wants to query or handle.",
-           MatchBusinessArgs, "match_business", triggers=("begin",)),
+           MatchBusinessArgs, triggers=("begin",)),
     Action(PROVIDE_FIELD, "Give values the user stated for the business; several at once.",
-           ProvideFieldArgs, "provide_field", triggers=("fields_done",),
-           also_in=("step_executing",), needs=_has_fields),
+           ProvideFieldArgs, triggers=("fields_done",),
+           also_in=(State.STEP_EXECUTING,), needs=_has_fields),
     Action(CONFIRM_SUBMIT, "The user confirmed the summary: submit.",
-           NoArgs, "confirm_submit", triggers=("confirm",)),
+           NoArgs, triggers=("confirm",)),
     Action(RETRY_SUBMIT, "Submit the same data again after a failure.",
-           NoArgs, "retry_submit", triggers=("retry",), needs=lambda o: o.retryable),
+           NoArgs, triggers=("retry",), needs=lambda o: o.retryable),
     Action(MODIFY_INFO, "Change one collected field before submitting; value is optional.",
-           ModifyInfoArgs, "modify_info", triggers=("modify", "fix"), needs=_has_fields),
+           ModifyInfoArgs, triggers=("modify", "fix"), needs=_has_fields),
     Action(REDO_STEP, "Do one step of the business again (e.g. upload a new photo).",
-           RedoStepArgs, "redo_step", triggers=("redo",), needs=_has_steps),
+           RedoStepArgs, triggers=("redo",), needs=_has_steps),
     Action(UPLOAD, "Submit the user's upload for the current step.",
-           UploadArgs, "upload", triggers=("steps_done",),
+           UploadArgs, triggers=("steps_done",),
            needs=lambda o: o.step is not None),
     Action(SKIP_STEP, "The user does not want to do the optional step offered (e.g. no photo "
            "of their own): go on without it.",
-           NoArgs, "skip_step", triggers=("steps_done",), also_in=("collecting", "confirming"),
+           NoArgs, triggers=("steps_done",), also_in=IN_DIALOGUE,
            needs=lambda o: o.step is not None and o.step.optional),
     Action(SKIP_FIELD, "The user does not know or does not want to give these values "
            "(不清楚 / 先空着 / 不想说): they are not asked again.",
-           SkipFieldArgs, "skip_field", triggers=("fields_done",), needs=_consults),
+           SkipFieldArgs, triggers=("fields_done",), needs=_consults),
     Action(EXPLAIN_FIELD,
            "Explain a field instead of storing a value: why it is needed (the user "
            "hesitates or refuses: never store a refusal) or what its term means; the field "
            "is asked again.",
-           ExplainFieldArgs, "explain_field", also_in=("collecting", "confirming"),
+           ExplainFieldArgs, also_in=IN_DIALOGUE,
            needs=_has_fields),
     Action(SWITCH_BUSINESS,
            "The user clearly wants another business now, or said yes when asked whether to "
            "switch: put the business in progress aside (kept with its values, resumed "
            "later) and start the other one.",
-           SwitchBusinessArgs, "switch_business", triggers=("suspend",)),
+           SwitchBusinessArgs, triggers=("suspend",)),
     Action(CANCEL_FLOW, "Cancel the business in progress.",
-           NoArgs, "cancel_flow", triggers=("cancel",)),
+           NoArgs, triggers=("cancel",)),
     Action(ANSWER_QUESTION,
            "Answer a knowledge question about social insurance policy; optionally recommend "
            "the business the question hints at.",
-           AnswerQuestionArgs, "answer_question", also_in=STATES),
+           AnswerQuestionArgs, also_in=STATES),
     Action(SMALL_TALK, "Reply to small talk with the assistant's own text.",
-           SmallTalkArgs, "small_talk", also_in=STATES),
+           SmallTalkArgs, also_in=STATES),
 )
 BY_NAME: dict[str, Action] = {a.name: a for a in ACTIONS}
 
@@ -281,14 +283,23 @@ def offered_actions(offer: Offer) -> list[Action]:
     return [a for a in ACTIONS if a.offered(offer)]
 
 
-def parse_arguments(action: Action, arguments: Mapping[str, Any]) -> Args | str:
-    """The validated arguments, or a short English description of what is wrong."""
+class BadArguments(ValueError):
+    """A call's arguments do not fit its action's model; ``problem`` says what is wrong
+    (short English, for the decision record)."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+
+
+def parse_arguments(action: Action, arguments: Mapping[str, Any]) -> Args:
+    """The validated arguments; raises ``BadArguments``."""
     try:
         return action.args.model_validate(dict(arguments))
     except ValidationError as exc:
         first = exc.errors(include_input=False, include_url=False)[0]
         where = ".".join(str(p) for p in first["loc"]) or "arguments"
-        return f"{where}: {first['msg']}"
+        raise BadArguments(f"{where}: {first['msg']}") from None
 
 
 # -- JSON Schemas for function calling ---------------------------------------------
@@ -359,7 +370,7 @@ def toolset(
     retryable: bool = True,
 ) -> list[dict]:
     """The tools offered in ``state`` for ``business`` (and its current ``step``)."""
-    offer = Offer(state, business if state not in ("idle", "done") else None, step, retryable)
+    offer = Offer(state, business if state not in AT_REST else None, step, retryable)
     return [tool_schema(a, offer, catalog) for a in offered_actions(offer)]
 
 

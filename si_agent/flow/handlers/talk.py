@@ -1,0 +1,94 @@
+"""Small talk and knowledge questions (which may suggest, or offer to switch to, a business)."""
+
+from __future__ import annotations
+
+from si_agent import replies
+from si_agent.config.model import Business
+from si_agent.core import actions as A
+from si_agent.core.decision import Rule
+from si_agent.core.state import AT_REST, FieldStatus, State
+from si_agent.flow.moves import Flow
+from si_agent.knowledge import Answer
+
+
+def small_talk(t: Flow, args: A.SmallTalkArgs) -> A.CallOutcome:
+    texts = t.deps.texts
+    b = t.business
+    if args.kind == "greeting":
+        t.st.parts.append(t.greeting())
+    elif args.kind == "handoff" and b is not None and b.consult and b.consult.handoff:
+        t.st.parts.append(b.consult.handoff)  # an adviser, not the 12333 hotline
+    else:
+        t.st.parts.append(replies.render(getattr(texts, args.kind),
+                                         handoff=t.deps.handoff_text))
+    if t.s.state in AT_REST:
+        t.st.asked = True
+    return A.applied()
+
+
+def answer_question(t: Flow, args: A.AnswerQuestionArgs) -> A.CallOutcome:
+    question = args.question.strip()
+    answer = knowledge(t, question) if question else None
+    suggested = args.suggested_business_id
+    if answer and answer.refused:
+        suggested = None  # no business for an instruction or someone else's data
+    elif answer and answer.suggested_business_id and not suggested:
+        suggested = answer.suggested_business_id
+    elif answer and answer.sources and t.decision and t.decision.rule is Rule.SUGGEST:
+        # The engine only guessed by word similarity; the passages found say better
+        # (a parent's account inherited is no pension estimate), even "none".
+        suggested = answer.suggested_business_id
+    current = t.business if t.s.state not in AT_REST else None
+    named = t.deps.catalog.get(args.suggested_business_id or "")
+    if (current is not None and named is not None and named.id != current.id
+            and A.SWITCH_BUSINESS in A.tool_names(t.tools())):
+        return ask_switch(t, question, answer, current, named)
+    target = t.deps.catalog.get(suggested or "")
+    can_suggest = target is not None and t.s.state in AT_REST
+    offline = can_suggest and target is not None and target.id in t.deps.unavailable
+    can_suggest = can_suggest and not offline
+    model_text = t.decision.text if t.decision else None
+    if answer:
+        t.st.answers.append(answer.text)
+    elif model_text and t.deps.model_text_answers:
+        t.st.answers.append(model_text)
+    elif question or not can_suggest:
+        t.st.answers.append(replies.NO_ANSWER)
+    if offline:
+        assert target is not None
+        t.st.parts.append(replies.render(replies.BUSINESS_UNAVAILABLE, name=target.name))
+    elif can_suggest:
+        assert target is not None
+        t.s.suggestion = target.id
+        t.st.parts.append(replies.render(replies.SUGGEST, name=target.name))
+    elif (t.business is not None and t.s.state not in AT_REST
+          and not t.business.is_consult):  # a consultation re-asks its theme instead
+        t.st.parts.append(replies.render(replies.CONTINUE, name=t.business.name))
+    return A.applied()
+
+
+def ask_switch(t: Flow, question: str, answer: Answer | None, current: Business,
+                target: Business) -> A.CallOutcome:
+    """Another business named mid-flow: ask once whether to switch to it."""
+    if answer:
+        t.st.answers.append(answer.text)
+    if target.id in t.deps.unavailable:
+        t.st.parts.append(replies.render(replies.BUSINESS_UNAVAILABLE, name=target.name))
+        t.st.parts.append(replies.render(replies.CONTINUE, name=current.name))
+        return A.applied(A.Reason.UNAVAILABLE_BUSINESS, "not available online")
+    filled = sum(1 for st in t.s.fields.values() if st.status == FieldStatus.COLLECTED)
+    t.s.suggestion = target.id
+    t.st.parts.append(replies.render(t.deps.texts.switch_ask, current=current.name,
+                                     filled=filled, target=target.name))
+    t.st.asked = True
+    return A.applied(detail=f"asked to switch to {target.id}")
+
+
+def knowledge(t: Flow, question: str) -> Answer | None:
+    key = ("answer", question)
+    if key not in t.memo:
+        # A consultation makes one model call a turn at most: the decision's.
+        b = t.business
+        generate = not (b is not None and b.is_consult and t.s.state == State.COLLECTING)
+        t.memo[key] = t.deps.knowledge.answer(question, generate=generate)
+    return t.memo[key]
