@@ -145,7 +145,8 @@ def situations(catalog, tmp_path_factory):
     executors = Executors(settings_)
     ctl = Controller(catalog, MemoryStore(), engine, executors,
                      step_handlers={"id_card_ocr": Reader(), "face_match": Reader()})
-    dialogues = load_dialogues([ROOT / "tests" / "dialogues"])
+    # The photo-step transcripts reach step_executing (the stand-in readers above).
+    dialogues = load_dialogues([ROOT / "tests" / "dialogues", ROOT / "tests" / "dialogues_steps"])
     messages = []
     for source, transcript in dialogues:
         replay(ctl, transcript, source=source, backend=demo_backend_hook(settings_))
