@@ -15,7 +15,7 @@ import re
 from decimal import Decimal, InvalidOperation
 
 from . import messages
-from .base import Found, Result, invalid, overlaps, range_error, valid
+from .base import Found, Result, Spans, invalid, overlaps, range_error, valid
 from .dates import extract_date
 from .identifiers import identifier_spans
 
@@ -127,9 +127,11 @@ def check_number(
 
 
 def _extract(text: str, integral: bool, low: float | None, high: float | None) -> list[Found]:
-    taken = identifier_spans(text)
-    taken += [(f.start, f.end) for f in extract_date(text)]
-    taken += [m.span() for m in _LONG_DIGITS.finditer(text)]
+    taken = Spans(identifier_spans(text))
+    for f in extract_date(text):
+        taken.add(f.start, f.end)
+    for m in _LONG_DIGITS.finditer(text):
+        taken.add(*m.span())
     candidates = list(_ARABIC_IN_TEXT.finditer(text))
     for m in _CHINESE_IN_TEXT.finditer(text):
         run = m.group()
