@@ -40,6 +40,7 @@ from functools import lru_cache
 from si_agent.config.model import MASKED_TYPES, Business, FieldDef
 from si_agent.engine import lexicon as L
 from si_agent.engine.base import SURE, Decision, Rule, SessionView, TextSink, ToolCall
+from si_agent.engine.bounds import first_disjoint
 from si_agent.engine.consult import asks_for_consultation, extract_slots, meant_slot, stops
 from si_agent.engine.speech_act import SpeechAct, classify
 from si_agent.flow import actions as T
@@ -458,13 +459,9 @@ class RuleEngine:
         # Longer, more specific spans first; drop anything overlapping a kept span.
         priority = {"idcard": 0, "bank_card": 1, "phone": 2, "text": 3, "date": 4, "enum": 5,
                     "multi_enum": 5, "city": 6, "name": 7, "year": 8, "bucket": 8, "number": 9}
-        kept: list[_Candidate] = []
         # Two enum fields with the same options ("原参保地", "新参保地"): the one asked wins.
-        for c in sorted(found, key=lambda c: (priority.get(c.type, 10), -(c.end - c.start),
-                                              c.field != awaited)):
-            if not any(c.start < k.end and k.start < c.end for k in kept):
-                kept.append(c)
-        kept.sort(key=lambda c: c.start)
+        kept = first_disjoint(sorted(found, key=lambda c: (priority.get(c.type, 10),
+                                                           -(c.end - c.start), c.field != awaited)))
         if any(c.type in _STRONG for c in kept) and any(f.type == "name" for f in business.fields):
             # A list of values ("330122… 张伟"): a lone short run may be the name.
             kept += _bare_names(business, text, kept)

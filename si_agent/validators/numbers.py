@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 
 from . import messages
 from .base import Found, Result, Spans, invalid, overlaps, range_error, valid
@@ -50,6 +51,7 @@ _UNIT_AFTER = re.compile(r"元|块|岁|周岁|年|个|月|天|日|人|次|周|�
 _LONG_DIGITS = re.compile(r"\d{11,}")
 
 
+@lru_cache(maxsize=1024)  # a long message repeats its numbers; a Decimal is immutable
 def parse(text: str) -> Decimal | None:
     """The number written in ``text`` (without hedges or units), or None."""
     m = _ARABIC.fullmatch(text)

@@ -27,8 +27,9 @@ one parses, so its cost grows with the square of a run and the cube of a
 repetitive one ("下周一下周一…" of 2,000 characters took a minute). It is
 given only windows: each run of its time characters (found with its own
 pattern, plus the two characters after, which it reads for units), at most
-``WINDOW_CHARS`` long; a longer run is no one expression and is read in
-``PIECE_CHARS`` pieces. A window repeated in a message is read once. A message
+``WINDOW_CHARS`` long; a longer run is no one expression, and only its first
+``LONG_RUN_PIECES`` pieces of ``PIECE_CHARS`` are read. A window repeated in a
+message is read once. A message
 may cost at most ``PARSE_CALLS`` parser calls and ``PARSE_SECONDS`` of thread
 CPU time: then the parser refuses, the windows not yet read are skipped
 (logged), and the readings found so far stand. Each thread has its
@@ -61,9 +62,10 @@ log = logging.getLogger(__name__)
 INSTALL_HINT = "pip install 'si_agent[dates]'"
 
 WINDOW_CHARS = 40  # the longest text the time parser is given (jionlp reads <= 35-char phrases)
-PIECE_CHARS = 12  # a longer run is no one expression: it is read in pieces this long
+PIECE_CHARS = 12  # a longer run is no one expression: its start is read in pieces this long
+LONG_RUN_PIECES = 2  # how many pieces of such a run are read
 PARSE_CALLS = 100  # time parser calls one message may cost (the test corpus needs <= 47)
-PARSE_SECONDS = 0.025  # thread CPU time one message may cost in the time parser (normal: <= 13 ms)
+PARSE_SECONDS = 0.02  # thread CPU time one message may cost in the time parser (normal: <= 13 ms)
 
 _load_lock = threading.Lock()  # guards the import only, never a parse
 _jionlp: Any = None
@@ -194,17 +196,18 @@ def windows(text: str, runs: re.Pattern, single: frozenset = frozenset()
 
     A window is a run of jionlp's time characters (the candidates its extractor
     reads) and the two characters after it, which it reads for a unit ("2000万"
-    is no year); a longer run is cut into ``PIECE_CHARS`` pieces.
+    is no year). A longer run is no one expression a citizen writes: only its first
+    ``LONG_RUN_PIECES`` pieces of ``PIECE_CHARS`` are read.
     """
     for m in runs.finditer(text):
         start, end = m.span()
         if end - start < 2 and m.group() not in single:
             continue  # the extractor skips one-character runs but for 春/夏/秋/冬
         if end + 2 - start > WINDOW_CHARS:
-            # Pieces of a repetitive run are alike, and a piece is read once.
-            while end - start > PIECE_CHARS:
-                yield start, start + PIECE_CHARS
-                start += PIECE_CHARS
+            for piece in range(start, min(end, start + LONG_RUN_PIECES * PIECE_CHARS),
+                               PIECE_CHARS):
+                yield piece, min(piece + PIECE_CHARS, end)
+            continue
         yield start, min(end + 2, len(text))
 
 
