@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -182,9 +183,7 @@ class Normaliser:
                     run = text[i:i + length]
                     if run == word or run in self.vocabulary:
                         continue
-                    if (_sounds_like(run, word, syllables) and _few_differences(run, word)
-                            and _clean_cut(i, i + length, tokens)
-                            and not _is_word(run)):
+                    if _typo_of(run, word, syllables) and _clean_cut(i, i + length, tokens):
                         return i + length, word
         return None
 
@@ -241,6 +240,12 @@ def _readings(char: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(pinyin(char, style=Style.NORMAL, heteronym=True)[0]))
 
 
+@lru_cache(maxsize=8192)  # a long question repeats its runs: each is judged once
+def _typo_of(run: str, word: str, syllables: tuple[str, ...]) -> bool:
+    """Whether ``run`` is a homophone typo of the domain word ``word``."""
+    return _sounds_like(run, word, syllables) and _few_differences(run, word) and not _is_word(run)
+
+
 def _sounds_like(run: str, word: str, syllables: tuple[str, ...]) -> bool:
     """Every character of ``run`` reads as ``word``'s syllable; a character that differs
     from the word's must do so in its usual reading (有 is "you", not the rare "wei")."""
@@ -268,7 +273,8 @@ def _jieba():
 
 
 def _tokens(text: str) -> list[tuple[int, int, str]]:
-    """jieba's dictionary segmentation (no guessing of new words): (start, end, token)."""
+    """jieba's dictionary segmentation (no guessing of new words): (start, end, token),
+    in order and end to end."""
     out = []
     at = 0
     for token in _jieba().cut(text, HMM=False):
@@ -279,9 +285,10 @@ def _tokens(text: str) -> list[tuple[int, int, str]]:
 
 def _clean_cut(start: int, end: int, tokens: list[tuple[int, int, str]]) -> bool:
     """The run does not cut through a multi-character dictionary word."""
-    for s, e, token in tokens:
-        if e <= start or s >= end:
-            continue
+    # Tokens tile the text, so only the ones holding the run's first and last
+    # character can stick out of it (found by bisection: a long question has many).
+    for at in (start, end - 1):
+        s, e, token = tokens[bisect_right(tokens, at, key=lambda t: t[0]) - 1]
         if (s < start or e > end) and len(token) > 1:
             return False
     return True

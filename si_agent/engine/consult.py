@@ -35,6 +35,7 @@ from si_agent.config.model import Business, FieldDef
 from si_agent.core.consult import current_theme, open_slots
 from si_agent.core.state import FieldStatus
 from si_agent.engine import lexicon as L
+from si_agent.engine.bounds import first_clauses
 from si_agent.session.model import FieldState
 from si_agent.validators import check, extract
 
@@ -81,7 +82,7 @@ def extract_slots(business: Business, fields: dict[str, FieldState], text: str, 
     answer: list[str] = []  # clauses that may answer the asked free-text slot
     declines: list[str] = []
     named: str | None = None  # a numeric slot a clause named without its value
-    clauses = _CLAUSE.findall(text)
+    clauses = first_clauses(_CLAUSE.findall(text))
     for clause in clauses:
         if asks(clause) and not _whole_alias(business, clause, asked):
             out.question = True  # answered as a question; its words are not values
@@ -269,6 +270,13 @@ def _numbers(business: Business, clause: str, asked: list[str],
     units = Counter(f.unit for f in slots if f.unit)
     values: dict[str, str] = {}
     invalid: dict[str, str] = {}
+    checked: dict[tuple[str, str], bool] = {}  # a bucket slot checks the whole clause: once
+
+    def fits(f: FieldDef, raw: str) -> bool:
+        if (f.key, raw) not in checked:
+            checked[f.key, raw] = check(f.type, raw, **f.validator_options()).ok
+        return checked[f.key, raw]
+
     for x in extract("number", clause):
         free = [f for f in slots if f.key not in values]
         gap = _UNIT_GAP.match(clause, x.end).end()
@@ -286,13 +294,12 @@ def _numbers(business: Business, clause: str, asked: list[str],
             after = _OTHER_UNIT.match(clause, gap)
             fitting = [f for f in free if f.key in asked
                        and (after is None or after.group() == f.unit)  # not "住过一次院"
-                       and check(f.type, _span_for(f, clause, x.start, x.end),
-                                 **f.validator_options()).ok]
+                       and fits(f, _span_for(f, clause, x.start, x.end))]
             if len(fitting) != 1:
                 continue
             target = fitting[0]
         raw = _span_for(target, clause, x.start, x.end)
-        if check(target.type, raw, **target.validator_options()).ok:
+        if fits(target, raw):
             values[target.key] = raw
         elif target.key in asked:  # "200岁": said, and told why it cannot be taken
             invalid.setdefault(target.key, raw)

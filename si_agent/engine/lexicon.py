@@ -91,7 +91,7 @@ SELF_INTRO = frozenset({
 })
 # A closing: thanks, goodbye, "that's all" (the whole message, particles aside).
 CLOSING = re.compile(
-    r"(?:好的?|嗯+|行|ok|okay|可以|知道了|明白了?|收到|了解了?|那|那就|这样啊|好吧)*"
+    r"(?:好的?|嗯|行|ok|okay|可以|知道了|明白了?|收到|了解了?|那|那就|这样啊|好吧)*"
     r"(?:谢谢(?:你|您|啦|了)?|多谢|谢了|感谢(?:你|您)?|非常感谢|太感谢了|辛苦了?|麻烦了|"
     r"没事了?|没有了|没了|没别的了|就这些|就这样|不用了谢谢|再见|拜拜|bye|886)+"
     r"(?:[啊呀哈啦了吧哦噢]|再见|拜拜)*"
@@ -120,13 +120,13 @@ ASKS_MEANING = re.compile(
 )
 # A preamble before a corrected or hesitant answer: "打错了，是张伟", "嗯，地址的话…".
 PREAMBLE = re.compile(
-    r"^(?:(?:哦不|嗯+|呃+|额+|啊+|哦+|噢+|那个|这个嘛|就是|不好意思|抱歉|对不起|打错了|写错了|输错了|说错了|"
+    r"^(?:(?:哦不|嗯|呃|额|啊|哦|噢|那个|这个嘛|就是|不好意思|抱歉|对不起|打错了|写错了|输错了|说错了|"
     r"弄错了|错了|更正一下|更正|纠正一下|我再说一遍|重新说一下|不对|我想想|让我想想|等一下|稍等|"
     r"应该是|应该为|应为|我看看|是(?!的))[\s,，。.:：!！~～、…]*)+"
 )
 # The words a closing or a filler reply is made of, with nothing to act on.
 FILLER_ONLY = re.compile(
-    r"(?:嗯+|啊+|哦+|噢+|呃+|额+|好的?|好滴|好嘞|行|对|对的|是的?|ok|okay|收到|明白|了解|知道了|可以)+"
+    r"(?:嗯|啊|哦|噢|呃|额|好的?|好滴|好嘞|行|对|对的|是的?|ok|okay|收到|明白|了解|知道了|可以)+"
     r"[了啦呀吧哈的]*"
 )
 CONVERSATIONAL = frozenset({
@@ -157,6 +157,8 @@ SKIP = re.compile(r"跳过|略过|不(?:用|要|想|必|需要)?(?:上传|传|�
                   r"|先不(?:上传|传|拍)?了?$")
 _NEGATION = re.compile(r"不(?:用|要|需要|想|必|上传|传)|没有|无需|免")
 FILE_PATH = re.compile(
+    # Tried only where a run of path characters starts: linear on "a.a.a…", not quadratic.
+    r"(?<![^\s，。,;；\"'“”])"
     r"[^\s，。,;；\"'“”]+\.(?:jpe?g|png|bmp|webp|gif|heic|heif|tiff?|pdf|ofd|docx?)\b", re.IGNORECASE)
 PUNCT = re.compile(r"[\s,，。.!！~～、;；:：\"'“”‘’()（）]+")
 
@@ -176,14 +178,14 @@ def is_how_question(text: str) -> bool:
 
 # A clause that is nothing but a request to stop: "取消", "先取消吧", "我不办了", "算了".
 _CANCEL_CLAUSE = re.compile(
-    rf"(?:我要|我想|我|那|那就|就|先|还是|要不|干脆|请|帮我|想|要)*(?:{'|'.join(CANCEL)})"
+    rf"(?:我|那|就|先|还是|要不|干脆|请|帮我|想|要)*(?:{'|'.join(CANCEL)})"
     rf"(?:吧|啦|呀|了|啊|哈|办理|我|{'|'.join(CANCEL)})*"
 )
 _CLAUSES = re.compile(r"[\s,，。.!！~～、;；]+")
 # A clause that stops doing something: "这卡我不办了", "还是不挂失了", "备案不办了".
 _STOP_CLAUSE = re.compile(
     r"(?:这卡|这张卡|这个|这项|社保卡|卡|备案|业务|申请|转移|手续|认证)?"
-    r"(?:我们|我|咱们|就|还是|那就|那|先|暂时|干脆)*(?:不|别)(?:要|想|用)?"
+    r"(?:我们|我|咱们|就|还是|那|先|暂时|干脆)*(?:不|别)(?:要|想|用)?"
     r"(?:办|办理|挂失|申请|申领|转|转移|备案|查|测算|测|算|领|登记|认证|弄|寄)"
     r"[\u4e00-\u9fff]{0,5}?了(?:吧|啦|呀|啊)?"
 )

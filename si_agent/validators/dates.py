@@ -36,7 +36,17 @@ from typing import Literal
 
 from ..errors import DefinitionError
 from . import messages, relative_dates
-from .base import Found, Result, invalid, longest_first, overlaps, range_error, resolve_today, valid
+from .base import (
+    Found,
+    Result,
+    Spans,
+    invalid,
+    longest_first,
+    overlaps,
+    range_error,
+    resolve_today,
+    valid,
+)
 from .identifiers import identifier_spans
 
 FIRST_YEAR = 1900
@@ -164,7 +174,7 @@ def extract_year(
 ) -> list[Found]:
     """Years written with four digits, as 今年/去年/前年, or as "98年" after a time word."""
     day = resolve_today(today)
-    taken = identifier_spans(text)
+    taken = Spans(identifier_spans(text))
     found = []
     for m in _YEAR_IN_TEXT.finditer(text):
         if overlaps(m.start(), m.end(), taken):
@@ -313,7 +323,7 @@ def extract_date(
     """
     day = resolve_today(today)
     span_option = _span_option(date_span)
-    taken = identifier_spans(text)
+    taken = Spans(identifier_spans(text))
     candidates = []
     for pattern in _DATE_IN_TEXT:
         for m in pattern.finditer(text):

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 
 from . import messages
-from .base import Found, Result, invalid, overlaps, range_error, valid
+from .base import Found, Result, Spans, invalid, overlaps, range_error, valid
 from .dates import extract_date
 from .identifiers import identifier_spans
 
@@ -50,6 +51,7 @@ _UNIT_AFTER = re.compile(r"元|块|岁|周岁|年|个|月|天|日|人|次|周|�
 _LONG_DIGITS = re.compile(r"\d{11,}")
 
 
+@lru_cache(maxsize=1024)  # a long message repeats its numbers; a Decimal is immutable
 def parse(text: str) -> Decimal | None:
     """The number written in ``text`` (without hedges or units), or None."""
     m = _ARABIC.fullmatch(text)
@@ -127,9 +129,11 @@ def check_number(
 
 
 def _extract(text: str, integral: bool, low: float | None, high: float | None) -> list[Found]:
-    taken = identifier_spans(text)
-    taken += [(f.start, f.end) for f in extract_date(text)]
-    taken += [m.span() for m in _LONG_DIGITS.finditer(text)]
+    taken = Spans(identifier_spans(text))
+    for f in extract_date(text):
+        taken.add(f.start, f.end)
+    for m in _LONG_DIGITS.finditer(text):
+        taken.add(*m.span())
     candidates = list(_ARABIC_IN_TEXT.finditer(text))
     for m in _CHINESE_IN_TEXT.finditer(text):
         run = m.group()

@@ -19,7 +19,7 @@ from .base import Found, Result, invalid, valid
 from .numbers import extract_number
 
 _BELOW = re.compile(r"(?:不到|不足|低于|少于|没有|没到|不超过)\s*$")
-_BELOW_AFTER = re.compile(r"\s*(?:元|块)?\s*(?:以下|不到|以内|之内)")
+_BELOW_AFTER = re.compile(r"\s*(?:(?:元|块)\s*)?(?:以下|不到|以内|之内)")  # one \\s* at a time: linear
 _LOOK_BEHIND = 4
 _CURRENCY = re.compile(r"\s*(?:元|块)")
 _MONTHLY = re.compile(r"(?:月薪|每月|一个月|月收入|每个月|月入)\s*$")

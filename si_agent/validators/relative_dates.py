@@ -22,6 +22,20 @@ dates a citizen gives for a form:
   forms without any Chinese character ("2024-3/5"), which are the regexes'
   job.
 
+Bounded: jionlp tries every substring of a run of "time characters" until
+one parses, so its cost grows with the square of a run and the cube of a
+repetitive one ("下周一下周一…" of 2,000 characters took a minute). It is
+given only windows: each run of its time characters (found with its own
+pattern, plus the two characters after, which it reads for units), at most
+``WINDOW_CHARS`` long; a longer run is no one expression, and only its first
+``LONG_RUN_PIECES`` pieces of ``PIECE_CHARS`` are read. A window repeated in a
+message is read once. A message
+may cost at most ``PARSE_CALLS`` parser calls and ``PARSE_SECONDS`` of thread
+CPU time: then the parser refuses, the windows not yet read are skipped
+(logged), and the readings found so far stand. Each thread has its
+own parser (jionlp's keeps the time base of a call on itself), so one
+citizen's message never waits for another's.
+
 jionlp is imported on first use, not with si_agent (it takes ~0.2 s and
 ~35 MB). It works offline: it reads only the dictionaries in its own package.
 It comes with the ``dates`` extra (``pip install 'si_agent[dates]'``); without
@@ -37,6 +51,8 @@ import io
 import logging
 import re
 import threading
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -45,9 +61,16 @@ log = logging.getLogger(__name__)
 
 INSTALL_HINT = "pip install 'si_agent[dates]'"
 
-_lock = threading.Lock()  # jionlp's parser keeps the time base of a call on itself
+WINDOW_CHARS = 40  # the longest text the time parser is given (jionlp reads <= 35-char phrases)
+PIECE_CHARS = 12  # a longer run is no one expression: its start is read in pieces this long
+LONG_RUN_PIECES = 2  # how many pieces of such a run are read
+PARSE_CALLS = 100  # time parser calls one message may cost (the test corpus needs <= 47)
+PARSE_SECONDS = 0.02  # thread CPU time one message may cost in the time parser (normal: <= 13 ms)
+
+_load_lock = threading.Lock()  # guards the import only, never a parse
 _jionlp: Any = None
 _missing = False
+_local = threading.local()  # this thread's _Parser
 
 _BARE_MONTH_PART = re.compile(
     r"(?<![\d〇零一二三四五六七八九十个上下本这今每月])(?:月[底末初中]|[上中下]旬)"
@@ -95,21 +118,97 @@ class _QuietLogging:
 def _load() -> Any:
     """The jionlp module, or None when it is not installed."""
     global _jionlp, _missing
-    if _jionlp is None and not _missing:
-        try:
-            # jionlp and jiojio print a banner on import; library code must not.
-            with contextlib.redirect_stdout(io.StringIO()):
-                import jionlp
-                from jionlp.gadget import time_parser
-        except ImportError as exc:
-            _missing = True
-            log.warning("relative dates such as 上个月底 are not read: %s (%s)",
-                        exc, INSTALL_HINT)
-            return None
-        if hasattr(time_parser, "logging"):
-            time_parser.logging = _QuietLogging()
-        _jionlp = jionlp
+    if _jionlp is not None or _missing:
+        return _jionlp
+    with _load_lock:
+        if _jionlp is None and not _missing:
+            try:
+                # jionlp and jiojio print a banner on import; library code must not.
+                with contextlib.redirect_stdout(io.StringIO()):
+                    import jionlp
+                    from jionlp.gadget import time_parser
+            except ImportError as exc:
+                _missing = True
+                log.warning("relative dates such as 上个月底 are not read: %s (%s)",
+                            exc, INSTALL_HINT)
+                return None
+            if hasattr(time_parser, "logging"):
+                time_parser.logging = _QuietLogging()
+            _jionlp = jionlp
     return _jionlp
+
+
+class _Budgeted:
+    """A time parser that refuses (as jionlp's "cannot parse") once the budget is spent.
+
+    jionlp's extractor catches every error of a call and tries the next
+    substring, so a spent budget makes the rest of a window cheap and keeps the
+    readings found before it.
+    """
+
+    def __init__(self, parser: Any) -> None:
+        self.parser = parser
+        self.calls = 0
+        self.deadline = 0.0
+
+    def start(self) -> None:
+        self.calls = PARSE_CALLS
+        self.deadline = time.thread_time() + PARSE_SECONDS
+
+    @property
+    def spent(self) -> bool:
+        return self.calls <= 0 or time.thread_time() > self.deadline
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.spent:
+            raise ValueError("parse budget spent")
+        self.calls -= 1
+        return self.parser(*args, **kwargs)
+
+
+class _Parser:
+    """One thread's jionlp time extractor and parser (they keep a call's state on themselves)."""
+
+    def __init__(self, jio: Any) -> None:
+        from jionlp.algorithm.ner.time_extractor import TimeExtractor
+        from jionlp.gadget.time_parser import TimeParser
+        from jionlp.rule.rule_pattern import TIME_CHAR_STRING
+
+        self.extractor = TimeExtractor()
+        self.extractor._prepare()  # builds its own TimeParser, replaced by the budgeted one
+        self.budget = _Budgeted(self.extractor.parse_time)
+        self.extractor.parse_time = self.budget
+        self.parse_time = TimeParser()
+        self.runs = re.compile(TIME_CHAR_STRING)
+        self.single = frozenset(self.extractor.single_char_time)
+
+
+def _parser(jio: Any) -> _Parser:
+    parser = getattr(_local, "parser", None)
+    if parser is None:
+        parser = _local.parser = _Parser(jio)
+    return parser
+
+
+def windows(text: str, runs: re.Pattern, single: frozenset = frozenset()
+            ) -> Iterator[tuple[int, int]]:
+    """The spans of ``text`` the time parser reads, each ``WINDOW_CHARS`` long at most.
+
+    A window is a run of jionlp's time characters (the candidates its extractor
+    reads) and the two characters after it, which it reads for a unit ("2000万"
+    is no year). A longer run is no one expression a citizen writes: only its first
+    ``LONG_RUN_PIECES`` pieces of ``PIECE_CHARS`` are read.
+    """
+    for m in runs.finditer(text):
+        start, end = m.span()
+        if end - start < 2 and m.group() not in single:
+            continue  # the extractor skips one-character runs but for 春/夏/秋/冬
+        if end + 2 - start > WINDOW_CHARS:
+            for piece in range(start, min(end, start + LONG_RUN_PIECES * PIECE_CHARS),
+                               PIECE_CHARS):
+                yield piece, min(piece + PIECE_CHARS, end)
+            continue
+        yield start, min(end + 2, len(text))
 
 
 def find(text: str, today: date) -> list[Reading]:
@@ -124,28 +223,50 @@ def find(text: str, today: date) -> list[Reading]:
 # of the last few messages are kept.
 @functools.lru_cache(maxsize=4)
 def _parse(text: str, today: date) -> tuple[Reading, ...]:
+    jio = _load()
+    if jio is None:
+        return ()
+    parser = _parser(jio)
     base = {"year": today.year, "month": today.month, "day": today.day}
-    readings: list[Reading] = []
-    with _lock:
-        jio = _load()
-        if jio is None:
-            return ()
-        try:
-            entities = jio.ner.extract_time(text, time_base=base, with_parsing=False)
-        except Exception as exc:  # jionlp raises on some odd strings: then there is no date
-            log.debug("jionlp cannot extract times from a %d-character message: %s",
-                      len(text), type(exc).__name__)
-            entities = []
-        spans = [tuple(e["offset"]) for e in entities]
-        spans += [m.span() for m in _BARE_MONTH_PART.finditer(text)]
-        for start, end in spans:
-            reading = _read(jio, text, start, end, base)
-            if reading is not None:
-                readings.append(reading)
+    parser.budget.start()
+    spans: list[tuple[int, int]] = []
+    seen: dict[str, list] = {}  # window text -> its entities: a repeated window is read once
+    skipped = 0
+    for start, end in windows(text, parser.runs, parser.single):
+        window = text[start:end]
+        if window not in seen:
+            if parser.budget.spent:
+                skipped += 1
+                continue
+            seen[window] = _extract(parser, window, base)
+        spans += [(start + s, start + e) for s, e in seen[window]]
+    if skipped:
+        log.info("relative dates: parse budget spent on a %d-character message; "
+                 "%d windows not read", len(text), skipped)
+    spans = sorted(set(spans)) + [m.span() for m in _BARE_MONTH_PART.finditer(text)]
+    read: dict[str, tuple | None] = {}
+    readings = []
+    for start, end in spans:
+        reading = _read(parser, text, start, end, base, read)
+        if reading is not None:
+            readings.append(reading)
     return tuple(readings)
 
 
-def _read(jio: Any, text: str, start: int, end: int, base: dict) -> Reading | None:
+def _extract(parser: _Parser, window: str, base: dict) -> list[tuple[int, int]]:
+    """The time expressions jionlp finds in one window, as spans of the window."""
+    try:
+        entities = parser.extractor(window, time_base=base, with_parsing=False)
+    except Exception as exc:  # jionlp raises on some odd strings: then there is no date
+        log.debug("jionlp cannot extract times from a %d-character window: %s",
+                  len(window), type(exc).__name__)
+        return []
+    return [tuple(e["offset"]) for e in entities]
+
+
+def _read(parser: _Parser, text: str, start: int, end: int, base: dict,
+          read: dict[str, tuple | None]) -> Reading | None:
+    """The reading of jionlp's expression at ``text[start:end]``, if it is a date."""
     raw = text[start:end]
     m = _START_WORDS.search(raw)
     if m:
@@ -153,19 +274,27 @@ def _read(jio: Any, text: str, start: int, end: int, base: dict) -> Reading | No
     m = _SINCE_WORDS.search(raw)
     if m:
         end, raw = end - len(m.group()), raw[:m.start()]
+    if raw not in read:  # a phrase repeated in a message is read once
+        read[raw] = _meaning(parser, raw, base)
+    meaning = read[raw]
+    return None if meaning is None else Reading(*meaning[:2], start, end, raw, meaning[2])
+
+
+def _meaning(parser: _Parser, raw: str, base: dict) -> tuple[date, date, bool] | None:
+    """The first and last day ``raw`` means and whether it is a bare month or year."""
     if len(raw) < 2 or raw.isascii() or _BARE_DAY.fullmatch(raw):
         return None
     ago = _AGO.fullmatch(raw)
     if ago:
         day = _back(date(base["year"], base["month"], base["day"]), ago.group(1), ago.group(2))
-        return None if day is None else Reading(day, day, start, end, raw)
+        return None if day is None else (day, day, False)
     phrase = raw
     if _BARE_MONTH_PART.fullmatch(raw):
         phrase = ("本月" if raw.endswith("旬") else "本") + raw
     try:
-        parsed = jio.parse_time(phrase, time_base=base)
+        parsed = parser.parse_time(phrase, time_base=base)
     except Exception as exc:  # ValueError for "can not parse"; other errors on odd strings
-        log.debug("jionlp cannot read %r: %s", phrase, exc)
+        log.debug("jionlp cannot read a %d-character phrase: %s", len(phrase), type(exc).__name__)
         return None
     if parsed.get("type") not in ("time_point", "time_span"):
         return None  # a duration ("三个月") or a period ("每月")
@@ -178,7 +307,7 @@ def _read(jio: Any, text: str, start: int, end: int, base: dict) -> Reading | No
     if raw.endswith(("月底", "月末")):
         first = last
     coarse = not _UNSURE_MARKS.intersection(raw) and _whole_month_or_year(first, last)
-    return Reading(first, last, start, end, raw, month_or_year=coarse)
+    return first, last, coarse
 
 
 def _back(today: date, count: str, unit: str) -> date | None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from si_agent.config.model import Business, FieldDef
 from si_agent.core.decision import ToolCall
 from si_agent.engine import lexicon as L
+from si_agent.engine.bounds import first_disjoint
 from si_agent.engine.rules.calls import modify_call
 from si_agent.engine.rules.mentions import (
     after_filler,
@@ -114,13 +115,9 @@ def _candidates(business: Business, text: str,
     # Longer, more specific spans first; drop anything overlapping a kept span.
     priority = {"idcard": 0, "bank_card": 1, "phone": 2, "text": 3, "date": 4, "enum": 5,
                 "multi_enum": 5, "city": 6, "name": 7, "year": 8, "bucket": 8, "number": 9}
-    kept: list[Candidate] = []
     # Two enum fields with the same options ("原参保地", "新参保地"): the one asked wins.
-    for c in sorted(found, key=lambda c: (priority.get(c.type, 10), -(c.end - c.start),
-                                          c.field != awaited)):
-        if not any(c.start < k.end and k.start < c.end for k in kept):
-            kept.append(c)
-    kept.sort(key=lambda c: c.start)
+    kept = first_disjoint(sorted(found, key=lambda c: (priority.get(c.type, 10),
+                                                       -(c.end - c.start), c.field != awaited)))
     if any(c.type in _STRONG for c in kept) and any(f.type == "name" for f in business.fields):
         # A list of values ("330122… 张伟"): a lone short run may be the name.
         kept += _bare_names(business, text, kept)
