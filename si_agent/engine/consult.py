@@ -279,7 +279,7 @@ def _numbers(business: Business, clause: str, asked: list[str],
 
     for x in extract("number", clause):
         free = [f for f in slots if f.key not in values]
-        gap = _UNIT_GAP.match(clause, x.end).end()
+        gap = m.end() if (m := _UNIT_GAP.match(clause, x.end)) else x.end  # always matches
         unit = [f for f in free if f.unit and units[f.unit] == 1
                 and clause.startswith(f.unit, gap)]
         cued = sorted(((_distance(f, clause, x.start, x.end), f) for f in free

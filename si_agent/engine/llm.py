@@ -61,7 +61,7 @@ class LLMEngine:
         self.settings = settings
         self.fallback = fallback or RuleEngine(self.catalog)
         self.chat = chat or ChatModel(settings)
-        self._indexed = (0, {})  # (catalog version, business name -> id)
+        self._indexed: tuple[int, dict[str, str]] = (0, {})  # (catalog version, name -> id)
 
     @property
     def _business_ids(self) -> dict[str, str]:

@@ -71,7 +71,7 @@ def system_prompt(view: SessionView, catalog: Mapping[str, Business]) -> str:
     listing = "\n".join(f"- {b.id}：{b.name}（{b.description}）" for b in catalog.values())
     return SYSTEM.format(
         today=date.today().isoformat(),
-        state=STATE_NAMES.get(view.state, view.state),
+        state=STATE_NAMES.get(State(view.state), view.state),
         business=_business(view) if view.business else NO_BUSINESS,
         pending=_pending_offers(view, catalog),
         catalog=listing,

@@ -67,7 +67,7 @@ from si_agent.flow.steps import (
 from si_agent.flow.turn import Turn
 from si_agent.jobs import JobRunner, JobStore, ThreadRunner, create_job_store
 from si_agent.knowledge import Knowledge, NoKnowledge
-from si_agent.session.base import SessionStore, session_ref
+from si_agent.session.base import ExpiryMarks, SessionStore, session_ref
 from si_agent.session.files import StepFiles, create_step_files
 from si_agent.session.model import Session
 from si_agent.uploads import CleanImage
@@ -363,8 +363,8 @@ class Controller:
         session = self.store.load(session_id)
         if session is None:
             session = Session(session_id=session_id)
-            expired = getattr(self.store, "expired", None)  # optional for a store
-            if tell_expiry and expired is not None and expired(session_id):
+            if (tell_expiry and isinstance(self.store, ExpiryMarks)  # declared by the store
+                    and self.store.expired(session_id)):
                 session.notice = replies.SESSION_EXPIRED
         return session
 

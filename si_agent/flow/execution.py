@@ -150,13 +150,15 @@ class JobDriver:
             log.error("job %s of %s: its process died %d times; not run again",
                       job.id, business.id, job.attempts)
             return self.finish(job, error=JobError(
-                message=replies.render(replies.JOB_UNKNOWN, name=business.name),
+                message=replies.render(replies.JOB_UNKNOWN, name=business.name,
+                                               handoff=self.ctl.deps.handoff_text),
                 retryable=False, unknown=True))
         if job.status == "running" and not self.ctl.executor_for(business).resumable:
             log.warning("job %s of %s: its process died mid-run and the executor is not "
                         "resumable; reporting the outcome as unknown", job.id, business.id)
             return self.finish(job, error=JobError(
-                message=replies.render(replies.JOB_UNKNOWN, name=business.name),
+                message=replies.render(replies.JOB_UNKNOWN, name=business.name,
+                                               handoff=self.ctl.deps.handoff_text),
                 retryable=False, unknown=True))
         if job.status == "running":
             log.warning("job %s of %s: its process died mid-run; resuming with the same "

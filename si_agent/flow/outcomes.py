@@ -90,7 +90,8 @@ def failed(t: Flow, b: Business, error: JobError) -> None:
         t.st.parts.append(replies.render(template, message=error.message))
     else:
         s.awaiting = None
-        t.st.parts.append(replies.render(replies.EXEC_REFUSED, message=error.message))
+        t.st.parts.append(replies.render(replies.EXEC_REFUSED, message=error.message,
+                                         handoff=t.deps.handoff_text))
 
 
 def _sentence(text: str) -> str:

@@ -80,6 +80,16 @@ class SessionStore(Protocol):
         ...
 
 
+@runtime_checkable
+class ExpiryMarks(Protocol):
+    """A store that remembers which sessions expired (the built-in ones do), so the
+    next turn can say so; a store without it simply starts afresh without the notice."""
+
+    def expired(self, session_id: str) -> bool:
+        """Whether ``session_id`` expired since its last save; the mark is used up."""
+        ...
+
+
 @dataclass(frozen=True)
 class PendingSave:
     """What one ``save`` writes: the record as JSON and the version it expects."""

@@ -22,7 +22,8 @@ def match_business(t: Flow, args: A.MatchBusinessArgs) -> A.CallOutcome:
         return A.rejected(A.Reason.UNKNOWN_BUSINESS,
                           f"unknown business {args.business_id!r}")
     if business.id in t.deps.unavailable:
-        t.st.parts.append(replies.render(replies.BUSINESS_UNAVAILABLE, name=business.name))
+        t.st.parts.append(replies.render(replies.BUSINESS_UNAVAILABLE, name=business.name,
+                                         handoff=t.deps.handoff_text))
         t.st.asked = True
         return A.applied(A.Reason.UNAVAILABLE_BUSINESS, "not available online")
     if business.discover:
@@ -79,7 +80,8 @@ def switch_business(t: Flow, args: A.SwitchBusinessArgs) -> A.CallOutcome:
     if current is not None and target.id == current.id:
         return A.rejected(A.Reason.NOT_ALLOWED, f"{target.id} is the business in progress")
     if target.id in t.deps.unavailable:
-        t.st.parts.append(replies.render(replies.BUSINESS_UNAVAILABLE, name=target.name))
+        t.st.parts.append(replies.render(replies.BUSINESS_UNAVAILABLE, name=target.name,
+                                         handoff=t.deps.handoff_text))
         return A.applied(A.Reason.UNAVAILABLE_BUSINESS, "not available online")
     s = t.s
     if current is not None:

@@ -87,7 +87,8 @@ def mark_invalid(t: Flow, field: FieldDef, st: FieldState, diagnosis: str,
         t.st.reasked.add(field.key)
     lines = [replies.render(replies.INVALID, diagnosis=diagnosis, instruction=instruction)]
     if st.attempts >= b.max_attempts:
-        lines.append(replies.render(replies.ESCALATE, label=field.label, attempts=st.attempts))
+        lines.append(replies.render(replies.ESCALATE, label=field.label, attempts=st.attempts,
+                                    handoff=t.deps.handoff_text))
         st.attempts = 0
         t.st.reasked.discard(field.key)  # after the offer to stop, ask plainly again
     return lines

@@ -104,7 +104,7 @@ def upload(t: Flow, args: A.UploadArgs) -> A.CallOutcome:
             return A.applied(A.Reason.STEP_FAILED, "optional step failed")
         if s.step_attempts >= b.max_attempts:
             t.st.parts.append(replies.render(replies.ESCALATE, label=step.label,
-                                             attempts=s.step_attempts))
+                                             attempts=s.step_attempts, handoff=t.deps.handoff_text))
             s.step_attempts = 0
         return A.applied(A.Reason.STEP_FAILED, "step failed")
     s.step_data[step.id] = result.data

@@ -53,10 +53,12 @@ def answer_question(t: Flow, args: A.AnswerQuestionArgs) -> A.CallOutcome:
     elif model_text and t.deps.model_text_answers:
         t.st.answers.append(model_text)
     elif question or not can_suggest:
-        t.st.answers.append(replies.NO_ANSWER)
+        t.st.answers.append(replies.render(replies.NO_ANSWER_TEMPLATE,
+                                             handoff=t.deps.handoff_text))
     if offline:
         assert target is not None
-        t.st.parts.append(replies.render(replies.BUSINESS_UNAVAILABLE, name=target.name))
+        t.st.parts.append(replies.render(replies.BUSINESS_UNAVAILABLE, name=target.name,
+                                         handoff=t.deps.handoff_text))
     elif can_suggest:
         assert target is not None
         t.s.suggestion = target.id
@@ -73,7 +75,8 @@ def ask_switch(t: Flow, question: str, answer: Answer | None, current: Business,
     if answer:
         t.st.answers.append(answer.text)
     if target.id in t.deps.unavailable:
-        t.st.parts.append(replies.render(replies.BUSINESS_UNAVAILABLE, name=target.name))
+        t.st.parts.append(replies.render(replies.BUSINESS_UNAVAILABLE, name=target.name,
+                                         handoff=t.deps.handoff_text))
         t.st.parts.append(replies.render(replies.CONTINUE, name=current.name))
         return A.applied(A.Reason.UNAVAILABLE_BUSINESS, "not available online")
     filled = sum(1 for st in t.s.fields.values() if st.status == FieldStatus.COLLECTED)
