@@ -71,6 +71,7 @@ def test_a_discovered_form_is_a_whole_business(discovering, fresh_portal):
     ctl.runner.shutdown()
 
 
+
 def test_the_cache_serves_a_restart_and_a_changed_form_is_read_again(discovering, fresh_portal):
     first = build_controller(discovering, engine="rules")
     talk(first, "我要网上转移社保", "张伟")
@@ -165,4 +166,16 @@ def test_values_in_the_first_message_are_kept_when_the_form_is_read(
     assert "请提供申请人姓名" in turn.reply
     if engine == "llm":  # the values were read without a second model call
         assert len(fake.requests) == 1 and not fake.unscripted
+    ctl.runner.shutdown()
+
+def test_the_issues_example_keeps_the_city_given_with_the_request(discovering, fresh_portal):
+    """The issue's example ("从杭州转到苏州" with the request): the value the form's
+    fields let the engine place is kept (before, every value was dropped). The form's
+    新参保地 has no cue word for "转到" (a discovered field carries none unless
+    ``field_overrides`` gives it ``cues``), so 苏州 is asked for next."""
+    ctl = build_controller(discovering, engine="rules")
+    turn = talk(ctl, "我要网上转移社保，从杭州转到苏州")
+    assert turn.state == "collecting", turn.reply
+    got = {f.key: f.value for f in turn.fields if f.status == "collected"}
+    assert got == {"from_city": "杭州市"}, (got, turn.reply)
     ctl.runner.shutdown()
