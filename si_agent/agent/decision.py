@@ -37,6 +37,7 @@ from si_agent.agent.models import (
 )
 from si_agent.config.settings import Settings
 from si_agent.engine.chat import ChatModel
+from si_agent.engine.prompts import AGENT_SYSTEM
 from si_agent.errors import ModelUnavailable
 from si_agent.labels import best_option, normalize
 from si_agent.privacy import redact_text
@@ -210,13 +211,6 @@ def _failed_before(step: Step, memory: Sequence[Record]) -> bool:
 
 # -- a model --------------------------------------------------------------------------
 
-SYSTEM = """你是帮群众在政务网站上办事的浏览器助手。每次只选择一个下一步操作，调用 next_step。
-- 元素用方括号里的 ref 指定（如 e12）；只有截图时用 0-1000 的坐标 point。
-- 填写的内容只能用任务给出的占位符（如 {{name}}），不要编造或改写个人信息。
-- 页面显示受理编号等结果时用 finish 结束并在 output 中给出；缺少必填信息或无法继续时用 finish，success 为 false，并说明缺少什么。
-- 参考“已执行的步骤”及其结果，不要重复已经失败的操作。"""
-
-
 class ModelDecider:
     """A ``Step`` from an OpenAI-compatible model, one call per step.
 
@@ -238,7 +232,7 @@ class ModelDecider:
         return cls(ChatModel(settings.model_copy(update={"llm_temperature": 0.0})))
 
     def decide(self, goal: Goal, view: View, memory: Sequence[Record]) -> Step:
-        messages = [{"role": "system", "content": SYSTEM},
+        messages = [{"role": "system", "content": AGENT_SYSTEM},
                     {"role": "user", "content": _user_content(goal, view, memory)}]
         if view.screenshot:
             messages[1]["content"] = [

@@ -9,10 +9,14 @@ an optional model check (``ModelCheck``, yes / no / uncertain) may settle it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from si_agent.agent.executor import fill_in
 from si_agent.agent.models import Check, Click, Finish, Input, Observation, Select, Step, View
+from si_agent.engine.prompts import AGENT_CHECK
+
+if TYPE_CHECKING:
+    from si_agent.engine.chat import ChatModel
 
 
 class ResultObserver:
@@ -45,14 +49,14 @@ class ResultObserver:
 
 class ModelCheck:
     """Settles an ``uncertain`` observation by asking a model (one small call) whether
-    the page now shows what the step meant to do: yes, no or uncertain."""
+    the page now shows what the step meant to do: yes, no or uncertain.
 
-    PROMPT = ("浏览器助手刚执行了一步操作。根据操作前后的页面，判断这一步是否达到了目的。"
-              "只回答 yes、no 或 uncertain。")
+    The call goes through ``ChatModel`` (its retries and counting), so an outage raises
+    ``ModelUnavailable`` like every other model call, never a portal error.
+    """
 
-    def __init__(self, client: Any, model: str) -> None:
-        self.client = client
-        self.model = model
+    def __init__(self, chat: ChatModel) -> None:
+        self.chat = chat
         self.calls = 0
 
     def settle(self, step: Step, before: View, after: View, seen: Observation,
@@ -62,11 +66,9 @@ class ModelCheck:
         self.calls += 1
         content = (f"目的：{masked(step.thought)}\n操作：{masked(step.action.model_dump_json())}\n"
                    f"操作前：\n{masked(before.digest())}\n操作后：\n{masked(after.digest())}")
-        reply = self.client.chat.completions.create(
-            model=self.model, temperature=0, max_tokens=3,
-            messages=[{"role": "system", "content": self.PROMPT},
-                      {"role": "user", "content": content}])
-        answer = (reply.choices[0].message.content or "").strip().lower()
+        reply = self.chat.complete([{"role": "system", "content": AGENT_CHECK},
+                                    {"role": "user", "content": content}])
+        answer = (reply.content or "").strip().lower()[:20]
         status = {"yes": "ok", "no": "failed"}.get(answer, "uncertain")
         return Observation(status=status, evidence=f"{seen.evidence}; the model says {answer}"
                            [:200])

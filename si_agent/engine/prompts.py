@@ -1,4 +1,5 @@
-"""The text si_agent sends to a model: the system prompt, built per turn.
+"""Every text si_agent sends to a model: the dialogue's system prompt, built per
+turn, and the browser agent's two prompts (``AGENT_SYSTEM``, ``AGENT_CHECK``).
 
 Everything here is redacted before it is built: values of personal fields are
 masked, and the user's text carries placeholders (<ID_1>, <PHONE_1>...).
@@ -165,3 +166,17 @@ EXTRACTION = "从用户的话中提取“{label}”，没有就返回 null。"
 def extraction_prompt(label: str) -> str:
     """The system message of a per-field extraction call."""
     return EXTRACTION.format(label=label)
+
+
+# -- the browser agent (si_agent.agent) ---------------------------------------------
+
+# ModelDecider: one next_step call per step.
+AGENT_SYSTEM = """你是帮群众在政务网站上办事的浏览器助手。每次只选择一个下一步操作，调用 next_step。
+- 元素用方括号里的 ref 指定（如 e12）；只有截图时用 0-1000 的坐标 point。
+- 填写的内容只能用任务给出的占位符（如 {{name}}），不要编造或改写个人信息。
+- 页面显示受理编号等结果时用 finish 结束并在 output 中给出；缺少必填信息或无法继续时用 finish，success 为 false，并说明缺少什么。
+- 参考“已执行的步骤”及其结果，不要重复已经失败的操作。"""
+
+# ModelCheck: did the step do what it meant to? One word back.
+AGENT_CHECK = ("浏览器助手刚执行了一步操作。根据操作前后的页面，判断这一步是否达到了目的。"
+               "只回答 yes、no 或 uncertain。")

@@ -164,13 +164,11 @@ def test_a_model_decider_sees_placeholders_never_the_values(page):
 def test_a_screenshot_only_decider_acts_on_points_and_a_model_settles_doubt(page):
     """Perception swapped for a screenshot: the (scripted) model clicks a point; the
     observer cannot see a button by ref, so a model check settles the outcome."""
-    from openai import OpenAI
-
     from si_agent.agent import ModelCheck
     from si_agent.agent.models import Goal as G
 
     fake = FakeOpenAI()
-    client = OpenAI(base_url=fake.start(), api_key="test")
+    fake.start()
     try:
         for selector, value in (("#n", "张伟"), ("#b", "ccb")):
             page.locator(selector).fill(value) if selector == "#n" else page.select_option(
@@ -184,7 +182,7 @@ def test_a_screenshot_only_decider_acts_on_points_and_a_model_settles_doubt(page
         fake.push({"tool_calls": [{"name": "next_step", "arguments": {
             "thought": "完成", "action": {"type": "finish", "success": True,
                                           "output": {"application_no": "SI20261201000042"}}}}]})
-        checker = ModelCheck(client, "test-model")
+        checker = ModelCheck(fake.chat_model())
         agent = Agent(ScreenshotPerception(), ModelDecider(fake.chat_model()), checker=checker)
         result = agent.run(page, G(task="提交"))
         assert result.success and result.output["application_no"] == "SI20261201000042"
