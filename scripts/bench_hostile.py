@@ -5,7 +5,8 @@
 Generates messages that repeat one kind of cue (relative and absolute dates,
 digits, Chinese numerals, money, ID-like digit runs, phones, names, cities,
 the businesses' enum aliases, corrections, questions, punctuation floods,
-emoji, mixed scripts, zero-width and combining characters) up to the message
+the lexicon's fillers, "我要"/"我想" repeats, cancel and stop clauses and
+closing words, emoji, mixed scripts, zero-width and combining characters) up to the message
 length limit the API enforces, and runs each one
 
 - through a turn of a ``Controller`` (rule engine, the shipped businesses, a
@@ -79,9 +80,16 @@ CUES: dict[str, list[str]] = {
     "name": ["王芳", "我叫陈静", "欧阳娜娜", "张三李四"],
     "city": ["杭州", "苏州市", "从杭州转到苏州", "上海", "北京市海淀区"],
     "enum_alias": [],  # filled from the businesses' enum fields
-    "correction": ["不对", "改成", "错了，应该是", "不是这个"],
+    "correction": ["不对", "改成", "错了，应该是", "不是这个", "说错了", "哦不", "更正一下",
+                   "不对，是", "，不对，"],
+    # The lexicon's repeated words (fillers, preambles, closings, cancel and stop
+    # clauses), each once backtracking exponentially when the message ends otherwise.
+    "filler": ["嗯", "啊", "那个", "呃", "嗯嗯", "好的", "嗯x", "那个就是"],
+    "want": ["我要", "我想", "我要我想", "帮我要", "我就先"],
+    "cancel": ["不办了", "我不办了", "算了", "取消", "不要了吧", "还是不挂失了", "这卡我不办了"],
+    "closing": ["谢谢", "好的谢谢", "再见", "拜拜", "谢谢啊", "没事了", "嗯谢谢"],
     "question": ["怎么办？", "吗？", "多少", "为什么", "怎么领失业金"],
-    "punctuation": ["！", "？", "。", "，", "…", "~", "——", "、"],
+    "punctuation": ["！", "？", "。", "，", "…", "~", "——", "、", " ", ",", "，。", "\n"],
     "emoji": ["😀", "👍🏻", "🇨🇳", "👨‍👩‍👧"],
     "mixed_script": ["shebaoka", "ABC123社保", "yanglaojin renzheng ", "Привет社保", "١٢٣"],
     "zero_width": ["\u200b", "下\u200b周\u200d一", "a\u0301", "\u202e社保", "\ufeff"],
@@ -107,6 +115,10 @@ def messages(lengths: list[int]) -> list[tuple[str, str]]:
             unit = cue + sep
             text = (unit * (length // len(unit) + 1))[:length]
             out.append((kind, text))
+            if not sep:
+                # The same flood ending in a character no pattern expects: where a
+                # regex backtracks, it tries every split of the flood before failing.
+                out.append((kind, text[:-1] + "x"))
         # All the kind's cues interleaved, at the longest length.
         if cues:
             mixed = "".join(itertools.cycle(cues + ["，"]).__next__() for _ in range(400))
