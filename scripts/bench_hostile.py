@@ -190,6 +190,8 @@ def main() -> None:
     ap.add_argument("--cap-ms", type=float, default=2000.0)
     ap.add_argument("--kinds", default="", help="comma-separated cue kinds (default: all)")
     ap.add_argument("--targets", default="", help="substring filter on targets")
+    ap.add_argument("--list-over", action="store_true",
+                    help="also list every measurement over the target")
     args = ap.parse_args()
     logging.disable(logging.WARNING)
 
@@ -267,6 +269,12 @@ def main() -> None:
     for name, times in sorted(by_target.items(), key=lambda kv: -max(kv[1]))[:10]:
         print(f"  {name:<22} worst {max(times):9.1f}  median {statistics.median(times):7.2f}")
     total = sum(len(r) for r in samples.values())
+    if args.list_over:
+        print(f"\nmeasurements over {TARGET_MS:.0f} ms:")
+        for kind, rows in samples.items():
+            for ms, capped, name, text in sorted(rows, key=lambda r: -r[0]):
+                if ms > TARGET_MS:
+                    print(f"  {ms:8.1f}  {kind:<14} {name:<22} {text[:30]!r}")
     print(f"\n{over} of {total} measurements over {TARGET_MS:.0f} ms of CPU")
 
 
