@@ -25,6 +25,8 @@ CASES = [
     # (recogniser, message, expected answer)
     ("small_talk", "嗯" * N + "x", None),  # CLOSING
     ("small_talk", "嗯" * N + "谢谢", "closing"),
+    ("small_talk", "再见" * N + "x", None),  # CLOSING's goodbyes: one way to read them
+    ("small_talk", "谢谢啊再见呀拜拜啦", "closing"),
     ("is_conversational", "嗯" * N + "x", False),  # FILLER_ONLY, CLOSING
     ("is_conversational", "啊" * N + "好的", True),
     ("is_conversational", "哦" * N + "x", False),
