@@ -35,7 +35,7 @@ from si_agent.config.model import Business, FieldDef
 from si_agent.core.consult import current_theme, open_slots
 from si_agent.core.state import FieldStatus
 from si_agent.engine import lexicon as L
-from si_agent.engine.bounds import first_clauses
+from si_agent.engine.bounds import first_clauses, first_disjoint
 from si_agent.session.model import FieldState
 from si_agent.validators import check, extract
 
@@ -277,13 +277,16 @@ def _numbers(business: Business, clause: str, asked: list[str],
             checked[f.key, raw] = check(f.type, raw, **f.validator_options()).ok
         return checked[f.key, raw]
 
-    for x in extract("number", clause):
+    cued_slots = {f.key for f in slots if _cued(f, clause)}  # the clause's, not the number's
+    # The first MAX_CANDIDATES numbers of the clause (bounds.py): a flood of numbers
+    # states nothing more, and each one costs a distance per cued slot.
+    for x in first_disjoint(extract("number", clause)):
         free = [f for f in slots if f.key not in values]
         gap = m.end() if (m := _UNIT_GAP.match(clause, x.end)) else x.end  # always matches
         unit = [f for f in free if f.unit and units[f.unit] == 1
                 and clause.startswith(f.unit, gap)]
         cued = sorted(((_distance(f, clause, x.start, x.end), f) for f in free
-                       if _cued(f, clause)), key=lambda p: p[0])
+                       if f.key in cued_slots), key=lambda p: p[0])
         if named in [f.key for f in free] and not cued:
             target = business.field(named)
         elif unit:

@@ -94,7 +94,9 @@ CLOSING = re.compile(
     r"(?:好的?|嗯|行|ok|okay|可以|知道了|明白了?|收到|了解了?|那|那就|这样啊|好吧)*"
     r"(?:谢谢(?:你|您|啦|了)?|多谢|谢了|感谢(?:你|您)?|非常感谢|太感谢了|辛苦了?|麻烦了|"
     r"没事了?|没有了|没了|没别的了|就这些|就这样|不用了谢谢|再见|拜拜|bye|886)+"
-    r"(?:[啊呀哈啦了吧哦噢]|再见|拜拜)*"
+    # Particles, and goodbyes after one ("谢谢啊再见"): a goodbye straight after the
+    # thanks is the group above's, so no flood of "再见" splits two ways (quadratic).
+    r"(?:[啊呀哈啦了吧哦噢]+(?:再见|拜拜)+)*[啊呀哈啦了吧哦噢]*"
     r"(?:那?我?(?:明天|下次|改天|回头|有空)再(?:来|问|办|找你))?"
 )
 # Asking for a person, or to complain: the hand-off text.
