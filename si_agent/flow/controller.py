@@ -71,6 +71,7 @@ from si_agent.session.base import ExpiryMarks, SessionStore, session_ref
 from si_agent.session.files import StepFiles, create_step_files
 from si_agent.session.model import Session
 from si_agent.uploads import CleanImage
+from si_agent.validators import relative_dates
 
 UPLOAD_TEXT = replies.UPLOAD_HISTORY  # what the history says the citizen sent: never the image
 
@@ -215,7 +216,8 @@ class Controller:
     def _turn(self, session_id: str, text: str, decide: Callable[[Turn], Decision], *,
               always_decide: bool = False, group_id: str | None = None,
               tell_expiry: bool = True) -> TurnResult:
-        with self._locks.hold(session_id):
+        # One parse budget for everything the turn reads (validators.relative_dates).
+        with self._locks.hold(session_id), relative_dates.one_message():
             memo: dict[tuple, Any] = {}  # knowledge answers and step results, across re-runs
             decision: Decision | None = None
             for _ in range(_MAX_CONFLICT_RETRIES):

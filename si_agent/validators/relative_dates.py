@@ -30,8 +30,9 @@ pattern, plus the two characters after, which it reads for units), at most
 ``WINDOW_CHARS`` long; a longer run is no one expression, and only its first
 ``LONG_RUN_PIECES`` pieces of ``PIECE_CHARS`` are read. A window repeated in a
 message is read once. A message
-may cost at most ``PARSE_CALLS`` parser calls and ``PARSE_SECONDS`` of thread
-CPU time: then the parser refuses, the windows not yet read are skipped
+may cost at most ``PARSE_CALLS`` parser calls and ``PARSE_SECONDS`` of the
+parser's thread CPU time (one budget for a whole turn inside ``one_message``,
+however many clauses the engine reads): then the parser refuses, the windows not yet read are skipped
 (logged), and the readings found so far stand. Each thread has its
 own parser (jionlp's keeps the time base of a call on itself), so one
 citizen's message never waits for another's.
@@ -143,27 +144,56 @@ class _Budgeted:
 
     jionlp's extractor catches every error of a call and tries the next
     substring, so a spent budget makes the rest of a window cheap and keeps the
-    readings found before it.
+    readings found before it. Only the parser's own thread CPU time is counted
+    (``charge``), so other work of the turn in between does not use it up.
     """
 
     def __init__(self, parser: Any) -> None:
         self.parser = parser
         self.calls = 0
+        self.used = 0.0
         self.deadline = 0.0
 
     def start(self) -> None:
         self.calls = PARSE_CALLS
-        self.deadline = time.thread_time() + PARSE_SECONDS
+        self.used = 0.0
+
+    def open(self) -> None:
+        """Before one window is read: the rest of the budget is its deadline."""
+        self.deadline = time.thread_time() + max(0.0, PARSE_SECONDS - self.used)
+
+    def charge(self, seconds: float) -> None:
+        self.used += seconds
+
+    @property
+    def exhausted(self) -> bool:
+        """No calls or parser time left (between windows)."""
+        return self.calls <= 0 or self.used >= PARSE_SECONDS
 
     @property
     def spent(self) -> bool:
-        return self.calls <= 0 or time.thread_time() > self.deadline
+        """Exhausted, or this window's deadline passed (inside a window)."""
+        return self.exhausted or time.thread_time() > self.deadline
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.spent:
             raise ValueError("parse budget spent")
         self.calls -= 1
         return self.parser(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def one_message() -> Iterator[None]:
+    """Everything read inside (one citizen's turn: the engine reading each clause, the
+    validators checking each value) shares one parse budget, so a message of many
+    clauses cannot spend the budget once per clause. Outside it, each text read has
+    a budget of its own."""
+    outer = getattr(_local, "shared", None)
+    _local.shared = [False]  # becomes True once the budget of this message started
+    try:
+        yield
+    finally:
+        _local.shared = outer
 
 
 class _Parser:
@@ -181,6 +211,15 @@ class _Parser:
         self.parse_time = TimeParser()
         self.runs = re.compile(TIME_CHAR_STRING)
         self.single = frozenset(self.extractor.single_char_time)
+        # jionlp builds parts of itself on a first call: done here, outside any budget,
+        # so a process's first date message is read as every later one is.
+        warm = {"year": 2026, "month": 1, "day": 1}
+        self.budget.start()
+        self.budget.open()
+        self.budget.deadline = float("inf")
+        with contextlib.suppress(Exception):
+            self.extractor("下周一", time_base=warm, with_parsing=False)
+            self.parse_time("下周一", time_base=warm)
 
 
 def _parser(jio: Any) -> _Parser:
@@ -228,17 +267,24 @@ def _parse(text: str, today: date) -> tuple[Reading, ...]:
         return ()
     parser = _parser(jio)
     base = {"year": today.year, "month": today.month, "day": today.day}
-    parser.budget.start()
+    shared = getattr(_local, "shared", None)
+    if shared is None or not shared[0]:  # a budget for this text, or this turn's first
+        parser.budget.start()
+        if shared is not None:
+            shared[0] = True
     spans: list[tuple[int, int]] = []
     seen: dict[str, list] = {}  # window text -> its entities: a repeated window is read once
     skipped = 0
     for start, end in windows(text, parser.runs, parser.single):
         window = text[start:end]
         if window not in seen:
-            if parser.budget.spent:
+            if parser.budget.exhausted:
                 skipped += 1
                 continue
+            parser.budget.open()
+            began = time.thread_time()
             seen[window] = _extract(parser, window, base)
+            parser.budget.charge(time.thread_time() - began)
         spans += [(start + s, start + e) for s, e in seen[window]]
     if skipped:
         log.info("relative dates: parse budget spent on a %d-character message; "

@@ -148,3 +148,37 @@ def test_one_thread_parsing_does_not_hold_up_another(monkeypatch):
         release.set()
         a.join(60)
     assert results["a"] == ["上个月底"]
+
+
+def test_one_turn_shares_one_budget_however_many_clauses_are_read(parser_calls):
+    """The consultation reads each clause of a message apart: inside ``one_message``
+    (every controller turn) the clauses share one budget, not one each."""
+    clauses = [f"{n}月{d}日上个月底前天" for n in range(1, 13) for d in range(1, 8)]
+
+    def read_all():
+        for clause in clauses:  # each a text of its own, as the engine reads them
+            relative_dates.find(clause, TODAY)
+
+    read_all()
+    apart = parser_calls[0]
+    relative_dates._parse.cache_clear()
+    parser_calls[0] = 0
+    with relative_dates.one_message():
+        read_all()
+    assert parser_calls[0] <= CALLS < apart, (parser_calls[0], apart)
+
+
+def test_the_first_message_of_a_process_is_read_like_the_rest():
+    """jionlp builds parts of itself on its first call: that happens when a thread's
+    parser is made, outside the budget, so the first reading is not cut short."""
+    import threading
+
+    text = "我是下周一入职的，上个月底离职"
+    out: list = []
+    worker = threading.Thread(target=lambda: out.append(
+        [r.raw for r in relative_dates.find(text, TODAY)]))  # a new thread: a new parser
+    worker.start()
+    worker.join(60)
+    relative_dates._parse.cache_clear()
+    assert out == [[r.raw for r in relative_dates.find(text, TODAY)]]
+    assert out[0] == ["下周一", "上个月底"]
