@@ -171,12 +171,16 @@ class ExecutorError(RuntimeFlowError):
         retryable: bool = True,
         status: int | None = None,
         resume: dict[str, Any] | None = None,
+        unknown: bool = False,
     ) -> None:
         self.message = message
         self.field_errors = dict(field_errors or {})
         self.retryable = retryable
         self.status = status
         self.resume = resume
+        # The message is the whole account (something may have been, or was, submitted
+        # earlier): shown as it stands, not as a refusal, never offered for retry.
+        self.unknown = unknown
         super().__init__(message)
 
 

@@ -31,6 +31,9 @@ RPA_NO_OPTION = "办理网站上只能选择：{options}。"
 RPA_LOGIN_FAILED = "无法登录办理网站，请联系工作人员。"
 # The browser agent's task when it takes a form over (it shows in the agent's trace).
 RPA_AGENT_TASK = "在办理网站上填写并提交【{name}】"
+# A resumed draft was submitted already, with the values before the citizen's change.
+RPA_SUBMITTED_BEFORE = ("办理网站显示您之前的申请已经受理，受理编号：{number}。该申请使用的是修改前的信息，"
+                        "本次修改的内容没有提交。如需更改已受理的申请，请携带身份证到经办窗口办理。")
 RPA_NO_RESULT = "已提交，但未能读取到受理编号，请稍后通过“办理进度查询”核实，不要重复提交。"
 # The portal's page tried to send the browser (or the citizen's data) to another site.
 RPA_UNSAFE_SITE = ("办理网站的页面试图跳转到无法确认安全的网址，为保护您的信息已停止办理，申请没有提交。"

@@ -195,7 +195,8 @@ class JobDriver:
                                    remember=lambda state: self._renew(job.id, resume=state)))
             except ExecutorError as exc:
                 error = JobError(message=exc.message, field_errors=exc.field_errors,
-                                 retryable=exc.retryable, status=exc.status, resume=exc.resume)
+                                 retryable=exc.retryable and not exc.unknown,
+                                 status=exc.status, resume=exc.resume, unknown=exc.unknown)
                 self._audit(job, business, error=exc.message)
                 return self._outcome(job, error=error)
             except Exception as exc:  # a broken executor must not break the dialogue

@@ -94,6 +94,27 @@ def test_a_portal_error_is_retried_without_a_second_application(ctl, fresh_porta
     assert turn.result["application_no"] == app["application_no"]
 
 
+def test_a_draft_submitted_with_other_values_is_not_this_submissions_success(ctl, fresh_portal):
+    """The portal took the first submission but its answer was lost; the citizen then
+    changed a value and confirmed again. The draft shows the earlier application's
+    number: that is the application of the old values, not of the new ones, and the
+    citizen is told so, never "已提交" for what the portal does not hold."""
+    fault(fresh_portal, status=500, after=True)  # the application is made, the answer is lost
+    talk(ctl, "我要把社保从杭州转到苏州", ZHANG[1], ZHANG[0], "确认")
+    turn = settle(ctl)
+    assert (turn.state, turn.awaiting) == ("failed", "retry"), turn.notice
+    [app] = applications(fresh_portal)
+    talk(ctl, "修改转入城市", "上海", "确认")
+    turn = settle(ctl)
+    assert turn.state == "failed", turn.notice
+    assert app["application_no"] in turn.notice and "修改前" in turn.notice, turn.notice
+    assert "未受理" not in turn.notice and not turn.result, (turn.notice, turn.result)
+    assert applications(fresh_portal) == [app]  # nothing sent twice, the old values stand
+    turn = talk(ctl, "重试")  # not offered for retry: nothing runs, nothing is sent
+    assert settle(ctl).state == "failed" and not settle(ctl).result, turn.reply
+    assert applications(fresh_portal) == [app]
+
+
 def test_a_changed_form_keeps_the_collected_fields(ctl, fresh_portal, monkeypatch):
     # Version 2 of the form asks for 联系电话, which this business does not collect.
     monkeypatch.setenv("SI_PORTAL_URL", fresh_portal)

@@ -48,6 +48,7 @@ and a saved draft is resumed only if it is on the portal.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -263,7 +264,8 @@ class _Job:
         log.warning("rpa job %s for %s: stopped, the page left the portal (%s)", self.job.id,
                     self.business.id, reason)
         message = texts.RPA_UNSAFE_SUBMITTED if self.submitted else texts.RPA_UNSAFE_SITE
-        return ExecutorError(message, retryable=False, resume=self.trace.resume or None)
+        return ExecutorError(message, retryable=False, unknown=self.submitted,
+                             resume=self.trace.resume or None)
 
     def _check_origin(self) -> None:
         """Raise unless the page is on the portal and nothing tried to leave it."""
@@ -278,7 +280,8 @@ class _Job:
         if draft and not self.guard.policy.allows(draft):  # never resumed off the portal
             raise self._off_portal(f"the saved draft is at {_path(draft)[:80]}")
         self._open(draft or expand_env(self.options.url))
-        self.trace.draft(self.page.url, attempt=self.token)
+        sent = self.job.resume.get("sent")  # what an earlier attempt submitted, if any
+        self.trace.draft(self.page.url, attempt=self.token, **({"sent": sent} if sent else {}))
         self.trace.note(f"attempt {self.token}")
         if self.job.remember is not None:  # on the job record, before anything is sent
             self.job.remember(self.trace.resume)
@@ -287,11 +290,13 @@ class _Job:
             self._check_origin()
             done = self._result()
             if done is not None:
+                if not submitted and sent and sent != _digest(self.values):
+                    raise self._submitted_before(done)
                 return done
             if submitted:  # no number and no refusal: whether it was accepted is unknown
                 self.trace.note("submitted: neither a result nor a refusal on the page")
                 self.trace.shot(self.page, "unknown")
-                raise ExecutorError(texts.RPA_NO_RESULT, retryable=False,
+                raise ExecutorError(texts.RPA_NO_RESULT, retryable=False, unknown=True,
                                     resume=self.trace.resume)
             controls = perceive(self.page)
             if page_no == 0 and self.business.discover and not self.job.resume:
@@ -372,7 +377,8 @@ class _Job:
             output["field_status"] = [f.model_dump(exclude={"value"}) for f in self.trace.fields]
             return output
         if result.unknown:  # something was submitted: never again, say it
-            raise ExecutorError(texts.RPA_NO_RESULT, retryable=False, resume=self.trace.resume)
+            raise ExecutorError(texts.RPA_NO_RESULT, retryable=False, unknown=True,
+                                resume=self.trace.resume)
         failed = {k: v for k, v in result.failed.items() if not k.startswith("fixed_")}
         self.trace.fields = [FieldStatus(label=self.business.field(k).label, key=k,
                                          status=FAILED, reason=v) for k, v in failed.items()]
@@ -480,6 +486,11 @@ class _Job:
             self.page.wait_for_timeout(_SETTLE_MS)  # let the page's requests reach the guard
             self._check_origin()
         self.trace.shot(self.page, f"before-{step}")
+        if step == "submit":  # what this draft holds from now on, for a later attempt
+            self.trace.draft(self.trace.resume.get("draft", self.page.url),
+                             **{**self.trace.resume, "sent": _digest(self.values)})
+            if self.job.remember is not None:
+                self.job.remember(self.trace.resume)
         self.submitted = self.submitted or step == "submit"
         with self.page.expect_navigation() as navigation:
             button.first.click()
@@ -579,6 +590,17 @@ class _Job:
         result["field_status"] = [f.model_dump(exclude={"value"}) for f in self.trace.fields]
         return result
 
+    def _submitted_before(self, result: dict) -> ExecutorError:
+        """The draft shows a number for an application made earlier with other values:
+        not this submission's success (the portal holds the old values)."""
+        number = next((str(v) for k, v in result.items() if k != "field_status"), "")
+        self.trace.note("the draft was submitted before with other values: not reported "
+                        "as this submission")
+        log.warning("rpa job %s for %s: the resumed draft was submitted earlier with other "
+                    "values", self.job.id, self.business.id)
+        return ExecutorError(texts.RPA_SUBMITTED_BEFORE.format(number=number), retryable=False,
+                             unknown=True, resume=self.trace.resume)
+
     def _refused(self, controls: list[Control]) -> None:
         """The form announced invalid controls: a per-field table, then the error."""
         self.trace.shot(self.page, "refused")
@@ -636,3 +658,10 @@ def _fixed(options: RpaOptions) -> dict[str, str | bool]:
 def _path(url: str) -> str:
     """A URL for the log without its query (which may carry personal data)."""
     return url.split("?", 1)[0]
+
+
+def _digest(values: Mapping[str, Any]) -> str:
+    """A short fingerprint of the values a draft was submitted with (kept with the
+    draft, so a later attempt can tell a change from a plain retry)."""
+    text = json.dumps({k: str(v) for k, v in sorted(values.items())}, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
