@@ -37,7 +37,7 @@ Traces older than ``SI_RPA_RETENTION_DAYS`` are deleted when a job starts. The
 browser is Debian's Chromium (``SI_RPA_CHROMIUM``), one per worker thread, with a
 fresh context per job.
 
-The job's browser stays on the portal (``si_agent.executor.rpa.origins``): a
+The job's browser stays on the portal (``si_agent.origins``): a
 request to an origin other than ``url``'s and ``allowed_origins`` is aborted, and
 a navigation or data sent elsewhere ends the job (``RPA_UNSAFE_SITE``, or
 ``RPA_UNSAFE_SUBMITTED`` once the submit button was pressed) with the blocked
@@ -240,7 +240,7 @@ class _Job:
         self.put: dict[str, str] = {}  # control key -> the value this job left in it
         self.answered: int | None = None  # the HTTP status of the last press
 
-    # -- the origin policy (si_agent.executor.rpa.origins) ---------------------------
+    # -- the origin policy (si_agent.origins) ---------------------------
 
     def guarded(self, work: Any) -> Any:
         """``work()``, ended as "left the portal" when the guard blocked a navigation or
