@@ -35,11 +35,11 @@ from typing import Any
 import jsonschema
 from pydantic import ValidationError
 
+from si_agent.config.kinds import executor_kinds, executor_options, option_errors
 from si_agent.config.model import Business, FieldDef
 from si_agent.config.templates import template_errors
 from si_agent.config.yamlio import YamlDocument, format_path, load_yaml
 from si_agent.errors import ConfigError, ConfigErrors, DefinitionError, UnknownBackendError
-from si_agent.executor.registry import executor_kinds, executor_options, option_errors
 from si_agent.validators import TYPES as BUILTIN_TYPES
 from si_agent.validators import check, field_types
 
