@@ -63,12 +63,13 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel
 
+from si_agent import origins
 from si_agent.config.envsubst import expand_env
 from si_agent.config.model import Business
 from si_agent.errors import ExecutorError, ModelUnavailable
 from si_agent.executor import texts
 from si_agent.executor.base import ExecutorBase, JobContext, Progress
-from si_agent.executor.rpa import browsers, discover, origins
+from si_agent.executor.rpa import browsers, discover
 from si_agent.executor.rpa.fencing import (
     STALE_POST,
     carry,
