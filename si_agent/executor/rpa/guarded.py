@@ -57,7 +57,7 @@ class GuardedJob:
         self.put: dict[str, str] = {}  # control key -> the value this job left in it
         self.answered: int | None = None  # the HTTP status of the last press
 
-    # -- the origin policy (si_agent.origins) ---------------------------
+    # -- the origin policy (si_agent.origins) ------------------------------------------
 
     def guarded(self, work: Any) -> Any:
         """``work()``, ended as "left the portal" when the guard blocked a navigation or
