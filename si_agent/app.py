@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from si_agent.audit import create_audit_log
 from si_agent.config.assistant import load_assistant_texts
@@ -20,6 +21,9 @@ from si_agent.photo.steps import builtin_step_handlers
 from si_agent.session import create_store
 from si_agent.session.files import create_step_files, file_key
 
+if TYPE_CHECKING:
+    from si_agent.engine.llm import GroundedAnswerer
+
 log = logging.getLogger(__name__)
 
 
@@ -34,7 +38,7 @@ def build_controller(settings: Settings | None = None, *, engine: str | None = N
         store,
         create_engine(engine or settings.engine, catalog, settings),
         Executors(settings),
-        knowledge=create_knowledge(settings, catalog),
+        knowledge=create_knowledge(settings, catalog, answerer=_grounded_answerer),
         step_handlers={**builtin_step_handlers(settings), **registered_step_handlers()},
         files=create_step_files(store, file_key(settings.upload_key or settings.jwt_secret)),
         runner=CeleryRunner(settings) if settings.job_backend == "celery" else None,
@@ -45,3 +49,12 @@ def build_controller(settings: Settings | None = None, *, engine: str | None = N
     )
     controller.driver.takeover_grace = settings.job_takeover_grace
     return controller
+
+
+def _grounded_answerer(settings: Settings) -> GroundedAnswerer:
+    """The model that writes knowledge answers (``create_knowledge`` calls this only
+    with a model configured; imported then, like the engine registry's model engines,
+    so a rules-only start does not import the OpenAI client)."""
+    from si_agent.engine.llm import GroundedAnswerer
+
+    return GroundedAnswerer(settings)

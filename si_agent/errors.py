@@ -40,10 +40,7 @@ Old import paths keep working: ``si_agent.engine.chat.ModelUnavailable``,
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from si_agent.session.model import Usage
+from typing import Any
 
 
 class SiAgentError(Exception):
@@ -187,10 +184,12 @@ class ExecutorError(RuntimeFlowError):
 class ModelUnavailable(RuntimeFlowError):
     """The model could not be reached after the SDK's retries, or refused the request.
 
-    ``usage`` is what was spent trying (HTTP requests sent, retries included).
+    ``usage`` is what was spent trying (HTTP requests sent, retries included), a
+    ``si_agent.session.model.Usage``; named only here in words, because this module
+    sits below every package of si_agent and imports none of them.
     """
 
-    def __init__(self, message: str, usage: Usage) -> None:
+    def __init__(self, message: str, usage: Any) -> None:
         super().__init__(message)
         self.usage = usage
 

@@ -86,12 +86,19 @@ class DisabledKnowledge(NoKnowledge):
         return {"ok": False, "state": "disabled", "detail": self.reason}
 
 
-def create_knowledge(settings: Settings, catalog: Mapping[str, Business] | None = None) -> Knowledge:
+def create_knowledge(
+    settings: Settings,
+    catalog: Mapping[str, Business] | None = None,
+    answerer: Callable[[Settings], Callable[[str, Sequence], str]] | None = None,
+) -> Knowledge:
     """The knowledge channel named by ``settings.knowledge`` (``milvus`` or ``none``).
 
-    With a model configured, answers are written by the model from the retrieved
-    passages, citing them, with personal data masked (``RedactedGenerator``);
-    otherwise they are extracted from the passages.
+    With a model configured (``settings.llm_base_url``) and an ``answerer`` given
+    (what builds the model's answer writer from the settings; the assembly passes
+    ``si_agent.engine.llm.GroundedAnswerer``, because the engines sit above this
+    module), answers are written by the model from the retrieved passages, citing
+    them, with personal data masked (``RedactedGenerator``); otherwise they are
+    extracted from the passages.
     The businesses of ``catalog`` lend their words to query expansion
     (``business_terms``). Without the ``rag`` extra installed, ``milvus`` gives a
     ``DisabledKnowledge`` (one warning names the extra); an unknown embedder
@@ -112,10 +119,8 @@ def create_knowledge(settings: Settings, catalog: Mapping[str, Business] | None 
         log.warning("knowledge base disabled: %s", reason)
         return DisabledKnowledge(reason)
     generator = None
-    if settings.llm_base_url:
-        from si_agent.engine.llm import GroundedAnswerer
-
-        generator = RedactedGenerator(GroundedAnswerer(settings))
+    if settings.llm_base_url and answerer is not None:
+        generator = RedactedGenerator(answerer(settings))
     try:
         return build_knowledge(settings, generator=generator,
                                businesses=business_terms(catalog or {}))

@@ -6,7 +6,7 @@ repeat it blindly. A trace (optional) keeps a screenshot per step and a JSONL li
 per step: the view's digest, the step and the observation, with the task's values
 masked.
 
-With ``origins`` (an ``si_agent.executor.rpa.origins.OriginPolicy``) the agent stays
+With ``origins`` (an ``si_agent.origins.OriginPolicy``) the agent stays
 on those origins: its page's browser context routes every request through the
 policy (a request elsewhere is aborted), it never acts on a page outside them nor
 clicks a link or submit button leading elsewhere, and a finish counts only on
@@ -29,6 +29,8 @@ from si_agent.agent.executor import ActionRunner
 from si_agent.agent.models import Click, Finish, Goal, Observation, Outcome, Record, Step
 from si_agent.agent.observer import ModelCheck, ResultObserver
 from si_agent.agent.perception import Perception, form_values
+from si_agent.origins import destination
+from si_agent.origins import guard as install_guard
 
 log = logging.getLogger(__name__)
 
@@ -93,9 +95,7 @@ class Agent:
         page.on("dialog", lambda dialog: dialog.accept())
         guard = None
         if self.origins is not None:
-            from si_agent.executor.rpa.origins import guard as install
-
-            guard = install(page.context, self.origins)
+            guard = install_guard(page.context, self.origins)
         try:
             view = self.perception.perceive(page)
             for n in range(1, self.max_steps + 1):
@@ -154,8 +154,6 @@ class Agent:
         """Why ``step`` must not be taken under the origin policy, or None."""
         if self.origins is None:
             return None
-        from si_agent.executor.rpa.origins import destination
-
         if guard is not None and guard.fatal:
             return guard.fatal[0].describe()
         if not self.origins.allows(page.url):

@@ -39,12 +39,8 @@ from typing import Any
 import jsonschema
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from si_agent.config.loader import (
-    ASSISTANT_FILE,
-    FIELD_TEXT_PLACEHOLDERS,
-    read_document,
-    schema_errors,
-)
+from si_agent.config.loader import ASSISTANT_FILE, read_document, schema_errors
+from si_agent.config.meaning import FIELD_TEXT_PLACEHOLDERS
 from si_agent.config.templates import template_errors
 from si_agent.config.yamlio import format_path
 from si_agent.errors import ConfigError, ConfigErrors

@@ -147,7 +147,7 @@ class Step(_Model):
 class Api(_Model):
     """How a completed business is executed: by which executor kind, with which options.
 
-    ``kind`` names an executor in ``si_agent.executor.registry``; ``options``
+    ``kind`` names an executor in ``si_agent.config.kinds``; ``options``
     are validated by that kind's ``Options`` model when businesses load. Any
     key under ``api`` other than ``kind``, ``options`` and ``result_template``
     is shorthand for the same key under ``options`` (``url: ...`` is

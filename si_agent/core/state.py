@@ -1,52 +1,13 @@
-"""State names and field statuses: the one home of both.
+"""State names and field statuses, as the core's vocabulary (``State``, ``FieldStatus``).
 
-Both are ``StrEnum`` s, so a session stores them as the plain strings
-it always did (``"collecting"``, ``"pending"``), and old stored sessions load.
+Defined in ``si_agent.session.states``, beside the stored format that holds them:
+the core imports session models and the session package must not import the core
+(that would be an import cycle between the two packages). This module gives them
+their public name; the core, the engines and the flow import them from here.
 """
 
 from __future__ import annotations
 
-from enum import StrEnum
+from si_agent.session.states import AT_REST, IN_DIALOGUE, SETTLED, Awaiting, FieldStatus, State
 
-
-class State(StrEnum):
-    """A dialogue state (see ``core.machine`` for the transitions between them)."""
-
-    IDLE = "idle"
-    COLLECTING = "collecting"
-    STEP_EXECUTING = "step_executing"
-    CONFIRMING = "confirming"
-    EXECUTING = "executing"
-    DONE = "done"
-    FAILED = "failed"
-
-
-# No business in progress: a new one may start.
-AT_REST: frozenset[str] = frozenset({State.IDLE, State.DONE})
-# A business in progress whose values may still change (a field, a step, the summary).
-IN_DIALOGUE: frozenset[str] = frozenset({State.COLLECTING, State.CONFIRMING})
-
-
-class FieldStatus(StrEnum):
-    """Where one field of the business in progress stands."""
-
-    PENDING = "pending"
-    COLLECTED = "collected"
-    INVALID = "invalid"
-    FAILED = "failed"  # the backend refused the submitted value
-    SKIPPED = "skipped"  # a consultation's slot the citizen will not give
-
-
-# Collected or skipped: not asked again.
-SETTLED: frozenset[str] = frozenset({FieldStatus.COLLECTED, FieldStatus.SKIPPED})
-
-
-class Awaiting(StrEnum):
-    """What the dialogue waits for when it is not a field (its key) or a step (its id).
-
-    ``Session.awaiting`` holds one of these, a field key or a step id; stored as
-    the same strings as before.
-    """
-
-    CONFIRM = "confirm"  # yes to the summary
-    RETRY = "retry"  # submitting again after a retryable failure
+__all__ = ["AT_REST", "IN_DIALOGUE", "SETTLED", "Awaiting", "FieldStatus", "State"]

@@ -23,8 +23,7 @@ from PIL import Image
 from si_agent.demo_backend import texts
 from si_agent.demo_backend.clock import add_months
 from si_agent.errors import ExecutorError
-from si_agent.executor.pension import pension_estimate as _pension_estimate
-from si_agent.photo.idphoto import SIZE as ID_PHOTO_SIZE
+from si_agent.pension import pension_estimate as _pension_estimate
 
 DEMO_AVERAGE_WAGE = Decimal("7500")  # yuan/month, the base of flexible-employment grades
 FLEXIBLE_RATE = Decimal("0.20")
@@ -291,6 +290,12 @@ def phone_change(ctx: Ctx, body: dict) -> dict:
 
 
 # ---- helpers -------------------------------------------------------------------------
+
+# The portal's own rule for an ID photo (width, height in pixels; the national standard
+# that ``si_agent.photo.idphoto.SIZE`` checks before upload, and a test keeps the two
+# equal). Written here, not imported: the demo backend stands for a remote government
+# system and imports nothing of the assistant but its errors and the pension formula.
+ID_PHOTO_SIZE = (358, 441)
 
 
 def _is_card_photo(step: Any) -> bool:

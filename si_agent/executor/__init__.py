@@ -6,7 +6,7 @@
 
 ``Executors`` serves each ``business.api.kind`` with one executor instance:
 an instance passed in ``executors=`` (tests, applications), else one built on
-first use from the kind's class in the registry (``registry``: the built-ins
+first use from the kind's class looked up by name (``si_agent.config.kinds``: the built-ins
 ``http``, ``builtin`` and ``rpa``, entry points of group ``si_agent.executors``,
 and ``register_executor``). Importing this package imports no executor: each
 kind's class is imported when a business of that kind first runs. Before
@@ -33,6 +33,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel
 
+from si_agent.config.kinds import (
+    check_executor,
+    executor_class,
+    executor_kinds,
+    option_errors,
+    register_executor,
+)
 from si_agent.config.model import Api, Business
 from si_agent.config.settings import Settings
 from si_agent.config.yamlio import format_path
@@ -46,16 +53,7 @@ from si_agent.executor.base import (
     Progress,
 )
 from si_agent.executor.options import BuiltinOptions, HttpOptions
-from si_agent.executor.registry import (
-    Capabilities,
-    build_executor,
-    capabilities,
-    check_executor,
-    executor_class,
-    executor_kinds,
-    option_errors,
-    register_executor,
-)
+from si_agent.executor.registry import Capabilities, build_executor, capabilities
 
 if TYPE_CHECKING:
     import httpx

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from si_agent.executor.pension import pension_estimate
+from si_agent.pension import pension_estimate
 
 Handler = Callable[[dict], dict]
 

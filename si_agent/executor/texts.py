@@ -9,15 +9,6 @@ BAD_RESPONSE = "业务系统返回的结果无法识别，请稍后再试。"
 REJECTED = "业务系统未能受理，请核对信息后重新提交。"
 MISCONFIGURED = "该业务暂时无法在线办理，请联系工作人员。"
 
-# pension_estimate
-ESTIMATE_INVALID = "测算信息有误，请核对后重新输入。"
-RETIRE_AGE_INVALID = "退休年龄应为50到70之间的整数。"
-CONTRIBUTION_YEARS_INVALID = "累计缴费年限应为1到50之间的整数。"
-AVG_WAGE_INVALID = "当地上年度职工月平均工资应为大于0的金额（元）。"
-CONTRIBUTION_INDEX_INVALID = "平均缴费指数应在0.6到3.0之间。"
-ACCOUNT_BALANCE_INVALID = "个人账户储存额应为不小于0的金额（元）。"
-UNDER_15_YEARS = "提示：累计缴费不满15年的，一般不能按月领取基本养老金，可延长缴费或补缴至满15年。"
-
 # rpa: filling a government web form
 RPA_OPENING = "正在打开办理页面…"
 RPA_FILLING = "正在填写 {done}/{total} 项…"

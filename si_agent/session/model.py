@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from si_agent.core.state import FieldStatus, State
+from si_agent.session.states import FieldStatus, State
 
 HISTORY_TURNS = 6
 MESSAGE_CHARS = 2000  # a longer history message keeps its start (the model's context)

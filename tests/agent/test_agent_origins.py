@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from si_agent.agent import Agent, DomPerception, FormPolicy, Goal
-from si_agent.executor.rpa.origins import OriginPolicy
+from si_agent.origins import OriginPolicy
 from tests.rpa.hostile import FAKE_NO, PASSWORD, REAL_NO, USER, Foreign, Portal
 
 pytestmark = pytest.mark.browser

@@ -239,3 +239,12 @@ def test_deeply_nested_json_to_the_served_demo_backend_is_a_400(tmp_path: Path):
         assert r.status_code == 400 and r.json()["error"]["message"] == "请求内容必须是JSON对象。"
         r = client.post("/demo/api/pension_query", json={"id_number": ZHANG_WEI})
         assert r.status_code == 200
+
+
+def test_the_portal_asks_for_the_id_photo_size_the_photo_step_checks():
+    # The demo backend writes its own rule (it imports nothing of the photo steps):
+    # a photo the step accepts must be one the portal accepts.
+    from si_agent.demo_backend.services import ID_PHOTO_SIZE
+    from si_agent.photo.idphoto import SIZE
+
+    assert ID_PHOTO_SIZE == SIZE

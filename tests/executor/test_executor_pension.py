@@ -6,7 +6,7 @@ import pytest
 
 from si_agent.errors import ConfigErrors, ExecutorError, UnknownBackendError
 from si_agent.executor import HANDLERS, BuiltinExecutor, BuiltinOptions, Executors
-from si_agent.executor.pension import PAYOUT_MONTHS, pension_estimate
+from si_agent.pension import PAYOUT_MONTHS, pension_estimate
 
 NOTE_UNDER_15 = "提示：累计缴费不满15年的，一般不能按月领取基本养老金，可延长缴费或补缴至满15年。"
 
@@ -153,7 +153,7 @@ def test_unknown_api_kind(executors: Executors, make_business):
 
 def test_absurd_amounts_are_field_errors_not_crashes():
     from si_agent.errors import ExecutorError
-    from si_agent.executor.pension import pension_estimate
+    from si_agent.pension import pension_estimate
 
     with pytest.raises(ExecutorError) as err:
         pension_estimate({"retire_age": 60, "contribution_years": 30, "avg_wage": "1e40",

@@ -18,6 +18,7 @@ import httpx
 import pytest
 from pydantic import BaseModel
 
+from si_agent.config import kinds
 from si_agent.config.loader import check_directory, load_businesses
 from si_agent.config.model import Business
 from si_agent.config.settings import Settings
@@ -93,10 +94,10 @@ def business_yaml(business_id: str, api: str) -> str:
 @pytest.fixture
 def fresh_registry(monkeypatch: pytest.MonkeyPatch) -> None:
     """A registry that lists entry points again and forgets kinds registered in code."""
-    monkeypatch.setattr(registry, "_entry_points", None)
-    monkeypatch.setattr(registry, "_loaded", {})
-    monkeypatch.setattr(registry, "_broken", {})
-    monkeypatch.setattr(registry, "_registered", {})
+    monkeypatch.setattr(kinds, "_entry_points", None)
+    monkeypatch.setattr(kinds, "_loaded", {})
+    monkeypatch.setattr(kinds, "_broken", {})
+    monkeypatch.setattr(kinds, "_registered", {})
 
 
 @pytest.fixture
@@ -135,9 +136,9 @@ def errors_of(directory: Path) -> list[str]:
 
 def test_builtins_are_listed_and_declare_how_they_run(fresh_registry):
     assert executor_kinds() == ["builtin", "http", "rpa"]
-    assert registry.executor_class("http") is HttpExecutor
-    assert registry.executor_class("builtin") is BuiltinExecutor
-    assert registry.executor_class("rpa") is RpaExecutor
+    assert kinds.executor_class("http") is HttpExecutor
+    assert kinds.executor_class("builtin") is BuiltinExecutor
+    assert kinds.executor_class("rpa") is RpaExecutor
     assert (HttpExecutor.long_running, HttpExecutor.resumable) == (False, True)
     assert (BuiltinExecutor.long_running, BuiltinExecutor.resumable) == (False, True)
     assert (RpaExecutor.long_running, RpaExecutor.resumable) == (True, True)
@@ -145,8 +146,8 @@ def test_builtins_are_listed_and_declare_how_they_run(fresh_registry):
 
 def test_builtins_declare_their_capabilities_and_options_apart(fresh_registry, settings,
                                                                 make_business):
-    for kind in registry.BUILTIN_KINDS:  # the options model named apart is the class's
-        assert registry.executor_options(kind) is registry.executor_class(kind).Options
+    for kind in kinds.BUILTIN_KINDS:  # the options model named apart is the class's
+        assert kinds.executor_options(kind) is kinds.executor_class(kind).Options
     assert registry.capabilities(RpaExecutor) == registry.Capabilities(
         long_running=True, resumable=True, takes_job=True, discovers=True)
     assert registry.capabilities(HttpExecutor) == registry.Capabilities(
@@ -174,7 +175,7 @@ def test_a_kind_that_says_it_discovers_must_be_able_to(fresh_registry):
 
 def test_unknown_kind_lists_the_valid_names(fresh_registry):
     with pytest.raises(UnknownBackendError) as err:
-        registry.executor_class("ftp")
+        kinds.executor_class("ftp")
     assert (err.value.kind, err.value.name, err.value.valid) == ("api kind", "ftp",
                                                                 ["builtin", "http", "rpa"])
     assert str(err.value) == "unknown api kind 'ftp'; valid names: builtin, http, rpa"
@@ -184,29 +185,29 @@ def test_entry_point_kinds_are_listed_without_being_imported(plugin):
     assert executor_kinds() == ["broken_test", "builtin", "echo_test", "http", "misfit_test",
                                 "rpa"]
     assert PLUGIN not in sys.modules
-    cls = registry.executor_class("echo_test")
+    cls = kinds.executor_class("echo_test")
     assert (cls.__module__, cls.__name__) == (PLUGIN, "EchoExecutor")
-    assert registry.executor_class("echo_test") is cls  # loaded once
+    assert kinds.executor_class("echo_test") is cls  # loaded once
 
 
 def test_a_broken_entry_point_is_reported_by_name_and_spares_the_others(plugin):
     with pytest.raises(DefinitionError) as err:
-        registry.executor_class("broken_test")
+        kinds.executor_class("broken_test")
     message = str(err.value)
     assert message.startswith(
         "executor kind 'broken_test' cannot be loaded from entry point broken_test = "
         "si_missing_module_for_tests:Nothing in package si-echo-plugin: ModuleNotFoundError"
     )
     with pytest.raises(DefinitionError) as again:  # the failure is remembered, not retried
-        registry.executor_class("broken_test")
+        kinds.executor_class("broken_test")
     assert str(again.value) == message
     with pytest.raises(DefinitionError) as misfit:
-        registry.executor_class("misfit_test")
+        kinds.executor_class("misfit_test")
     assert "executor kind 'misfit_test'" in str(misfit.value)
     assert "its kind attribute is 'something_else', not 'misfit_test'" in str(misfit.value)
     assert "long_running must be True or False" in str(misfit.value)
-    assert registry.executor_class("echo_test").__name__ == "EchoExecutor"
-    assert registry.executor_class("http") is HttpExecutor
+    assert kinds.executor_class("echo_test").__name__ == "EchoExecutor"
+    assert kinds.executor_class("http") is HttpExecutor
 
 
 def test_an_entry_point_kind_runs_end_to_end(plugin, tmp_path: Path, settings: Settings):

@@ -150,7 +150,7 @@ def test_a_rerun_of_a_job_keeps_the_first_attempts_trace(tmp_path):
 
 
 def test_the_origin_policy_matches_origins_exactly():
-    from si_agent.executor.rpa.origins import OriginPolicy, origin_of
+    from si_agent.origins import OriginPolicy, origin_of
 
     assert origin_of("HTTPS://Gov.Example:443/f?x=1") == "https://gov.example"
     assert origin_of("http://127.0.0.1:8100/f") == "http://127.0.0.1:8100"

@@ -10,9 +10,9 @@ import re
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
+from si_agent import origins
 from si_agent.config.envsubst import check_url, expand_env
 from si_agent.executor.base import ExecutorOptions
-from si_agent.executor.rpa import origins
 from si_agent.labels import RESULT_PATTERN
 
 

@@ -29,6 +29,10 @@ types a credential into, or resumes a draft on a page outside the policy); the
 agent stops acting on such a page. ``about:blank`` makes no request, so it is
 never paused; ``allows`` is False for it, which keeps a result off a page a
 script wrote there.
+
+A module of its own, importing nothing of si_agent: the rpa executor (its
+options and its job) and the browser agent both use it, and the agent sits
+below the executor, so neither package may be its home.
 """
 
 from __future__ import annotations

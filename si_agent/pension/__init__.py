@@ -6,6 +6,11 @@
 
 Each part is rounded to 0.01 yuan (ROUND_HALF_UP), so the total always equals
 the sum of the two parts shown to the citizen.
+
+A package of its own, importing nothing of si_agent but ``errors``: the
+``builtin`` executor (``si_agent.executor.handlers``) computes with it, and so
+does the demo backend's ``pension_estimate`` service, which stands for a remote
+government system and imports no executor.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
 from si_agent.errors import ExecutorError
-from si_agent.executor import texts
+from si_agent.pension import texts
 
 # Payout months of the personal account by retirement age (national table).
 PAYOUT_MONTHS: dict[int, int] = {
