@@ -9,6 +9,7 @@ its file in WAL mode once when it opens it; every connection runs with
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import threading
@@ -35,7 +36,13 @@ class ThreadConnections:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if private:
-                os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
+                # Created owner-only, but only if missing: SQLite's locks are POSIX locks,
+                # which this process loses on the file when it closes *any* descriptor of
+                # it, so a store opened next to another on the same file never opens it
+                # itself (a reader elsewhere would then take the file for unused and
+                # checkpoint and delete the write-ahead log under us).
+                with contextlib.suppress(FileExistsError):
+                    os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
             conn = self.get()
             conn.execute("PRAGMA journal_mode=WAL")
             conn.executescript(schema)
