@@ -83,6 +83,7 @@ def check_origin(value: str) -> str:
     except ValueError as exc:
         raise ValueError(f"allowed_origins: {value!r} is not a URL ({exc})") from None
     if (parts.scheme not in _DEFAULT_PORTS or not parts.hostname or parts.path
+            or not re.fullmatch(r"[a-z0-9.\-\[\]:]+", parts.hostname)  # no wildcard
             or parts.query or parts.fragment or "@" in parts.netloc or value.endswith("?")
             or value.endswith("#")):
         raise ValueError(f"allowed_origins: {value!r} must be an origin such as "

@@ -33,6 +33,9 @@ def check_url(url: str) -> str:
         raise ValueError(problems[0])
     if not url.startswith(("http://", "https://", "${")):
         raise ValueError(f"url {url!r} must start with http://, https:// or ${{VAR}}")
+    if url.startswith(("http://", "https://")) and "@" in url.split("/", 3)[2]:
+        raise ValueError("a URL must not carry a user name or password: credentials go in "
+                         "environment variables (login.user_env, login.password_env)")
     return url
 
 

@@ -245,3 +245,19 @@ def test_the_trace_is_on_disk_as_it_goes_one_folder_per_attempt(tmp_path):
     third = Trace(tmp_path / "job-1", tmp_path / "drafts" / "k.json", attempt=2)
     third.note("the same attempt run again by hand")
     assert third.directory == tmp_path / "job-1" / "attempt-3"
+
+
+@pytest.mark.parametrize("origin", ["http://*.gov.example", "https://portal*.example.cn"])
+def test_a_wildcard_origin_is_refused_at_load(origin):
+    from si_agent.origins import check_origin
+
+    with pytest.raises(ValueError, match="must be an origin"):
+        check_origin(origin)
+
+
+def test_a_portal_url_with_credentials_is_refused_at_load():
+    from si_agent.config.envsubst import check_url
+
+    with pytest.raises(ValueError, match="user name or password"):
+        check_url("https://clerk:secret@portal.example.cn/forms/a")
+    assert check_url("https://portal.example.cn/forms/a?next=a@b") .endswith("a@b")
