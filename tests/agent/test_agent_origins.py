@@ -12,7 +12,7 @@ import pytest
 
 from si_agent.agent import Agent, DomPerception, FormPolicy, Goal
 from si_agent.origins import OriginPolicy
-from tests.rpa.hostile import FAKE_NO, PASSWORD, REAL_NO, USER, Foreign, Portal
+from tests.rpa.hostile import FAKE_NO, PASSWORD, REAL_NO, USER, Foreign, Portal, running_sites
 
 pytestmark = pytest.mark.browser
 
@@ -24,13 +24,8 @@ GOAL = Goal(task="在办理网站上填写并提交【测试业务】",
 
 @pytest.fixture(scope="module")
 def sites(chromium) -> Iterator[tuple[Portal, Foreign]]:  # noqa: F811
-    foreign = Foreign("127.0.0.2").start()
-    portal = Portal("127.0.0.1", foreign).start()
-    try:
-        yield portal, foreign
-    finally:
-        portal.stop()
-        foreign.stop()
+    with running_sites() as both:
+        yield both
 
 
 @pytest.fixture

@@ -28,6 +28,8 @@ from __future__ import annotations
 import http.server
 import threading
 import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 FAKE_NO = "SI99999999999999"
@@ -226,3 +228,15 @@ api:
     job_timeout: 60
   result_template: 已受理，受理编号：{{application_no}}。
 """
+
+
+@contextmanager
+def running_sites() -> Iterator[tuple[Portal, Foreign]]:
+    """The hostile portal on 127.0.0.1 and the foreign site on 127.0.0.2, started."""
+    foreign = Foreign("127.0.0.2").start()
+    portal = Portal("127.0.0.1", foreign).start()
+    try:
+        yield portal, foreign
+    finally:
+        portal.stop()
+        foreign.stop()

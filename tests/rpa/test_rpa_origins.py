@@ -19,20 +19,24 @@ from si_agent.app import build_controller
 from si_agent.config.settings import Settings
 from si_agent.executor import Executors, texts
 from tests.rpa.conftest import settle, talk
-from tests.rpa.hostile import BUSINESS_YAML, FAKE_NO, PASSWORD, REAL_NO, USER, Foreign, Portal
+from tests.rpa.hostile import (
+    BUSINESS_YAML,
+    FAKE_NO,
+    PASSWORD,
+    REAL_NO,
+    USER,
+    Foreign,
+    Portal,
+    running_sites,
+)
 
 NAME, ID_NUMBER = "张伟", "330122196303150178"
 
 
 @pytest.fixture(scope="module")
 def sites(chromium) -> Iterator[tuple[Portal, Foreign]]:
-    foreign = Foreign("127.0.0.2").start()
-    portal = Portal("127.0.0.1", foreign).start()
-    try:
-        yield portal, foreign
-    finally:
-        portal.stop()
-        foreign.stop()
+    with running_sites() as both:
+        yield both
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from si_agent.core import actions as T
 from si_agent.core.decision import Rule, SessionView, ToolCall
 from si_agent.engine import lexicon as L
 from si_agent.engine.consult import extract_slots, meant_slot, stops
-from si_agent.engine.rules import steps, switching, talk
+from si_agent.engine.rules import switching, talk
 from si_agent.engine.rules.calls import (
     Ruled,
     answer_call,
@@ -22,6 +22,7 @@ from si_agent.engine.rules.calls import (
     small_talk_call,
 )
 from si_agent.engine.rules.extraction import modify_call_for, values_for
+from si_agent.engine.rules.interrupts import interrupted
 from si_agent.engine.rules.matching import BusinessIndex
 from si_agent.engine.rules.mentions import (
     mentioned_field,
@@ -41,14 +42,9 @@ def decide(index: BusinessIndex, view: SessionView, text: str,
     assert business is not None
     if business.is_consult:
         return _consulting(index, view, business, text, offered)
-    switch = switching.decide(index, view, text, offered)
-    if switch is not None:
-        return switch
-    skip = steps.declined(view, text, offered)
-    if skip is not None:
-        return skip
-    if L.is_cancel(text):
-        return [cancel_call()], Rule.CANCEL_WORD, "cancel word"
+    interrupt = interrupted(index, view, text, offered)
+    if interrupt is not None:
+        return interrupt
     awaited = view.awaiting if view.awaiting in business.field_keys else _first(view)
     talked = talk.decide(business, awaited, text, offered)
     if talked is not None:

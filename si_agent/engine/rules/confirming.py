@@ -9,9 +9,10 @@ from __future__ import annotations
 from si_agent.core import actions as T
 from si_agent.core.decision import Rule, SessionView, ToolCall
 from si_agent.engine import lexicon as L
-from si_agent.engine.rules import steps, switching, talk
-from si_agent.engine.rules.calls import Ruled, answer_call, cancel_call, modify_call, redo_call
+from si_agent.engine.rules import talk
+from si_agent.engine.rules.calls import Ruled, answer_call, modify_call, redo_call
 from si_agent.engine.rules.extraction import modify_call_for, values_for
+from si_agent.engine.rules.interrupts import interrupted
 from si_agent.engine.rules.matching import BusinessIndex
 from si_agent.engine.rules.mentions import (
     mentioned_field,
@@ -26,14 +27,9 @@ def decide(index: BusinessIndex, view: SessionView, text: str,
     """The rules when confirming, retrying, modifying or redoing a step is offered."""
     business = view.business
     assert business is not None
-    switch = switching.decide(index, view, text, offered)
-    if switch is not None:
-        return switch
-    skip = steps.declined(view, text, offered)
-    if skip is not None:
-        return skip
-    if L.is_cancel(text):
-        return [cancel_call()], Rule.CANCEL_WORD, "cancel word"
+    interrupt = interrupted(index, view, text, offered)
+    if interrupt is not None:
+        return interrupt
     talked = talk.decide(business, None, text, offered)
     if talked is not None:
         return talked

@@ -1,0 +1,25 @@
+"""What sets the current work aside before any value is read, in every state that
+collects or confirms: another business named (a switch), an optional step declined,
+a cancel word."""
+
+from __future__ import annotations
+
+from si_agent.core.decision import Rule, SessionView
+from si_agent.engine import lexicon as L
+from si_agent.engine.rules import steps, switching
+from si_agent.engine.rules.calls import Ruled, cancel_call
+from si_agent.engine.rules.matching import BusinessIndex
+
+
+def interrupted(index: BusinessIndex, view: SessionView, text: str,
+                offered: frozenset[str]) -> Ruled | None:
+    """The switch, skip or cancel ``text`` asks for, or None."""
+    switch = switching.decide(index, view, text, offered)
+    if switch is not None:
+        return switch
+    skip = steps.declined(view, text, offered)
+    if skip is not None:
+        return skip
+    if L.is_cancel(text):
+        return [cancel_call()], Rule.CANCEL_WORD, "cancel word"
+    return None
