@@ -11,14 +11,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from si_agent.audit import AuditLog
 from si_agent.config.assistant import AssistantTexts
 from si_agent.config.model import Business, Step
 from si_agent.core.catalog import Catalog
 from si_agent.core.decision import ValuesWithRequest
 from si_agent.core.machine import DialogueMachine
+from si_agent.executor import Executors
+from si_agent.executor.base import Executor
 from si_agent.flow.steps import StepHandler
-from si_agent.jobs import Job
+from si_agent.jobs import Job, JobRunner, JobStore
 from si_agent.knowledge import Answer
+from si_agent.session.base import SessionStore
+from si_agent.session.files import StepFiles
+from si_agent.session.model import Session
 
 
 class FileReader(Protocol):
@@ -79,3 +85,24 @@ class TurnDeps:
     lease: float  # a queued job's first lease, in seconds
     engine_name: str
     values_with_request: ValuesWithRequest | None = None
+
+
+class JobHost(Protocol):
+    """What the driver uses of its controller (read per use: a test may replace one)."""
+
+    catalog: Catalog
+    store: SessionStore
+    jobs: JobStore
+    files: StepFiles
+    audit: AuditLog
+    runner: JobRunner
+    executor: Executors
+
+    @property
+    def deps(self) -> TurnDeps: ...
+
+    def load(self, session_id: str, *, tell_expiry: bool = False) -> Session: ...
+
+    def executor_for(self, business: Business) -> Executor: ...
+
+    def ready(self, business: Business) -> Business: ...

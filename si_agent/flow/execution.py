@@ -29,28 +29,24 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Protocol
+from typing import Any
 
 from si_agent import replies
-from si_agent.audit import AuditLog
 from si_agent.config.model import Business
 from si_agent.config.settings import DEFAULT_TAKEOVER_GRACE
-from si_agent.core.catalog import Catalog
 from si_agent.core.state import State
 from si_agent.errors import ExecutorError, JobConflict, SessionConflict
-from si_agent.executor import Executors
-from si_agent.executor.base import Executor, JobContext
+from si_agent.executor.base import JobContext
 from si_agent.flow.closing import prompt_next
-from si_agent.flow.deps import TurnDeps
+from si_agent.flow.deps import JobHost
 from si_agent.flow.effects import carry_out
 from si_agent.flow.moves import Flow, join
 from si_agent.flow.outcomes import apply_job, outcome_text
 from si_agent.flow.result import TurnResult, job_view, snapshot
 from si_agent.flow.steps import FILE_REF
-from si_agent.jobs import Job, JobError, JobRunner, JobStore
+from si_agent.jobs import Job, JobError
 from si_agent.jobs.model import this_process
-from si_agent.session.base import SessionStore, session_ref
-from si_agent.session.files import StepFiles
+from si_agent.session.base import session_ref
 from si_agent.session.model import Session
 
 log = logging.getLogger(__name__)
@@ -59,27 +55,6 @@ LEASE = 60.0  # a job whose owner has not renewed its lease for this long is sta
 HEARTBEAT = 20.0  # how often a running job renews its lease
 MAX_ATTEMPTS = 3  # a job whose process keeps dying is not run a fourth time
 _RETRIES = 5
-
-
-class JobHost(Protocol):
-    """What the driver uses of its controller (read per use: a test may replace one)."""
-
-    catalog: Catalog
-    store: SessionStore
-    jobs: JobStore
-    files: StepFiles
-    audit: AuditLog
-    runner: JobRunner
-    executor: Executors
-
-    @property
-    def deps(self) -> TurnDeps: ...
-
-    def load(self, session_id: str, *, tell_expiry: bool = False) -> Session: ...
-
-    def executor_for(self, business: Business) -> Executor: ...
-
-    def ready(self, business: Business) -> Business: ...
 
 
 class JobDriver:
