@@ -172,6 +172,7 @@ def test_no_expiry_notice_without_an_expired_session(in_process):
     reset = in_process.token("resetting")
     in_process.chat(reset, "我要转社保")
     in_process.reset(reset)  # a reset is not an expiry
+    reset = in_process.token("resetting")  # a reset also revokes the token it was sent with
     in_process.expire()
     turn = in_process.chat(reset, "我要转社保")
     assert "会话已过期" not in turn["reply"] and turn["state"] == "collecting"
