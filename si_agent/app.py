@@ -38,7 +38,7 @@ def build_controller(settings: Settings | None = None, *, engine: str | None = N
         store,
         create_engine(engine or settings.engine, catalog, settings),
         Executors(settings),
-        knowledge=create_knowledge(settings, catalog, answerer=_grounded_answerer),
+        knowledge=create_knowledge(settings, catalog, answerer=grounded_answerer),
         step_handlers={**builtin_step_handlers(settings), **registered_step_handlers()},
         files=create_step_files(store, file_key(settings.upload_key or settings.jwt_secret)),
         runner=CeleryRunner(settings) if settings.job_backend == "celery" else None,
@@ -51,7 +51,7 @@ def build_controller(settings: Settings | None = None, *, engine: str | None = N
     return controller
 
 
-def _grounded_answerer(settings: Settings) -> GroundedAnswerer:
+def grounded_answerer(settings: Settings) -> GroundedAnswerer:
     """The model that writes knowledge answers (``create_knowledge`` calls this only
     with a model configured; imported then, like the engine registry's model engines,
     so a rules-only start does not import the OpenAI client)."""

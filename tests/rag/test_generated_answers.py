@@ -8,6 +8,7 @@ import re
 import pytest
 
 from rag import texts
+from si_agent.app import grounded_answerer
 from si_agent.config.settings import Settings
 from si_agent.knowledge import create_knowledge
 
@@ -18,7 +19,7 @@ QUESTION = "社保转移需要什么材料"
 def knowledge(tmp_path, small_corpus, fake):
     settings = Settings(data_dir=tmp_path, kb_dir=small_corpus, embed_model="hashing",
                         llm_base_url=fake.base_url, llm_timeout=5.0, llm_max_retries=0)
-    return create_knowledge(settings)
+    return create_knowledge(settings, answerer=grounded_answerer)  # as the app wires it
 
 
 def given(fake) -> list[int]:
