@@ -3,6 +3,12 @@
 The theme is a transcript's ``theme`` key, or its file name before ``__``.
 
     python scripts/corpus_score.py tests/dialogues_real [--engine rules] [--failures]
+                                   [--knowledge] [--data DIR]
+
+``--knowledge`` replays with the real knowledge base (Milvus Lite, the shipped corpus
+of ``rag/knowledge``) as the product runs; it is built in ``--data`` (default: a
+temporary directory, about a minute on first use) and needs its own directory next
+to a running server. Without it the controller has no knowledge channel.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from si_agent.config.settings import Settings
 from si_agent.engine.registry import create_engine
 from si_agent.executor import Executors
 from si_agent.flow.controller import Controller
+from si_agent.knowledge import create_knowledge
 from si_agent.replay import load_dialogues, replay
 from si_agent.session import MemoryStore
 
@@ -30,15 +37,22 @@ def main() -> None:
     ap.add_argument("paths", nargs="+")
     ap.add_argument("--engine", default="rules")
     ap.add_argument("--failures", action="store_true", help="print each failure")
+    ap.add_argument("--knowledge", action="store_true",
+                    help="replay with the shipped knowledge base (Milvus Lite)")
+    ap.add_argument("--data", type=Path, default=None,
+                    help="data directory (default: a temporary one)")
     args = ap.parse_args()
     logging.basicConfig(level=logging.ERROR)
-    settings = Settings(business_dir=ROOT / "businesses", data_dir=Path(tempfile.mkdtemp()))
+    settings = Settings(business_dir=ROOT / "businesses", kb_dir=ROOT / "rag" / "knowledge",
+                        data_dir=args.data or Path(tempfile.mkdtemp()))
     catalog = load_businesses(settings.business_dir)
+    knowledge = create_knowledge(settings, catalog) if args.knowledge else None
     passed: Counter[str] = Counter()
     total: Counter[str] = Counter()
     with Executors(settings) as executors:
         controller = Controller(catalog, MemoryStore(), create_engine(args.engine, catalog,
-                                                                      settings), executors)
+                                                                      settings), executors,
+                                knowledge=knowledge)
         hook = demo_backend_hook(settings)
         for source, transcript in load_dialogues(args.paths):
             theme = transcript.get("theme") or Path(source).name.split("__")[0]
