@@ -11,14 +11,14 @@ from typing import Any
 
 from si_agent.config.model import MASKED_TYPES, Business
 from si_agent.validators import extract, mask
-from si_agent.validators.phone import SPOKEN_DIGITS
+from si_agent.validators.spoken import DIGIT_CHARS, SPOKEN_DIGITS
 
 _SCAN_ORDER = ("idcard", "bank_card", "phone")
 # Digit runs the validators do not recognise (a mistyped ID or card, a number
 # typed in groups like "3301 2219 6303 1501 78") are withheld all the same.
 _LONG_DIGITS = re.compile(r"(?<!\d)\d(?:[ \-]?\d){10,}(?![\dXx])[Xx]?")
 # The same spoken, digit by digit ("一三八零零一三八零零三").
-_LONG_SPOKEN = re.compile(r"[零〇一幺二两三四五六七八九](?:[ \-]?[零〇一幺二两三四五六七八九]){10,}")
+_LONG_SPOKEN = re.compile(rf"[{DIGIT_CHARS}](?:[ \-]?[{DIGIT_CHARS}]){{10,}}")
 
 
 def personal_spans(text: str) -> list[tuple[int, int, str, str]]:
