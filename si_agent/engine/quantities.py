@@ -41,6 +41,10 @@ _UNITS: tuple[tuple[str, Quantity], ...] = (
 # A rough number's hedge between it and its unit: "40多岁", "七千来块", "两万左右".
 _ROUGH = re.compile(r"(?:多|来|余|几)?")
 _MULTIPLIER = re.compile(r"[万千亿kKwW]")
+_ONE = frozenset({"一", "1"})
+_NEAR = 4  # characters between a "per month" and the amount it goes with
+_NUMERAL_NEAR = re.compile(rf"[^，,。；;！!？?\s]{{0,{_NEAR}}}?[0-9零〇两三四五六七八九十百千万]")
+_NUMERAL_BEFORE = re.compile(rf"[0-9零〇两三四五六七八九十百千万][^，,。；;！!？?\s]{{0,{_NEAR}}}$")
 
 
 def unit_after(text: str, end: int) -> tuple[str, Quantity] | None:
@@ -57,6 +61,17 @@ def measured(text: str, start: int, end: int) -> Quantity | None:
     if unit is not None:
         return unit[1]
     return Quantity.MONEY if _MULTIPLIER.search(text[start:end]) else None
+
+
+def is_per_period(text: str, start: int, end: int) -> bool:
+    """Whether the number at ``text[start:end]`` is the "one" of a rate: "一个月" in
+    "一个月八千五" or "九千二百块一个月" says per month, and is no value of its own."""
+    unit = unit_after(text, end)
+    if text[start:end] not in _ONE or unit is None or unit[1] is not Quantity.DURATION:
+        return False
+    after = end + len(unit[0])
+    return bool(_NUMERAL_NEAR.match(text, after)
+                or _NUMERAL_BEFORE.search(text[max(0, start - _NEAR - 1):start]))
 
 
 def slot_measures(f: FieldDef) -> Quantity | None:

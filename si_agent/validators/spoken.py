@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from . import bank_card, idcard, phone
 from .base import Found
 
 # How each spoken digit is written; the radio forms 洞/幺/两/拐 included.
@@ -28,6 +29,7 @@ SPOKEN_DIGITS = str.maketrans(SPOKEN)
 DIGIT_CHARS = "".join(SPOKEN)
 MIN_RUN = 7  # single digits in a row before a run is a number, not words
 MAX_LENGTH = 19  # the longest identifier (a bank card): groups beyond it are another number
+_SHORTEST = 11  # the shortest identifier (a mobile number)
 
 _TOKEN = rf"[0-9{DIGIT_CHARS}]"
 _GAP = r"(?:[ \-]|[嗯呃额啊]){0,4}"  # spaces, dashes and a filler between groups
@@ -54,8 +56,8 @@ class Reading:
 
 def read(text: str, *, min_run: int = MIN_RUN) -> Reading:
     """``text`` with every run of at least ``min_run`` single digits, one of them
-    spoken, written in Arabic digits: fillers dropped, groups joined up to
-    :data:`MAX_LENGTH` digits and kept one space apart beyond that."""
+    spoken, written in Arabic digits: fillers dropped, groups joined into numbers
+    (see :func:`_starts`) kept one space apart."""
     out: list[str] = []
     origin: list[int] = []
     at = 0
@@ -65,14 +67,12 @@ def read(text: str, *, min_run: int = MIN_RUN) -> Reading:
         if digits < min_run or not any(c in SPOKEN for c in m.group()):
             continue
         _copy(text, at, m.start(), out, origin)
-        length = 0
-        for g in groups:
-            size = len(g.group())
-            if length and length + size > MAX_LENGTH:
+        starts = _starts([g.group().translate(SPOKEN_DIGITS).upper().replace("叉", "X")
+                          for g in groups])
+        for n, g in enumerate(groups):
+            if n in starts:
                 out.append(" ")  # another number follows
                 origin.append(m.start() + g.start() - 1)
-                length = 0
-            length += size
             for i, char in enumerate(g.group()):
                 out.append("X" if char in "叉Xx" else SPOKEN.get(char, char))
                 origin.append(m.start() + g.start() + i)
@@ -81,6 +81,34 @@ def read(text: str, *, min_run: int = MIN_RUN) -> Reading:
         return Reading(text, tuple(range(len(text))))
     _copy(text, at, len(text), out, origin)
     return Reading("".join(out), tuple(origin))
+
+
+def _starts(groups: list[str]) -> set[int]:
+    """The groups that begin another number, in a run of digit groups said one after
+    the other ("ID, then phone"): a number ends after the longest groups that make a
+    valid ID, mobile or card number with nothing or another number after them, or
+    else after as many groups as fit in :data:`MAX_LENGTH` digits."""
+    starts: set[int] = set()
+    first = 0
+    while first < len(groups):
+        fitting = valid = None
+        total, rest = 0, sum(map(len, groups[first:]))
+        for last in range(first, len(groups)):
+            total += len(groups[last])
+            if total > MAX_LENGTH and fitting is not None:
+                break
+            fitting = last
+            if (rest - total == 0 or rest - total >= _SHORTEST) and _identifier(
+                    "".join(groups[first:last + 1])):
+                valid = last
+        first = (fitting if valid is None else valid) + 1
+        if first < len(groups):
+            starts.add(first)
+    return starts
+
+
+def _identifier(digits: str) -> bool:
+    return any(module.check(digits).ok for module in (idcard, phone, bank_card))
 
 
 def _copy(text: str, start: int, end: int, out: list[str], origin: list[int]) -> None:

@@ -7,7 +7,13 @@ import pytest
 
 from si_agent.core.state import FieldStatus
 from si_agent.engine.consult import asks_for_consultation, extract_slots
-from si_agent.engine.quantities import Quantity, may_measure, measured, slot_measures
+from si_agent.engine.quantities import (
+    Quantity,
+    is_per_period,
+    may_measure,
+    measured,
+    slot_measures,
+)
 from si_agent.session.model import FieldState
 
 
@@ -89,3 +95,16 @@ def test_a_short_product_alias_inside_an_occupation_is_no_choice(consult):
 def test_what_suits_me_asks_for_the_consultation():
     assert asks_for_consultation("买哪种保险合适啊", request=False)
     assert not asks_for_consultation("给孩子买什么保险好", request=False)
+
+
+@pytest.mark.parametrize(("text", "number", "per"), [
+    ("一个月八千五", "一", True),
+    ("九千二百块一个月", "一", True),
+    ("一年交三千多", "一", True),
+    ("一年", "一", False),  # alone: one year
+    ("交了二十五年，一个月", "一", False),  # another clause's number
+    ("两个月八千", "两", False),  # two months are a duration
+])
+def test_one_period_next_to_an_amount_is_a_rate(text, number, per):
+    start = text.index(number)
+    assert is_per_period(text, start, start + len(number)) is per

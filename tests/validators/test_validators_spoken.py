@@ -52,6 +52,18 @@ def test_two_spoken_numbers_apart_stay_two_numbers() -> None:
     assert len(identifier_spans(text)) == 2  # so no year or amount is read inside them
 
 
+@pytest.mark.parametrize(("spoken", "read_as"), [
+    # Every digit apart, as some voice input writes them: the ID ends where a valid ID does.
+    (" ".join("三三零一零二一九九五零三零八零一三三幺三八零零幺三八零零四"), f"{ID} 13800138004"),
+    (" ".join("六零一三八二零八零零零一二三四五六七二幺三八零零幺三八零零四"),
+     "6013820800012345672 13800138004"),  # a 19-digit card, then a phone
+    ("三三零一零二一九九五零三零八零一三四 三三零一零二一九九五零三零八零一三三",
+     "330102199503080134 " + ID),  # a wrong number said, then the right one
+])
+def test_numbers_said_one_after_the_other_stay_apart(spoken, read_as):
+    assert read(spoken).text == read_as
+
+
 def test_application_numbers_with_spoken_digits_and_spaced_letters() -> None:
     for said in ("SI二零二六零九一五零零零零零一", "S I 二零二六零九一五零零零零零一"):
         assert check("text", said, pattern=APPLICATION).value == "SI20260915000001"
