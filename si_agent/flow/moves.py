@@ -66,6 +66,7 @@ class TurnState:
     theme_asked: Theme | None = None
     opened: bool = False  # the consultation's opening is in this reply
     consult_lines: list[str] = field(default_factory=list)
+    received: list[str] = field(default_factory=list)  # slots taken, for the received line
     resumed: bool = False
     services: list[str] = field(default_factory=list)  # businesses listed (shown as buttons)
 
