@@ -9,7 +9,8 @@ Chinese digits read one by one without 十/百/千/万/亿 ("五六", "一两") 
 rough range or a code, not a quantity, and are refused. A rough amount with its
 multiplier is read as the middle of what it says (``rough``): "七八万" 75000,
 "二三十万" 250000, "十几万" 150000, "二十多万" 250000, "三十来万" 300000, never
-the 20 of "二十多万".
+the 20 of "二十多万"; a longer numeral before 多 and its multiplier counts at
+least the numeral ("一百二十多万" 1200000).
 """
 
 from __future__ import annotations
@@ -60,6 +61,10 @@ ROUGH = re.compile(
 )
 
 
+# "一百二十多万": a numeral, "more", then its multiplier; read as the numeral times it.
+_SOME_MORE = re.compile(rf"([{_CN_NUMERALS}]+)(?:多|来|几|余)([百千万亿])")
+
+
 def rough(m: re.Match[str]) -> tuple[Decimal, str] | None:
     """A rough amount matched by ``ROUGH`` as (how many, multiplier): "七八万" is
     (7.5, 万), "二十多万" (25, 万), "三十来万" (30, 万); None for "三五万"."""
@@ -91,6 +96,10 @@ def parse(text: str) -> Decimal | None:
     m = ROUGH.fullmatch(text)
     if m is not None:
         return _rough_value(m)
+    m = _SOME_MORE.fullmatch(text)
+    if m is not None:
+        base = parse(m[1])
+        return None if base is None else base * _MULTIPLIERS[m[2]]
     if _CHINESE.fullmatch(text) and not _is_digit_string(text):
         return _parse_chinese(text.replace("俩", "两"))
     return None
@@ -165,7 +174,8 @@ def _extract(text: str, integral: bool, low: float | None, high: float | None) -
     for m in _LONG_DIGITS.finditer(text):
         taken.add(*m.span())
     # A rough amount first: "二十多万" is 250000, not the 20 before 多.
-    candidates = [*ROUGH.finditer(text), *_ARABIC_IN_TEXT.finditer(text)]
+    candidates = [*ROUGH.finditer(text), *_SOME_MORE.finditer(text),
+                  *_ARABIC_IN_TEXT.finditer(text)]
     for m in _CHINESE_IN_TEXT.finditer(text):
         run = m.group()
         if len(run) > 1 or _UNIT_AFTER.match(text, m.end()):

@@ -91,6 +91,8 @@ def test_full_width_comma_separates_clauses():
     ("每年三四千", 3500.0, "三四千"),
     ("七八万", 75000.0, "七八万"),
     ("二三十万", 250000.0, "二三十万"),
+    ("账户里一百二十多万", 1200000.0, "一百二十多万"),  # the numeral times its multiplier
+    ("三百多万", 3000000.0, "三百多万"),
 ])
 def test_rough_amounts_are_read_as_their_middle(text, value, raw):
     assert [(f.value, f.raw) for f in extract("number", text)] == [(value, raw)]
