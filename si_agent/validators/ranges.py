@@ -17,7 +17,8 @@ from decimal import Decimal
 
 from . import messages
 from .base import Found, Result, invalid, valid
-from .numbers import extract_number
+from .numbers import ROUGH, extract_number
+from .numbers import rough as rough_amount
 
 _BELOW = re.compile(r"(?:不到|不足|低于|少于|没有|没到|不超过)\s*$")
 _BELOW_AFTER = re.compile(r"\s*(?:(?:元|块)\s*)?(?:以下|不到|以内|之内)")  # one \\s* at a time: linear
@@ -93,26 +94,17 @@ def _amounts(text: str) -> list[tuple[float, int, int]]:
     return out
 
 
-_DIGITS = "一二三四五六七八九"
-# Rough amounts said in words: "七八万", "二三十万", "十几万", "二十多万", "三十来万", "百万".
-_NEIGHBOURS = re.compile(r"([一二两三四五六七八])([二三四五六七八九])(十)?([百千万])")
-_TENS_AND_SOME = re.compile(r"([一二两三四五六七八九]?)十(几|多|来)([百千万])")
 _BARE_MILLION = re.compile(r"(?<![0-9零〇一二两三四五六七八九十])百万")
 
 
 def rough(text: str) -> str:
-    """Rough amounts in words rewritten as digits ("七八万" → "7.5万", "十几万" → "15万")."""
-    def neighbours(m: re.Match) -> str:
-        low, high = _DIGITS.index(m[1].replace("两", "二")) + 1, _DIGITS.index(m[2]) + 1
-        if high != low + 1:
-            return m[0]
-        return f"{(low + high) / 2 * (10 if m[3] else 1):g}{m[4]}"
+    """Rough amounts in words rewritten as digits ("七八万" → "7.5万", "十几万" → "15万",
+    "百万" → "100万"), as ``numbers.rough`` reads them."""
+    def digits(m: re.Match[str]) -> str:
+        said = rough_amount(m)
+        return m[0] if said is None else f"{float(said[0]):g}{said[1]}"
 
-    def tens(m: re.Match) -> str:
-        base = (_DIGITS.index(m[1].replace("两", "二")) + 1 if m[1] else 1) * 10
-        return f"{base + (0 if m[2] == '来' else 5)}{m[3]}"
-
-    return _BARE_MILLION.sub("100万", _TENS_AND_SOME.sub(tens, _NEIGHBOURS.sub(neighbours, text)))
+    return _BARE_MILLION.sub("100万", ROUGH.sub(digits, text))
 
 
 def check(raw: str, *, buckets: Iterable | None = None, **_: object) -> Result:
