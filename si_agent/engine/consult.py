@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from si_agent.config.model import Business, FieldDef
 from si_agent.core.consult import current_theme, open_slots
 from si_agent.core.state import FieldStatus
+from si_agent.engine import cues
 from si_agent.engine import lexicon as L
 from si_agent.engine.bounds import first_clauses, first_disjoint
 from si_agent.session.model import FieldState
@@ -43,7 +44,7 @@ _CLAUSE = re.compile(r"[^，,。；;！!？?\s]+[？?]?")
 _FILLER = re.compile(r"^(?:的话|就是|是|为|叫|改成|改为|换成|应该是|其实是|大概|大约|[:：])+")
 _TAIL = re.compile(r"(?:的|工作|吧|呢|啊|哈)+$")
 # ("啥也没买过", "啥都没有": nothing, not a question)
-_ASKS = re.compile(r"[？?]|吗|什么|啥(?![也都])|怎么|咋|区别|哪|为什么|是否|能不能|可不可以|如何"
+_ASKS = re.compile(r"[？?]|吗|(?<!不是)(?<!没)(?<!不算)什么|啥(?![也都])|怎么|咋|区别|哪|为什么|是否|能不能|可不可以|如何"
                    r"|多少钱|有用")
 _WANTS = re.compile(r"想|要|帮|给我|推荐|看看|规划|配置|买哪|怎么买|怎么选")
 # Words for the consultation itself: a what-question with one asks for it.
@@ -84,6 +85,8 @@ def extract_slots(business: Business, fields: dict[str, FieldState], text: str, 
     named: str | None = None  # a numeric slot a clause named without its value
     clauses = first_clauses(_CLAUSE.findall(text))
     for clause in clauses:
+        if cues.is_filler(clause):
+            continue  # "哦对了": by the way, not yes
         if asks(clause) and not _whole_alias(business, clause, asked):
             out.question = True  # answered as a question; its words are not values
             continue
@@ -235,17 +238,37 @@ def _alias(f: FieldDef, clause: str, asked: bool, alone: bool) -> tuple[str, str
                 if asked and (phrase == bare or (alone and phrase in clause
                                                  and len(phrase) > _SHORT_ALIAS)):
                     return option.value, phrase
-            elif phrase in clause and (asked or len(phrase) > _SHORT_ALIAS
-                                       or any(c in phrase for c in f.cues)):  # "俩娃"
+            elif _affirmed(clause, phrase) and (asked or len(phrase) > _SHORT_ALIAS
+                                                or any(c in phrase for c in f.cues)):  # "俩娃"
                 return option.value, phrase
+    if _yes_no(f) and (asked or _cued(f, clause)) and cues.other_subject(clause):
+        return "否", ""  # "主要是我先生挣钱": someone else, so not the citizen
     return None
+
+
+def _affirmed(clause: str, phrase: str) -> bool:
+    """Whether ``phrase`` occurs in the clause outside a negation ("哦不对", "不是
+    什么顶梁柱") and not as the start of someone else ("靠我老公")."""
+    at = clause.find(phrase)
+    while at >= 0:
+        end = at + len(phrase)
+        if not cues.negated(clause, at, end) and not cues.possessive(clause, end):
+            return True
+        at = clause.find(phrase, at + 1)
+    return False
+
+
+def _yes_no(f: FieldDef) -> bool:
+    return f.type == "enum" and {o.value for o in f.options} == {"是", "否"}
 
 
 def _choices(f: FieldDef, clause: str, asked: bool) -> str | None:
     """The options a clause chooses ("重疾和百万医疗"), without those it refuses."""
     options = [(o.value, o.aliases) for o in f.options]
     found = extract("enum", clause, options=options)
-    chosen = [x for x in found if not _REFUSED.search(clause[max(0, x.start - 3):x.start])]
+    chosen = [x for x in found if not _REFUSED.search(clause[max(0, x.start - 3):x.start])
+              and not cues.negated(clause, x.start, x.end)
+              and not cues.possessive(clause, x.end)]
     if f.type == "multi_enum" and not chosen and _ALL.search(clause):  # "除了年金都要"
         refused = {x.value for x in found} - {x.value for x in chosen}
         return "、".join(o.value for o in f.options if o.value not in refused)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from si_agent.config.model import Business
 from si_agent.core import actions as T
 from si_agent.core.decision import Rule, SessionView, ToolCall
+from si_agent.engine import cues
 from si_agent.engine import lexicon as L
 from si_agent.engine.consult import extract_slots, meant_slot, stops
 from si_agent.engine.rules import switching, talk
@@ -21,9 +22,11 @@ from si_agent.engine.rules.calls import (
     redo_call,
     small_talk_call,
 )
+from si_agent.engine.rules.corrections import corrected
 from si_agent.engine.rules.extraction import modify_call_for, values_for
 from si_agent.engine.rules.interrupts import interrupted
 from si_agent.engine.rules.matching import BusinessIndex
+from si_agent.engine.rules.polarity import blank_negated
 from si_agent.engine.rules.mentions import (
     mentioned_field,
     mentioned_step,
@@ -58,6 +61,13 @@ def decide(index: BusinessIndex, view: SessionView, text: str,
         return [modify_call_for(business, target, text)], Rule.MODIFY, f"go back to {target}"
     if L.is_preamble_only(text):
         return [], Rule.CONVERSATIONAL, "only a preamble (打错了): the value follows"
+    if cues.is_correction(text):
+        fixed = corrected(business, view, awaited, text)
+        if fixed is not None:
+            if not fixed:
+                return [], Rule.CONVERSATIONAL, "a correction without a new value"
+            return [ToolCall(name=T.PROVIDE_FIELD, arguments={"values": fixed})], (
+                Rule.VALUES), f"corrected {sorted(fixed)}"
     answer = L.strip_preamble(text)
     values = values_for(business, awaited, answer, whole=True)
     if not values and answer != text:
@@ -83,6 +93,11 @@ def decide(index: BusinessIndex, view: SessionView, text: str,
     if free_text and L.NON_ANSWER.search(text):
         return [], Rule.CONVERSATIONAL, "a non-answer would pass as free text"
     if awaited:
+        if business.field(awaited).type in ("enum", "multi_enum"):
+            # "不是旅游，是…": the option negated is no answer; the rest is checked.
+            answer = blank_negated(business, answer).strip(" ，,。")
+            if not answer:
+                return [], Rule.NONE, "only a negated option"
         return [ToolCall(name=T.PROVIDE_FIELD, arguments={"values": {awaited: answer}})], (
             Rule.AWAITED_ANSWER), "the message as the awaited field's value"
     return [], Rule.NONE, "nothing recognised"
