@@ -35,12 +35,18 @@ REPLACE = (
 # After a frame, before the value: "不对，是张伟", "不不，选建行", "还是改回…".
 _LEAD = re.compile(rf"(?:{_SEP}|还是|就是|是|选|要|用|叫|为|改|换|那就|就)*")
 _TAIL = re.compile(rf"(?:{_SEP}|吧|啊|呀|哈|啦|呢|哦|嘛|了|才对|才是对的|的)+$")
-# "不是，是张伟": 不是 on its own, answering no; "不是杭州是上海" is a value taken back
-# in place (``extraction``), not a frame.
-_BARE_NO = r"不是(?:的)?(?=" + _SEP + r")"
-FRAME = re.compile(
-    "|".join([*(re.escape(w) for w in sorted((*TAKE_BACK, *REPLACE), key=len, reverse=True)),
-              _BARE_NO]))
+# "不是，是张伟": 不是 on its own, then the value; "不是，没孩子" answers a yes/no
+# question, and "不是杭州是上海" takes a value back in place (``extraction``).
+_BARE_NO = r"不是(?:的)?" + _SEP + r"+(?=是)"
+# Short take-backs stand apart: "不对，…", "不对不对", "哦不是", not "不对外开放".
+_APART = rf"(?={_SEP}|$|不|是|还|应|我|啊|呀|哈|吧|了|哦|呢|的)"
+_SHORT = ("不对", "不不", "哦不")
+FRAME = re.compile("|".join([
+    *(re.escape(w) + (_APART if w in _SHORT else "")
+      for w in sorted((*TAKE_BACK, *REPLACE), key=len, reverse=True)),
+    _BARE_NO]))
+# An apology after the value: "应该是南京，我说错了" (the value stands before it).
+_APOLOGY = re.compile(rf"{_SEP}+(?:我|刚才|刚刚|前面|之前|上面|是我)*$")
 # A correction anywhere in the message (for sureness and the never-store guard).
 CORRECTION = FRAME
 
@@ -78,14 +84,19 @@ def corrected_value(text: str) -> str | None:
     """What follows the last correction frame, without particles: "还是改回张伟吧" →
     "张伟", "刘阳是错的 应该是刘洋" → "刘洋"; None without a frame or a value after it
     ("哦不对")."""
-    last = None
-    for m in FRAME.finditer(text):
-        last = m
-    if last is None:
+    frames = list(FRAME.finditer(text))
+    if not frames:
         return None
-    rest = text[_LEAD.match(text, last.end()).end():]  # type: ignore[union-attr]
-    rest = _TAIL.sub("", rest).strip()
-    return rest or None
+    last = frames[-1]
+    lead = _LEAD.match(text, last.end())  # always matches (maybe empty)
+    rest = _TAIL.sub("", text[lead.end() if lead else last.end():]).strip()
+    if rest:
+        return rest
+    head = text[: last.start()]
+    apology = _APOLOGY.search(head)
+    if apology and len(frames) > 1 and frames[-2].group() in REPLACE:
+        return corrected_value(head[: apology.start()])  # "应该是南京，我说错了"
+    return None
 
 
 def before_frame(text: str) -> str:
@@ -132,6 +143,8 @@ def strip_fillers(text: str) -> str:
 
 
 def touched(text: str) -> bool:
-    """Whether ``text`` holds a correction, hedge or filler cue (the model reads those
-    better than rules; negations are checked against the mentions they scope over)."""
-    return is_correction(text) or is_hedge(text) or bool(strip_fillers(text) != text)
+    """Whether ``text`` holds a correction, hedge, filler or other-person cue (the model
+    reads those better than rules; negations are checked against the mentions they
+    scope over)."""
+    return (is_correction(text) or is_hedge(text) or strip_fillers(text) != text
+            or other_subject(text))

@@ -26,13 +26,13 @@ from si_agent.engine.rules.corrections import corrected
 from si_agent.engine.rules.extraction import modify_call_for, values_for
 from si_agent.engine.rules.interrupts import interrupted
 from si_agent.engine.rules.matching import BusinessIndex
-from si_agent.engine.rules.polarity import blank_negated
 from si_agent.engine.rules.mentions import (
     mentioned_field,
     mentioned_step,
     named_field,
     whole_message_fits,
 )
+from si_agent.engine.rules.polarity import blank_negated
 from si_agent.session.model import FieldState
 
 _WEAK = ("enum", "city", "name", "integer", "number", "year", "text")

@@ -8,17 +8,28 @@ value stands before it, or the one field the new value fits.
 
 from __future__ import annotations
 
-from si_agent.config.model import Business
+from typing import Any
+
+from si_agent.config.model import Business, FieldDef
 from si_agent.core.decision import SessionView
 from si_agent.engine import cues
 from si_agent.engine.rules.extraction import values_for
 from si_agent.engine.rules.mentions import mentioned_field, named_field, whole_message_fits
+from si_agent.validators import check, extract
+
+_COUNTED = ("integer", "number", "year")
 
 
 def corrected(business: Business, view: SessionView, awaited: str | None,
               text: str) -> dict[str, str] | None:
     """The values a correction frame in ``text`` sets: ``{}`` when no value follows it
-    ("哦不对": nothing to store, ask), None when the rules cannot tell the field."""
+    ("哦不对": nothing to store, ask), None when the rules cannot tell the field.
+
+    Without a field named, a take-back is about something said: a collected field
+    the new value fits, the one answered last (fields are asked in order) while
+    collecting, the only one while confirming; the awaited field only when no
+    collected one fits.
+    """
     value = cues.corrected_value(text)
     if value is None:
         return {}
@@ -26,20 +37,54 @@ def corrected(business: Business, view: SessionView, awaited: str | None,
     collected = {k: st.value for k, st in view.fields.items() if st.status == "collected"}
     target = None
     if head.strip():
-        target = mentioned_field(business, head) or named_field(business, head)
-        target = target or next((k for k, v in collected.items()
-                                 if isinstance(v, str) and len(v) >= 2 and v in head), None)
+        target = (mentioned_field(business, head) or named_field(business, head)
+                  or _old_value(business, collected, head))
     if target is None:
         found = values_for(business, awaited, value, whole=True)
-        if found:
+        if len(found) > 1:
             return found
-        fits = [f.key for f in business.fields
-                if (f.key == awaited or f.key in collected) and whole_message_fits(f, value)]
+        # A value typed by what was found in it ("去南京": a city), else any field it fits.
+        kind = business.field(next(iter(found))).type if found else None
+        fits = [f.key for f in business.fields if f.key in collected
+                and (f.type == kind if kind else _fits(f, value))]
+        if len(fits) > 1 and awaited is not None:
+            fits = fits[-1:]  # collecting: the field answered last
+        if not fits and awaited is not None and (
+                business.field(awaited).type == kind if kind else
+                _fits(business.field(awaited), value)):
+            fits = [awaited]
         if len(fits) != 1:
-            return None
+            return found or None
         target = fits[0]
     found = values_for(business, target, value, whole=True)
     new = found.get(target)
     if new is None and whole_message_fits(business.field(target), value):
         new = value
     return {target: new} if new is not None else None
+
+
+def _fits(field: FieldDef, value: str) -> bool:
+    """Whether ``value`` is a valid value for ``field`` (as a whole, or a value of its
+    type inside it: "2012年", "63岁")."""
+    if whole_message_fits(field, value):
+        return True
+    if field.type not in _COUNTED:
+        return False
+    kind = "year" if field.type == "year" else "number"
+    return any(check(field.type, x.raw, **field.validator_options()).ok
+               for x in extract(kind, value))
+
+
+def _old_value(business: Business, collected: dict[str, Any], head: str) -> str | None:
+    """The collected field whose value the words before the frame repeat ("刘阳是错的",
+    "苏州是错的" for 苏州市)."""
+    said = head.strip(" ，,。")
+    for key, old in collected.items():
+        if isinstance(old, str) and len(old) >= 2 and old in head:
+            return key
+        f = business.field(key) if key in business.field_keys else None
+        if f is not None and said:
+            result = check(f.type, said, **f.validator_options())
+            if result.ok and result.value == old:
+                return key
+    return None

@@ -19,7 +19,6 @@ from si_agent.engine import cues
 from si_agent.engine import lexicon as L
 from si_agent.engine.bounds import first_disjoint
 from si_agent.engine.rules.calls import modify_call
-from si_agent.engine.rules.polarity import blank_negated
 from si_agent.engine.rules.mentions import (
     after_filler,
     after_label,
@@ -29,6 +28,7 @@ from si_agent.engine.rules.mentions import (
     strip_cue,
     whole_message_fits,
 )
+from si_agent.engine.rules.polarity import blank_negated
 from si_agent.validators import check, extract
 
 _CUE_BEFORE = 8  # characters between a cue and the value it introduces

@@ -9,6 +9,8 @@ a stored value ("改回张伟" → "张伟"). The cue words are ``engine.cues``'
 from __future__ import annotations
 
 from si_agent.config.model import Business
+from si_agent.core import actions as T
+from si_agent.core.decision import ToolCall
 from si_agent.engine import cues
 
 _CHOICE_TYPES = ("enum", "multi_enum")
@@ -54,3 +56,40 @@ def clean_value(kind: str, value: str) -> str | None:
     if kind == "text" and cues.before_frame(value).strip():
         return value
     return cues.corrected_value(value)
+
+
+def clean_calls(business: Business | None, calls: list[ToolCall]) -> list[ToolCall]:
+    """The calls without correction words in any value they would store: a value is
+    the part after its frame, or dropped (the field is asked again)."""
+    if business is None:
+        return calls
+    out: list[ToolCall] = []
+    for c in calls:
+        if c.name == T.PROVIDE_FIELD:
+            values = {}
+            for key, raw in c.arguments.get("values", {}).items():
+                kept = _clean(business, key, raw)
+                if kept is not None:
+                    values[key] = kept
+            if not values:
+                continue
+            c = c.model_copy(update={"arguments": {**c.arguments, "values": values}})
+        elif c.name == T.MODIFY_INFO and c.arguments.get("value") is not None:
+            kept = _clean(business, c.arguments.get("field_key", ""), c.arguments["value"])
+            args = {k: v for k, v in c.arguments.items() if k != "value"}
+            c = c.model_copy(update={"arguments": {**args, **({"value": kept} if kept else {})}})
+        out.append(c)
+    return out
+
+
+def _clean(business: Business, key: str, raw: object) -> object | None:
+    if not isinstance(raw, str) or key not in business.field_keys:
+        return raw
+    return clean_value(business.field(key).type, raw)
+
+
+def touched(business: Business | None, text: str) -> bool:
+    """Whether a correction, hedge or filler cue, or an option inside a negation, is in
+    ``text``: a decision over it is for a model to check."""
+    return cues.touched(text) or (business is not None
+                                  and bool(negated_mentions(business, text)))
