@@ -99,6 +99,30 @@ def corrected_value(text: str) -> str | None:
     return None
 
 
+def drop_frames(text: str) -> str:
+    """``text`` without its correction frames and the words leading to the value (是,
+    选): "年龄说错了，应该是36" → "年龄，36", "保额还是改成100万吧" → "保额还是100万吧"."""
+    out, at = [], 0
+    for m in FRAME.finditer(text):
+        lead = _LEAD.match(text, m.end())
+        out.append(text[at:m.start()])
+        at = lead.end() if lead else m.end()
+        if text[at - 1:at] in "，,。 " and out[-1] and out[-1][-1] not in "，,。 ":
+            out.append("，")  # keep the clauses apart
+    out.append(text[at:])
+    return "".join(out)
+
+
+def continues(text: str, end: int) -> bool:
+    """Whether a short yes/no word ending at ``end`` goes on into a longer phrase in the
+    same clause ("我是做设计的", "对我来说"), so it is no answer by itself."""
+    nxt = text[end:end + 1]
+    return bool(nxt) and "\u4e00" <= nxt <= "\u9fff" and nxt not in _PARTICLES
+
+
+_PARTICLES = "的啊呀吧哈呢嘛了哦噢嗯"
+
+
 def before_frame(text: str) -> str:
     """The part of ``text`` before its first correction frame ("名字应该是…" → "名字")."""
     m = FRAME.search(text)
