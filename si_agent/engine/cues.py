@@ -45,6 +45,8 @@ FRAME = re.compile("|".join([
     *(re.escape(w) + (_APART if w in _SHORT else "")
       for w in sorted((*TAKE_BACK, *REPLACE), key=len, reverse=True)),
     _BARE_NO]))
+# "不是张伟，是张炜", "参保地不是杭州是上海": the old value, then the new one.
+NOT_BUT = re.compile(rf"不是(?P<old>[^，,。；;\s是]{{1,12}}?)(?:{_SEP}*而?是|{_SEP}+应该是)(?P<new>.+)$")
 # An apology after the value: "应该是南京，我说错了" (the value stands before it).
 _APOLOGY = re.compile(rf"{_SEP}+(?:我|刚才|刚刚|前面|之前|上面|是我)*$")
 # A correction anywhere in the message (for sureness and the never-store guard).
@@ -121,6 +123,16 @@ def continues(text: str, end: int) -> bool:
 
 
 _PARTICLES = "的啊呀吧哈呢嘛了哦噢嗯"
+
+
+def not_but(text: str) -> tuple[str, str, str] | None:
+    """(words before, old value, new value) of "…不是X，是Y": "参保地不是杭州是上海" →
+    ("参保地", "杭州", "上海"); None otherwise."""
+    m = NOT_BUT.search(text)
+    if m is None:
+        return None
+    new = _TAIL.sub("", m.group("new")).strip()
+    return (text[: m.start()], m.group("old"), new) if new else None
 
 
 def before_frame(text: str) -> str:

@@ -98,6 +98,11 @@ def play(catalog, executors, messages, engine=None):
     ([CARD_ALL, "地址改成浙江省杭州市上城区解放路8号"], "mailing_address", "浙江省杭州市上城区解放路8号"),
     ([TRANSFER_ALL, "苏州是错的 应该是无锡"], "to_city", "无锡市"),
     ([TRANSFER_ALL, "刘阳是错的 应该是刘洋"], "name", "刘洋"),
+    # "不是X，是Y" with X said before
+    (["申请社保卡", "张伟", "不是张伟，是张炜"], "name", "张炜"),
+    ([CARD_ALL, "不是张伟，是张炜"], "name", "张炜"),
+    ([TRANSFER_ALL, "不是苏州，是无锡"], "to_city", "无锡市"),
+    (["社保转移", "杭州", "不是苏州，是无锡"], "to_city", "无锡市"),  # a plain answer
 ])
 def test_a_correction_stores_the_new_value(catalog, executors, messages, key, value):
     fields, turn = play(catalog, executors, messages)

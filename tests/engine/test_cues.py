@@ -108,3 +108,14 @@ def test_drop_frames(text, dropped):
 ])
 def test_a_short_word_that_goes_on(text, end, goes_on):
     assert cues.continues(text, end) is goes_on
+
+
+@pytest.mark.parametrize("text,parts", [
+    ("不是张伟，是张炜", ("", "张伟", "张炜")),
+    ("参保地不是杭州是上海", ("参保地", "杭州", "上海")),
+    ("不是苏州，是无锡吧", ("", "苏州", "无锡")),
+    ("不是，没孩子", None),
+    ("李四不是李思", None),
+])
+def test_not_but(text, parts):
+    assert cues.not_but(text) == parts

@@ -61,7 +61,7 @@ def decide(index: BusinessIndex, view: SessionView, text: str,
         return [modify_call_for(business, target, text)], Rule.MODIFY, f"go back to {target}"
     if L.is_preamble_only(text):
         return [], Rule.CONVERSATIONAL, "only a preamble (打错了): the value follows"
-    if cues.is_correction(text):
+    if cues.is_correction(text) or cues.not_but(text):
         fixed = corrected(business, view, awaited, text)
         if fixed is not None:
             if not fixed:

@@ -48,7 +48,7 @@ def decide(index: BusinessIndex, view: SessionView, text: str,
     target = mentioned_field(business, text) if T.MODIFY_INFO in offered else None
     if target:
         return [modify_call_for(business, target, text)], Rule.MODIFY, f"modify {target}"
-    correcting = cues.is_correction(text)
+    correcting = cues.is_correction(text) or cues.not_but(text) is not None
     if (L.wants_modify(text) or correcting) and T.MODIFY_INFO in offered:
         named = named_field(business, text)  # "地址写错了，应该是…", "名字写错了"
         if named:

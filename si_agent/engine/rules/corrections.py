@@ -1,7 +1,7 @@
 """A correction frame and the value it introduces, in collecting and confirming.
 
 "还是改回张伟吧", "李思是错的 应该是李四", "不对，是张伟", "名字应该是张伟",
-"手机号给错了，是139…": the new value is what follows the last frame (never the
+"手机号给错了，是139…", "不是张伟，是张炜": the new value is what follows the last frame (never the
 frame's words); the field is the one named before the frame, the one whose old
 value stands before it, or the one field the new value fits.
 """
@@ -30,15 +30,22 @@ def corrected(business: Business, view: SessionView, awaited: str | None,
     collecting, the only one while confirming; the awaited field only when no
     collected one fits.
     """
-    value = cues.corrected_value(text)
-    if value is None:
-        return {}
-    head = cues.before_frame(text)
     collected = {k: st.value for k, st in view.fields.items() if st.status == "collected"}
+    swapped = None if cues.is_correction(text) else cues.not_but(text)
     target = None
+    if swapped is not None:  # "不是张伟，是张炜": the old value, said before, names the field
+        head, old, value = swapped
+        target = _old_value(business, collected, old)
+        if target is None:
+            return None  # "不是苏州，是无锡" before 苏州 was ever said: a plain answer
+    else:
+        found_value = cues.corrected_value(text)
+        if found_value is None:
+            return {}
+        value, head = found_value, cues.before_frame(text)
     if head.strip():
         target = (mentioned_field(business, head) or named_field(business, head)
-                  or _old_value(business, collected, head))
+                  or target or _old_value(business, collected, head))
     if target is None:
         found = values_for(business, awaited, value, whole=True)
         if len(found) > 1:
