@@ -252,3 +252,19 @@ def test_a_short_yes_word_inside_a_longer_phrase_is_no_answer(catalog, executors
 def test_a_product_refused_in_one_clause_is_left_out_of_all(catalog, executors):
     fields, _ = play(catalog, executors, [*FAMILY, "不是，没孩子", "不要寿险，其他都要"])
     assert fields["product_types"] == ["重疾险", "意外险", "医疗险", "年金险"]
+
+
+UNEMPLOYMENT = "领失业金，身份证330102199503080133，刘洋，手机13800138001，2026年10月31日离职"
+
+
+@pytest.mark.parametrize("messages,key", [
+    ([UNEMPLOYMENT, "说不好算不算被辞退"], "separation_reason"),
+    ([UNEMPLOYMENT, "可能算裁员吧"], "separation_reason"),
+    (["挂失社保卡 身份证110108197809053216 姓名周建华 手机13911112222", "临时的吧，我也说不准"],
+     "loss_type"),
+])
+def test_a_hedge_fills_nothing_and_explains(catalog, executors, messages, key):
+    fields, turn = play(catalog, executors, messages)
+    assert key not in fields
+    assert turn.state == "collecting" and turn.awaiting == key
+    assert catalog[turn.business.id].field(key).help in turn.reply

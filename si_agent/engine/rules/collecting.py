@@ -23,7 +23,7 @@ from si_agent.engine.rules.calls import (
     small_talk_call,
 )
 from si_agent.engine.rules.corrections import corrected
-from si_agent.engine.rules.extraction import modify_call_for, values_for
+from si_agent.engine.rules.extraction import has_strong_values, modify_call_for, values_for
 from si_agent.engine.rules.interrupts import interrupted
 from si_agent.engine.rules.matching import BusinessIndex
 from si_agent.engine.rules.mentions import (
@@ -52,6 +52,11 @@ def decide(index: BusinessIndex, view: SessionView, text: str,
     talked = talk.decide(business, awaited, text, offered)
     if talked is not None:
         return talked
+    if awaited and cues.is_hedge(text) and not has_strong_values(business, text):
+        # "说不好算不算被辞退", "可能算裁员吧": neither yes nor no; explain and ask again.
+        if business.field(awaited).help and T.EXPLAIN_FIELD in offered:
+            return [explain_call(awaited, "help")], Rule.FIELD_HELP, f"a hedge on {awaited}"
+        return [], Rule.CONVERSATIONAL, "a hedge fills nothing"
     redo = mentioned_step(business, text)
     if redo and T.REDO_STEP in offered and (L.wants_modify(text) or "重新" in text):
         return [redo_call(redo)], Rule.MODIFY, f"redo step {redo}"
