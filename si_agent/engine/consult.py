@@ -15,6 +15,11 @@ clause is read on its own:
 - free text after a text slot's cue, for the slot asked ("我是做IT的"), or the
   whole clause for a slot of another theme ("有高血压").
 
+Polarity (``engine.cues``): an alias or option inside a negation ("不是什么顶梁柱",
+"寿险先不考虑", "哦不对") or before another person ("靠我老公") does not count; a
+yes/no slot answered with someone else as the subject ("主要是我先生挣钱") is 否;
+fillers ("哦对了") and correction frames ("应该是") are no answers.
+
 A value for a slot already collected counts only as a correction: with a word
 that says so ("不对", "改成", "再加一个") or the slot's label in the clause, so
 "有个儿子今年5岁" does not change the citizen's own age. When the asked theme is

@@ -1,8 +1,10 @@
 """Rules while fields are collected: values, corrections, questions, a consultation.
 
 Values are found by the validators' extractors and assigned to fields by type,
-cue words and labels (so corrections such as "不对，转出城市是苏州" work); the
-whole message answers the awaited field; questions go to ``answer_question``.
+cue words and labels (so corrections such as "不对，转出城市是苏州" work); a
+correction frame's new value goes to the field it corrects ("还是改回张伟吧"); a
+hedge fills nothing ("说不好算不算"); the whole message answers the awaited field,
+without an option it negates; questions go to ``answer_question``.
 """
 
 from __future__ import annotations
