@@ -132,6 +132,8 @@ def test_a_correction_at_confirming_stays_confirming(catalog, executors):
     ([CARD, "不要工行，要建行"], "bank", "中国建设银行"),
     ([CARD, "工行离我家太远不方便，还是建行吧"], "bank", "中国建设银行"),
     ([CARD, "不要工行"], "bank", None),
+    ([CARD, "工行不行，中行吧"], "bank", "中国银行"),  # 行不行 here asks nothing
+    ([CARD, "别选工行，农行就行"], "bank", "中国农业银行"),
     (["挂失社保卡 身份证110108197809053216 姓名周建华 手机13911112222", "不是临时的"],
      "loss_type", None),
     (["挂失社保卡 身份证110108197809053216 姓名周建华 手机13911112222", "不是临时的，正式挂失"],

@@ -85,7 +85,8 @@ def decide(index: BusinessIndex, view: SessionView, text: str,
         values = {fits[0]: answer} if len(fits) == 1 else {}
     if values:
         weak = all(business.field(k).type in _WEAK for k in values)
-        if L.is_question(text) and weak:
+        # An option turned down is no part of a question ("工行不行，中行吧": 行不行).
+        if L.is_question(blank_negated(business, text)) and weak:
             return [answer_call(text, None)], Rule.QUESTION, "a question that mentions a value"
         provide = ToolCall(name=T.PROVIDE_FIELD, arguments={"values": values})
         if L.is_how_question(text):
