@@ -88,6 +88,10 @@ def play(catalog, executors, messages, engine=None):
      "start_year", 2012),
     (["养老金测算", "60", "不对，应该是63"], "retire_age", 63),
     (["养老金测算", "60岁", "退休年龄改成63"], "retire_age", 63),
+    (["养老金测算", "60", "25", "不对，是30年"], "contribution_years", 30),
+    ([CARD, "工行", "改成农行"], "bank", "中国农业银行"),
+    (["个体户参保，赵磊，110105200001100353，13800138006", "本地城镇", "不对，是外地城镇"],
+     "hukou_type", "外地城镇户籍"),
     # confirming
     ([CARD_ALL, "不对，是张炜"], "name", "张炜"),
     ([CARD_ALL, "张伟是错的 应该是张炜"], "name", "张炜"),

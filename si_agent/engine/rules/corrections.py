@@ -18,6 +18,7 @@ from si_agent.engine.rules.mentions import mentioned_field, named_field, whole_m
 from si_agent.validators import check, extract
 
 _COUNTED = ("integer", "number", "year")
+_CHOICES = ("enum", "multi_enum", "bucket")
 
 
 def corrected(business: Business, view: SessionView, awaited: str | None,
@@ -50,15 +51,21 @@ def corrected(business: Business, view: SessionView, awaited: str | None,
         found = values_for(business, awaited, value, whole=True)
         if len(found) > 1:
             return found
-        # A value typed by what was found in it ("去南京": a city), else any field it fits.
-        kind = business.field(next(iter(found))).type if found else None
-        fits = [f.key for f in business.fields if f.key in collected
-                and (f.type == kind if kind else _fits(f, value))]
+        # A value typed by what was found in it ("去南京": a city; "农行": the bank's
+        # option), else any field the whole value fits.
+        def takes(f: FieldDef) -> bool:
+            if not found:
+                return _fits(f, value)
+            key, raw = next(iter(found.items()))
+            kind = business.field(key).type
+            if kind in _CHOICES:
+                return f.key == key
+            return _family(f.type) == _family(kind) and _fits(f, raw)
+
+        fits = [f.key for f in business.fields if f.key in collected and takes(f)]
         if len(fits) > 1 and awaited is not None:
             fits = fits[-1:]  # collecting: the field answered last
-        if not fits and awaited is not None and (
-                business.field(awaited).type == kind if kind else
-                _fits(business.field(awaited), value)):
+        if not fits and awaited is not None and takes(business.field(awaited)):
             fits = [awaited]
         if len(fits) != 1:
             return found or None
@@ -68,6 +75,10 @@ def corrected(business: Business, view: SessionView, awaited: str | None,
     if new is None and whole_message_fits(business.field(target), value):
         new = value
     return {target: new} if new is not None else None
+
+
+def _family(kind: str) -> str:
+    return "number" if kind in ("integer", "number") else kind
 
 
 def _fits(field: FieldDef, value: str) -> bool:
