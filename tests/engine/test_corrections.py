@@ -138,6 +138,11 @@ def test_a_correction_at_confirming_stays_confirming(catalog, executors):
     ([CARD, "不要工行"], "bank", None),
     ([CARD, "工行不行，中行吧"], "bank", "中国银行"),  # 行不行 here asks nothing
     ([CARD, "别选工行，农行就行"], "bank", "中国农业银行"),
+    # a place turned down: neither stored, nor put in another city field
+    (["异地就医备案，身份证310104196806120281，李秀英，参保地上海", "不去杭州了，去南京"],
+     "destination_city", "南京市"),
+    (["异地就医备案，身份证310104196806120281，李秀英，参保地上海", "杭州不去了，改去南京"],
+     "destination_city", "南京市"),
     (["挂失社保卡 身份证110108197809053216 姓名周建华 手机13911112222", "不是临时的"],
      "loss_type", None),
     (["挂失社保卡 身份证110108197809053216 姓名周建华 手机13911112222", "不是临时的，正式挂失"],
@@ -150,6 +155,7 @@ def test_a_correction_at_confirming_stays_confirming(catalog, executors):
 def test_a_negated_option_is_not_chosen(catalog, executors, messages, key, value):
     fields, turn = play(catalog, executors, messages)
     assert fields.get(key) == value, turn.reply
+    assert fields.get("insured_city") in (None, "上海市")
 
 
 # -- a consultation's slots ----------------------------------------------------------

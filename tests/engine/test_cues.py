@@ -53,6 +53,9 @@ def test_the_words_before_the_frame_name_what_is_corrected():
     ("不是旅游哈，是探亲", "探亲", False),  # another clause
     ("参保地不是杭州是上海", "上海", False),
     ("收入不到10万", "10万", False),  # "less than", no negation
+    ("不去杭州了，去南京", "杭州", True),
+    ("杭州不去了，改去南京", "杭州", True),
+    ("不去杭州了，去南京", "南京", False),
 ])
 def test_negation_scope(text, word, negated):
     at = text.index(word)

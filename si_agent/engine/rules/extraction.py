@@ -70,7 +70,7 @@ def values_for(
     """
     text = _UNTIL_NOW.sub(r"\1今年", text)
     text = _NOT_THIS.sub(lambda m: " " * len(m.group()), text)
-    text = blank_negated(business, text)  # "不要最低档", "工行太远…还是建行"
+    text = blank_negated(business, text)  # "不要最低档", "工行太远…还是建行", "不去杭州了"
     fix = _SELF_FIX.search(text)
     if fix and text[: fix.start()].strip() and text[fix.end():].strip():
         before = values_for(business, awaited, text[: fix.start()], whole=False)

@@ -12,13 +12,14 @@ from si_agent.config.model import Business
 from si_agent.core import actions as T
 from si_agent.core.decision import ToolCall
 from si_agent.engine import cues
+from si_agent.validators import extract
 
 _CHOICE_TYPES = ("enum", "multi_enum")
 
 
 def _mentions(business: Business, text: str) -> list[tuple[int, int]]:
-    """Where the business's options (values and aliases) occur in ``text``; a
-    mention inside a longer one does not count ("不是我" holds "是我")."""
+    """Where the business's options (values and aliases) and cities occur in ``text``;
+    a mention inside a longer one does not count ("不是我" holds "是我")."""
     spans: set[tuple[int, int]] = set()
     for f in business.fields:
         if f.type not in _CHOICE_TYPES:
@@ -31,6 +32,8 @@ def _mentions(business: Business, text: str) -> list[tuple[int, int]]:
                 while at >= 0:
                     spans.add((at, at + len(word)))
                     at = text.find(word, at + 1)
+    if any(f.type == "city" for f in business.fields):
+        spans |= {(x.start, x.end) for x in extract("city", text)}
     return [(s, e) for s, e in spans
             if not any(s2 <= s and e <= e2 and (e2 - s2) > (e - s) for s2, e2 in spans)]
 
