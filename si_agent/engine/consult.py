@@ -20,6 +20,11 @@ clause is read on its own:
   whole clause for a slot of another theme ("有高血压"); a cue inside a chosen
   option is none ("住院报销").
 
+Polarity (``engine.cues``): an alias or option inside a negation ("不是什么顶梁柱",
+"寿险先不考虑", "哦不对") or before another person ("靠我老公") does not count; a
+yes/no slot answered with someone else as the subject ("主要是我先生挣钱") is 否;
+fillers ("哦对了") and correction frames ("应该是") are no answers.
+
 A value for a slot already collected counts only as a correction: with a word
 that says so ("不对", "改成", "再加一个") or the slot's label in the clause, so
 "有个儿子今年5岁" does not change the citizen's own age. When the asked theme is
@@ -34,11 +39,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from si_agent.config.model import Business, FieldDef
 from si_agent.core.consult import current_theme, open_slots
 from si_agent.core.state import FieldStatus
+from si_agent.engine import cues
 from si_agent.engine import lexicon as L
 from si_agent.engine.bounds import first_clauses, first_disjoint
 from si_agent.engine.quantities import may_measure, measured, slot_measures, unit_after
@@ -49,7 +56,7 @@ _CLAUSE = re.compile(r"[^，,。；;！!？?\s]+[？?]?")
 _FILLER = re.compile(r"^(?:的话|就是|是|为|叫|改成|改为|换成|应该是|其实是|大概|大约|[:：])+")
 _TAIL = re.compile(r"(?:的|工作|吧|呢|啊|哈)+$")
 # ("啥也没买过", "啥都没有": nothing, not a question)
-_ASKS = re.compile(r"[？?]|吗|什么|啥(?![也都])|怎么|咋|区别|哪|为什么|是否|能不能|可不可以|如何"
+_ASKS = re.compile(r"[？?]|吗|(?<!不是)(?<!没)(?<!不算)什么|啥(?![也都])|怎么|咋|区别|哪|为什么|是否|能不能|可不可以|如何"
                    r"|多少钱|有用")
 _WANTS = re.compile(r"想|要|帮|给我|推荐|看看|规划|配置|买哪|怎么买|怎么选")
 # Words for the consultation itself: a what-question with one asks for it.
@@ -87,12 +94,16 @@ def extract_slots(business: Business, fields: dict[str, FieldState], text: str, 
     here = {s.key for s in theme.slots} if theme else set()
     collected = {k: st.value for k, st in fields.items() if st.status == FieldStatus.COLLECTED}
     correcting = bool(L.CORRECTION.search(text))
+    text = cues.drop_frames(text)  # "应该是36": the 是 of a frame answers no yes/no slot
+    refused = _refused(business, text)
     out = Extraction()
     answer: list[str] = []  # clauses that may answer the asked free-text slot
     declines: list[str] = []
     named: str | None = None  # a numeric slot a clause named without its value
     clauses = first_clauses(_CLAUSE.findall(text))
     for clause in clauses:
+        if cues.is_filler(clause):
+            continue  # "哦对了": by the way, not yes
         if asks(clause) and not _whole_alias(business, clause, asked):
             out.question = True  # answered as a question; its words are not values
             continue
@@ -100,7 +111,7 @@ def extract_slots(business: Business, fields: dict[str, FieldState], text: str, 
             declines.append(clause)
             continue
         found = _clause_values(business, clause, asked, out.values, named,
-                               alone=len(clauses) == 1)
+                               alone=len(clauses) == 1, refused=refused)
         named = next((f.key for f in business.fields if f.key not in found
                       and f.type in _NUMERIC and _cued(f, clause)), None)
         adding = bool(L.ADDITION.search(clause))
@@ -202,7 +213,8 @@ def _names(f: FieldDef, clause: str) -> bool:
 
 def _clause_values(business: Business, clause: str, asked: list[str],
                    taken: dict[str, str], named: str | None = None, *,
-                   alone: bool = False) -> dict[str, str]:
+                   alone: bool = False,
+                   refused: dict[str, set[str]] | None = None) -> dict[str, str]:
     values: dict[str, str] = {}
     rest = clause
     for f in business.fields:
@@ -214,7 +226,7 @@ def _clause_values(business: Business, clause: str, asked: list[str],
             rest = rest.replace(phrase, " " * len(phrase))
     for f in business.fields:
         if f.type in _CHOICES and f.key not in values:
-            chosen = _choices(f, clause, f.key in asked)
+            chosen = _choices(f, clause, f.key in asked, (refused or {}).get(f.key, set()))
             if chosen:
                 values[f.key] = chosen
                 for option in f.options:
@@ -245,19 +257,42 @@ def _alias(f: FieldDef, clause: str, asked: bool, alone: bool) -> tuple[str, str
                 if asked and (phrase == bare or (alone and phrase in clause
                                                  and len(phrase) > _SHORT_ALIAS)):
                     return option.value, phrase
-            elif phrase in clause and (asked or len(phrase) > _SHORT_ALIAS
-                                       or any(c in phrase for c in f.cues)):  # "俩娃"
+            elif _affirmed(clause, phrase, _yes_no(f)) and (asked or len(phrase) > _SHORT_ALIAS
+                                                or any(c in phrase for c in f.cues)):  # "俩娃"
                 return option.value, phrase
+    if _yes_no(f) and (asked or _cued(f, clause)) and cues.other_subject(clause):
+        return "否", ""  # "主要是我先生挣钱": someone else, so not the citizen
     return None
 
 
-def _choices(f: FieldDef, clause: str, asked: bool) -> str | None:
-    """The options a clause chooses ("重疾和百万医疗"), without those it refuses."""
-    options = [(o.value, o.aliases) for o in f.options]
-    found = extract("enum", clause, options=options)
-    chosen = [x for x in found if not _REFUSED.search(clause[max(0, x.start - 3):x.start])]
+def _affirmed(clause: str, phrase: str, yes_no: bool) -> bool:
+    """Whether ``phrase`` occurs in the clause outside a negation ("哦不对", "不是
+    什么顶梁柱") and not as the start of someone else ("靠我老公"); a short yes/no
+    word not as the start of a longer phrase ("我是做设计的")."""
+    at = clause.find(phrase)
+    while at >= 0:
+        end = at + len(phrase)
+        if not (cues.negated(clause, at, end) or cues.possessive(clause, end)
+                or (yes_no and len(phrase) <= _SHORT_ALIAS and cues.continues(clause, end))):
+            return True
+        at = clause.find(phrase, at + 1)
+    return False
+
+
+def _yes_no(f: FieldDef) -> bool:
+    return f.type == "enum" and {o.value for o in f.options} == {"是", "否"}
+
+
+def _choices(f: FieldDef, clause: str, asked: bool,
+             refused_elsewhere: Collection[str] = ()) -> str | None:
+    """The options a clause chooses ("重疾和百万医疗"), without those it (or another
+    clause: "不要寿险，其他都要") refuses."""
+    found = extract("enum", clause, options=_options(f))
+    chosen = [x for x in found if not _refuses(clause, x.start, x.end)
+              and not (_yes_no(f) and len(x.raw) <= _SHORT_ALIAS
+                       and cues.continues(clause, x.end))]  # "我是做设计的"
     if f.type == "multi_enum" and not chosen and _ALL.search(clause):  # "除了年金都要"
-        refused = {x.value for x in found} - {x.value for x in chosen}
+        refused = {x.value for x in found} - {x.value for x in chosen} | set(refused_elsewhere)
         return "、".join(o.value for o in f.options if o.value not in refused)
     # A short alias of a slot not asked needs a word that chooses: "医疗" is an
     # occupation in "做医疗器械销售的", a choice in "想看看医疗".
@@ -266,6 +301,29 @@ def _choices(f: FieldDef, clause: str, asked: bool) -> str | None:
     if sure or (chosen and (asked and len(clause) <= _DIRECT_ANSWER or _cued(f, clause))):
         return "、".join(dict.fromkeys(x.value for x in (sure or chosen)))
     return None
+
+
+def _options(f: FieldDef) -> list[tuple[str, tuple[str, ...]]]:
+    return [(o.value, o.aliases) for o in f.options]
+
+
+def _refuses(clause: str, start: int, end: int) -> bool:
+    """Whether the option at ``clause[start:end]`` is refused ("不要寿险", "寿险先不考虑",
+    "不对") or belongs to someone else ("靠我老公")."""
+    return bool(_REFUSED.search(clause[max(0, start - 3):start])
+                or cues.negated(clause, start, end) or cues.possessive(clause, end))
+
+
+def _refused(business: Business, text: str) -> dict[str, set[str]]:
+    """The options of several-choice slots the message refuses anywhere."""
+    out: dict[str, set[str]] = {}
+    for f in business.fields:
+        if f.type == "multi_enum":
+            refused = {x.value for x in extract("enum", text, options=_options(f))
+                       if _refuses(text, x.start, x.end)}
+            if refused:
+                out[f.key] = refused
+    return out
 
 
 def _cued(f: FieldDef, clause: str) -> bool:

@@ -44,17 +44,21 @@ INTENT = ("我要", "我想", "帮我", "请帮", "给我", "麻烦", "想办", 
           "我需要", "需要办", "替我", "开始", "查一下", "查询", "查查", "看看", "看一下")
 # A knowledge question ("how", "what", "which"), as opposed to a yes/no question;
 # with the dialect forms (咋, 啥, 啷个, 肿么), "谁", "几" (not 好几/十几), an either-or
-# ("是先挂失还是直接补办") and the traditional forms of the commonest words.
+# ("是先挂失还是直接补办") and the traditional forms of the commonest words; "不是什么
+# 顶梁柱", "没什么" deny, they ask nothing.
 HOW = re.compile(
-    r"请问|问一下|问下|想问|咨询|需要什么|要什么|什么|哪些|哪里|哪儿|材料|条件|流程|手续|多久|"
+    r"请问|问一下|问下|想问|咨询|需要什么|要什么|(?<!不是)(?<!没)(?<!不算)什么|哪些|哪里|哪儿|"
+    r"材料|条件|流程|手续|多久|"
     r"多长时间|怎么|怎样|如何|为什么|为啥|能不能|可不可以|是否|有没有|要不要|几天|几个|多少|哪|"
     r"想知道|想了解|了解一下|咋|啥|啷个|肿么|几时|多会|谁|(?<![好十几])几(?!乎)|是[^，,。？?]{0,15}还是|"
     r"什麼|甚麼|怎麼|為什麼|哪裡|條件|手續"
 )
 # A yes/no question: a particle, "A不A" (会不会, 算不算, 交没交), or a closing 不/没
-# after a clause ("领失业金不", "审核过没"; a bare "不" or "没有" is an answer).
+# after a clause ("领失业金不", "审核过没"; a bare "不" or "没有" is an answer);
+# "不对不对" repeats a no and asks nothing.
 YES_NO = re.compile(
-    r"吗|么|嗎|麼|呢|没有|了没|是不是|对不对|行不行|好不好|[？?]|([\u4e00-\u9fff])[不没]\1|"
+    r"吗|(?<!什)么|嗎|麼|呢|没有|了没|(?<![不没])(?:是不是|对不对|行不行|好不好)|[？?]|"
+    r"(?<![不没])([\u4e00-\u9fff])[不没]\1|"
     r"(?<=[\u4e00-\u9fff]{2})[不没][啊呀呢哈嘛吧咧]?[\s。.!！~～]*$"
 )
 # A request opening the message or a clause: "我要领失业金", "帮我查下养老金到账没",
@@ -117,7 +121,7 @@ REFUSAL = re.compile(
 )
 # Asking what the field asked for means: "这是什么意思", "填什么", "在哪找".
 ASKS_MEANING = re.compile(
-    r"什么意思|啥意思|是什么|是啥|指什么|指的是|怎么填|填什么|填啥|选哪个|选哪|有啥区别|有什么区别|"
+    r"什么意思|啥意思|(?<!不)是什么|是啥|指什么|指的是|怎么填|填什么|填啥|选哪个|选哪|有啥区别|有什么区别|"
     r"区别|在哪找|在哪看|在哪查|在哪里|哪里看|哪里找|怎么查|怎么看|不懂|不明白|看不懂"
 )
 # A preamble before a corrected or hesitant answer: "打错了，是张伟", "嗯，地址的话…".

@@ -32,6 +32,7 @@ from si_agent.engine.arguments import ArgumentsRejected, read_arguments
 from si_agent.engine.chat import ChatModel, ModelUnavailable, RawCall
 from si_agent.engine.prompts import extraction_prompt, grounded_prompt, system_prompt
 from si_agent.engine.rules import RuleEngine
+from si_agent.engine.rules.polarity import clean_calls
 from si_agent.privacy import Redactor
 from si_agent.validators import check
 
@@ -84,6 +85,7 @@ class LLMEngine:
         try:
             if self._per_field(view):
                 calls, usage, problems = self._extract_fields(view, message, redactor)
+                calls = clean_calls(view.business, calls)  # never store "改回张伟"
                 if calls:
                     return Decision(calls=calls, rule=Rule.MODEL, engine=f"{self.name}:per_field", usage=usage,
                                     offered=offered,
@@ -112,6 +114,7 @@ class LLMEngine:
                 log.warning("%s from the model; the rule engine decides this turn", why)
                 return self._by_rules(view, message, tools, usage, offered, [*problems, why])
         calls += self._values_after_match(calls, view, message)
+        calls = clean_calls(view.business, calls)  # never store "改回张伟", from a model either
         if not calls and text:
             calls = [ToolCall(name=T.ANSWER_QUESTION, arguments={"question": message})]
         reason = "; ".join(problems) or ("tool calls" if reply.tool_calls else "free text")

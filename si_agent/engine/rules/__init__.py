@@ -23,7 +23,9 @@ them from the machine), and a rule fires only if its tool is offered:
   field), redo a step by its label, cancel.
 
 Each decision names the ``Rule`` that fired and a confidence (``SURE`` when a
-model could add nothing).
+model could add nothing; never when a correction, negation, hedge or filler cue
+of ``engine.cues`` touched it). No value leaves the engine with correction words
+in it ("改回张伟" is stored as 张伟).
 
 The package, by concern:
 
@@ -37,6 +39,8 @@ The package, by concern:
     steps        an upload awaited; declining an optional step
     confirming   confirming, retrying, modifying, redoing a step
     extraction   field values in a message (candidates assigned to fields)
+    corrections  the value a correction frame introduces ("还是改回张伟吧"), and its field
+    polarity     options inside a negation ("不要最低档"); no correction words stored
     mentions     the field or step a message names; whether it fits a field whole
     confidence   how sure a decision is
     calls        the tool calls, and the filter that keeps them within the toolset

@@ -1,8 +1,10 @@
 """Rules while fields are collected: values, corrections, questions, a consultation.
 
 Values are found by the validators' extractors and assigned to fields by type,
-cue words and labels (so corrections such as "不对，转出城市是苏州" work); the
-whole message answers the awaited field; questions go to ``answer_question``.
+cue words and labels (so corrections such as "不对，转出城市是苏州" work); a
+correction frame's new value goes to the field it corrects ("还是改回张伟吧"); a
+hedge fills nothing ("说不好算不算"); the whole message answers the awaited field,
+without an option it negates; questions go to ``answer_question``.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from si_agent.config.model import Business
 from si_agent.core import actions as T
 from si_agent.core.decision import Rule, SessionView, ToolCall
+from si_agent.engine import cues
 from si_agent.engine import lexicon as L
 from si_agent.engine.consult import extract_slots, meant_slot, stops
 from si_agent.engine.rules import questions, services, switching, talk
@@ -21,7 +24,8 @@ from si_agent.engine.rules.calls import (
     redo_call,
     small_talk_call,
 )
-from si_agent.engine.rules.extraction import modify_call_for, values_for
+from si_agent.engine.rules.corrections import corrected
+from si_agent.engine.rules.extraction import has_strong_values, modify_call_for, values_for
 from si_agent.engine.rules.interrupts import interrupted
 from si_agent.engine.rules.matching import BusinessIndex
 from si_agent.engine.rules.mentions import (
@@ -30,6 +34,7 @@ from si_agent.engine.rules.mentions import (
     named_field,
     whole_message_fits,
 )
+from si_agent.engine.rules.polarity import blank_negated
 from si_agent.session.model import FieldState
 from si_agent.validators import check
 
@@ -50,6 +55,11 @@ def decide(index: BusinessIndex, view: SessionView, text: str,
     talked = talk.decide(business, awaited, text, offered)
     if talked is not None:
         return talked
+    if awaited and cues.is_hedge(text) and not has_strong_values(business, text):
+        # "说不好算不算被辞退", "可能算裁员吧": neither yes nor no; explain and ask again.
+        if business.field(awaited).help and T.EXPLAIN_FIELD in offered:
+            return [explain_call(awaited, "help")], Rule.FIELD_HELP, f"a hedge on {awaited}"
+        return [], Rule.CONVERSATIONAL, "a hedge fills nothing"
     redo = mentioned_step(business, text)
     if redo and T.REDO_STEP in offered and (L.wants_modify(text) or "重新" in text):
         return [redo_call(redo)], Rule.MODIFY, f"redo step {redo}"
@@ -59,6 +69,13 @@ def decide(index: BusinessIndex, view: SessionView, text: str,
         return [modify_call_for(business, target, text)], Rule.MODIFY, f"go back to {target}"
     if L.is_preamble_only(text):
         return [], Rule.CONVERSATIONAL, "only a preamble (打错了): the value follows"
+    if cues.is_correction(text) or cues.not_but(text):
+        fixed = corrected(business, view, awaited, text)
+        if fixed is not None:
+            if not fixed:
+                return [], Rule.CONVERSATIONAL, "a correction without a new value"
+            return [ToolCall(name=T.PROVIDE_FIELD, arguments={"values": fixed})], (
+                Rule.VALUES), f"corrected {sorted(fixed)}"
     answer = L.strip_preamble(text)
     values = values_for(business, awaited, answer, whole=True)
     if not values and answer != text:
@@ -70,7 +87,8 @@ def decide(index: BusinessIndex, view: SessionView, text: str,
     if values:
         statement, question = questions.split(answer)
         weak = all(business.field(k).type in _WEAK for k in values)
-        if L.is_question(text) and weak:
+        # An option turned down is no part of a question ("工行不行，中行吧": 行不行).
+        if L.is_question(blank_negated(business, text)) and weak:
             # "杭州的，备案完多久生效啊": the value stated apart from the question stays.
             stated = _stated_values(business, awaited, statement) if question else {}
             if not stated:
@@ -92,6 +110,11 @@ def decide(index: BusinessIndex, view: SessionView, text: str,
     if free_text and L.NON_ANSWER.search(text):
         return [], Rule.CONVERSATIONAL, "a non-answer would pass as free text"
     if awaited:
+        if business.field(awaited).type in ("enum", "multi_enum"):
+            # "不是旅游，是…": the option negated is no answer; the rest is checked.
+            answer = blank_negated(business, answer).strip(" ，,。")
+            if not answer:
+                return [], Rule.NONE, "only a negated option"
         return [ToolCall(name=T.PROVIDE_FIELD, arguments={"values": {awaited: answer}})], (
             Rule.AWAITED_ANSWER), "the message as the awaited field's value"
     return [], Rule.NONE, "nothing recognised"

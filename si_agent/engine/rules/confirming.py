@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from si_agent.core import actions as T
 from si_agent.core.decision import Rule, SessionView, ToolCall
+from si_agent.engine import cues
 from si_agent.engine import lexicon as L
 from si_agent.engine.rules import services, talk
 from si_agent.engine.rules.calls import Ruled, answer_call, modify_call, redo_call
+from si_agent.engine.rules.corrections import corrected
 from si_agent.engine.rules.extraction import modify_call_for, values_for
 from si_agent.engine.rules.interrupts import interrupted
 from si_agent.engine.rules.matching import BusinessIndex
@@ -46,10 +48,15 @@ def decide(index: BusinessIndex, view: SessionView, text: str,
     target = mentioned_field(business, text) if T.MODIFY_INFO in offered else None
     if target:
         return [modify_call_for(business, target, text)], Rule.MODIFY, f"modify {target}"
-    if L.wants_modify(text) and T.MODIFY_INFO in offered:
+    correcting = cues.is_correction(text) or cues.not_but(text) is not None
+    if (L.wants_modify(text) or correcting) and T.MODIFY_INFO in offered:
         named = named_field(business, text)  # "地址写错了，应该是…", "名字写错了"
         if named:
             return [modify_call_for(business, named, text)], Rule.MODIFY, f"modify {named}"
+        fixed = corrected(business, view, None, text) if correcting else None
+        if fixed and len(fixed) == 1:  # "不对，是张伟", "刘阳是错的 应该是刘洋"
+            key, value = next(iter(fixed.items()))
+            return [modify_call(key, value)], Rule.MODIFY, f"{key} corrected"
         values = values_for(business, None, text, whole=False)
         if len(values) == 1:
             key, value = next(iter(values.items()))

@@ -12,7 +12,15 @@ from si_agent.core import actions as T
 from si_agent.core.catalog import Catalog
 from si_agent.core.decision import Decision, Rule, SessionView, TextSink, ToolCall
 from si_agent.engine import lexicon as L
-from si_agent.engine.rules import collecting, confidence, confirming, extraction, idle, steps
+from si_agent.engine.rules import (
+    collecting,
+    confidence,
+    confirming,
+    extraction,
+    idle,
+    polarity,
+    steps,
+)
 from si_agent.engine.rules.calls import Ruled, cancel_call, within_toolset
 from si_agent.engine.rules.matching import BusinessIndex, Match
 
@@ -60,6 +68,7 @@ class RuleEngine:
             log.error("rule engine proposed %s outside the toolset %s (%s)",
                       [c.name for c in calls if c not in kept], sorted(offered), rule.value)
             calls = kept
+        calls = polarity.clean_calls(view.business, calls)  # never store "改回张伟"
         return Decision(calls=calls, rule=rule, reason=reason, engine=self.name,
                         confidence=confidence.score(view, calls, rule, text))
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from si_agent.config.model import Business, FieldDef
 from si_agent.core.decision import ToolCall
+from si_agent.engine import cues
 from si_agent.engine import lexicon as L
 from si_agent.engine.bounds import first_disjoint
 from si_agent.engine.quantities import is_per_period
@@ -28,6 +29,7 @@ from si_agent.engine.rules.mentions import (
     strip_cue,
     whole_message_fits,
 )
+from si_agent.engine.rules.polarity import blank_negated
 from si_agent.validators import check, extract
 
 _CUE_BEFORE = 8  # characters between a cue and the value it introduces
@@ -69,6 +71,7 @@ def values_for(
     """
     text = _UNTIL_NOW.sub(r"\1今年", text)
     text = _NOT_THIS.sub(lambda m: " " * len(m.group()), text)
+    text = blank_negated(business, text)  # "不要最低档", "工行太远…还是建行", "不去杭州了"
     fix = _SELF_FIX.search(text)
     if fix and text[: fix.start()].strip() and text[fix.end():].strip():
         before = values_for(business, awaited, text[: fix.start()], whole=False)
@@ -256,5 +259,7 @@ def _cue_distance(field: FieldDef, c: Candidate, text: str) -> int | None:
 def modify_call_for(business: Business, key: str, text: str) -> ToolCall:
     """``modify_info`` for ``key``, with the new value if the text gives one."""
     after = L.strip_filler(after_label(business, key, text))
+    if cues.is_correction(after) and not cues.before_frame(after).strip(" ，,。还是"):
+        after = cues.corrected_value(after) or ""  # "名字还是改回张伟吧"
     value = values_for(business, key, after, whole=True).get(key) if after else None
     return modify_call(key, value)

@@ -68,16 +68,18 @@ def _field_words(field: FieldDef) -> tuple[str, ...]:
 
 def named_field(business: Business, text: str) -> str | None:
     """The field a correction names by a cue or a common word ("地址写错了", "名字不对"),
-    when only one field answers to the longest such word."""
-    best: dict[int, set[str]] = {}
+    when only one field answers to the longest such word (ties go to the field more
+    of whose words are named)."""
+    scores: dict[str, tuple[int, int]] = {}
     for f in business.fields:
-        for w in _field_words(f):
-            if len(w) >= 2 and w in text:
-                best.setdefault(len(w), set()).add(f.key)
-    if not best:
+        words = [w for w in _field_words(f) if len(w) >= 2 and w in text]
+        if words:  # the longest word, then how many ("开始年份": 开始 and 年份)
+            scores[f.key] = (max(map(len, words)), len(words))
+    if not scores:
         return None
-    keys = best[max(best)]
-    return next(iter(keys)) if len(keys) == 1 else None
+    top = max(scores.values())
+    keys = [k for k, v in scores.items() if v == top]
+    return keys[0] if len(keys) == 1 else None
 
 
 def after_label(business: Business, key: str | None, text: str) -> str:
