@@ -19,6 +19,7 @@ handoff                {handoff}: the contact from the setting SI_HANDOFF_TEXT
 self_intro             none
 why_default            {business}, {label}: business name, field label
 refusal_offer          none
+ineligible_offer       {label}: the field; {handoff}: the contact from SI_HANDOFF_TEXT
 switch_ask             {current}, {filled}, {target}: current business,
                        number of fields filled, business asked for
 switch_resume_offer    {business}: the business kept aside
@@ -52,6 +53,7 @@ PLACEHOLDERS: Mapping[str, frozenset[str]] = MappingProxyType({
     "self_intro": frozenset(),
     "why_default": FIELD_TEXT_PLACEHOLDERS,
     "refusal_offer": frozenset(),
+    "ineligible_offer": frozenset({"label", "handoff"}),
     "switch_ask": frozenset({"current", "filled", "target"}),
     "switch_resume_offer": frozenset({"business"}),
     "switch_resumed": frozenset({"business"}),
@@ -76,6 +78,10 @@ class AssistantTexts(BaseModel):
     self_intro: str = "我是社保智能帮办助手，可以帮您查询社保信息、在线办理社保业务，并解答常见的社保问题。"
     why_default: str = "办理【{business}】需要您的{label}，用于核实身份和办理业务，信息仅用于本次办理。"
     refusal_offer: str = "如果暂时不方便提供，可以回复“取消”结束办理。"
+    ineligible_offer: str = (
+        "如果情况确实如此，可以回复“取消”结束办理，或联系{handoff}咨询您的具体情况；"
+        "如果{label}其实是其他情况，请按实际情况重新回复。"
+    )
     switch_ask: str = (
         "您正在办理【{current}】（已填写{filled}项），要先办理【{target}】吗？当前业务会为您保留。"
     )
