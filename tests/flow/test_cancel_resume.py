@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from si_agent.core.decision import Decision, Rule, ToolCall
+
 ID = "330122196303150178"  # demo person 张伟
 
 
@@ -99,3 +101,30 @@ def test_dropped_for_another_business_is_not_kept(controller):
     controller.handle("u", f"申请社保卡，张伟，{ID}")
     turn = controller.handle("u", "不办这个了，帮我查养老金")
     assert turn.business.id == "pension_query" and turn.suspended == []
+
+
+class _Model:
+    """Fixed decisions, as a model returns them (rule MODEL)."""
+
+    name = "scripted"
+
+    def __init__(self, *decisions: list[ToolCall]) -> None:
+        self.decisions = list(decisions)
+
+    def decide(self, view, message, tools, on_text=None):
+        return Decision(calls=self.decisions.pop(0), rule=Rule.MODEL, engine=self.name)
+
+
+def test_a_model_taking_up_a_cancelled_business_gets_its_values_back(make_controller):
+    engine = _Model(
+        [ToolCall(name="match_business", arguments={"business_id": "card_apply"}),
+         ToolCall(name="provide_field", arguments={"values": {"name": "张伟", "id_number": ID}})],
+        [ToolCall(name="cancel_flow")],
+        [ToolCall(name="match_business", arguments={"business_id": "card_apply"})],
+    )
+    controller = make_controller(engine=engine)
+    controller.handle("u", f"申请社保卡，张伟，{ID}")
+    assert "继续" in controller.handle("u", "算了").reply
+    turn = controller.handle("u", "继续")
+    assert (turn.business.id, turn.awaiting) == ("card_apply", "phone")
+    assert controller.store.load("u").fields["name"].value == "张伟"

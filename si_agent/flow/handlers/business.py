@@ -59,9 +59,10 @@ def match_business(t: Flow, args: A.MatchBusinessArgs) -> A.CallOutcome:
 
 def asked_back(t: Flow, business: Business) -> bool:
     """Whether a cancelled business is asked back ("继续", or yes to the offer to take
-    it up again), not named afresh ("灵活就业参保" once more starts from the start)."""
+    it up again), not named afresh ("灵活就业参保" once more starts from the start).
+    A model is told that match_business takes a kept business up again."""
     rule = t.decision.rule if t.decision else None
-    return rule is Rule.RESUME or t.st.pending_suggestion == business.id
+    return rule in (Rule.RESUME, Rule.MODEL) or t.st.pending_suggestion == business.id
 
 
 def resume(t: Flow, business: Business, kept: SuspendedFlow) -> A.CallOutcome:
