@@ -128,3 +128,11 @@ def test_a_model_taking_up_a_cancelled_business_gets_its_values_back(make_contro
     turn = controller.handle("u", "继续")
     assert (turn.business.id, turn.awaiting) == ("card_apply", "phone")
     assert controller.store.load("u").fields["name"].value == "张伟"
+
+
+def test_continue_is_a_sure_rule_decision(controller):
+    controller.handle("u", f"申请社保卡，张伟，{ID}")
+    controller.handle("u", "算了")
+    controller.handle("u", "继续")
+    record = controller.store.load("u").memory[-1]
+    assert (record.rule, record.confidence) == ("resume", 1.0)  # hybrid asks no model

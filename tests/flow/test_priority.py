@@ -13,6 +13,7 @@ AWAITING = {
     "phone": (f"社保卡丢了，身份证{ID}，张伟", "phone"),
     "enum": (f"挂失社保卡，身份证{ID}，张伟，手机13911112222", "loss_type"),
     "text": ("查进度", "application_no"),
+    "address": ("办社保卡，何雪梅，330183197504308127，13588889999，邮储", "mailing_address"),
     "date": (f"异地就医备案，身份证{ID}，张伟，参保地杭州，就医地上海，临时外出就医", "start_date"),
     "number": ("养老金测算，60岁退休，交了25年", "avg_wage"),
     "city": ("转社保，从南京转出", "to_city"),
