@@ -66,3 +66,9 @@ def test_after_the_hand_off_the_answer_around_talk_is_taken(controller):
     turn = controller.handle("u", "那我还是自己填吧，吴丽娟")
     assert turn.awaiting == "id_number"
     assert controller.store.load("u").fields["name"].value == "吴丽娟"
+
+
+def test_a_clause_is_no_answer_when_the_message_says_it_does_not_know(controller):
+    controller.handle("u", "我要申请社保卡")
+    controller.handle("u", "我不知道，张伟说的")
+    assert controller.store.load("u").fields["name"].value is None

@@ -126,8 +126,8 @@ def _answering_clause(field: FieldDef, text: str) -> str | None:
     """The one clause of several that is, whole, a value for ``field`` (a typed field:
     free text takes the message as it stands)."""
     parts = L.clauses(text)
-    if field.type == "text" or len(parts) < 2:
-        return None
+    if field.type == "text" or len(parts) < 2 or L.NON_ANSWER.search(text):
+        return None  # ("我不知道，张伟说的" gives no name)
     fits = [c for c in parts if whole_message_fits(field, c)]
     return fits[0] if len(fits) == 1 else None
 
