@@ -73,17 +73,20 @@ class KnowledgeBase:
 
     # -- the Knowledge protocol ---------------------------------------------
 
-    def answer(self, question: str, *, generate: bool = True) -> Answer | None:
+    def answer(self, question: str, *, generate: bool = True,
+               context: str | None = None) -> Answer | None:
         """An answer with its sources, None when nothing relevant, an apology when broken.
 
         ``generate=False`` answers extractively even with a generator (a model):
-        for a turn that has already made its one model call.
+        for a turn that has already made its one model call. ``context`` names what
+        the dialogue is about (the business being done): a question that names no
+        business of its own is searched and answered as about it.
         """
         question = (question or "").strip()
         if not question:
             return None
         try:
-            query = self.understand(question)
+            query = self.understand(question, context=context)
             if must_refuse(f"{question}\n{query.text}", self.understanding.refuse):
                 log.info("refused a question (%d characters)", len(question))
                 return Answer(text=texts.REFUSED, refused=True)
@@ -119,9 +122,10 @@ class KnowledgeBase:
 
     # -- the rest ---------------------------------------------------------------
 
-    def understand(self, question: str) -> Query:
-        """The question with typos and dialect put right, and the business words it adds."""
-        return self.understanding.understand(question)
+    def understand(self, question: str, *, context: str | None = None) -> Query:
+        """The question with typos and dialect put right, and the business words it adds
+        (``context``: see ``answer``)."""
+        return self.understanding.understand(question, context=context)
 
     def search(self, question: str, k: int = 5, *, mode: str | None = None) -> list[Hit]:
         """Ranked chunks for a question as asked; raises ``KnowledgeUnavailable``."""

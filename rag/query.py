@@ -58,10 +58,17 @@ class QueryUnderstanding:
     def refuse(self) -> tuple[str, ...]:
         return self.table.refuse
 
-    def understand(self, question: str) -> Query:
+    def understand(self, question: str, *, context: str | None = None) -> Query:
+        """``context``: what the dialogue is about (the business being done, "社保卡申领").
+        A question that names no business itself ("这个收费不", "多久能拿到") is
+        read as about it: the context leads the text searched and read."""
         normalised = self.normaliser.normalise(question)
         expansion = self.expander.expand(normalised.text)
-        return Query(original=question, text=normalised.text, added=expansion.added,
+        text = normalised.text
+        if context and not expansion.businesses and context not in text:
+            text = f"{context} {text}"
+            expansion = self.expander.expand(text)
+        return Query(original=question, text=text, added=expansion.added,
                      businesses=expansion.businesses, corrections=normalised.corrections)
 
 

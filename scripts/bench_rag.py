@@ -26,6 +26,10 @@ Sections (all by default; ``--only`` picks some):
               ``act`` labels), off-topic false positives (an off-topic question that
               got a passage or started a business), and p50 / p99 of the turn and of
               the retrieval alone (understanding + embedding + search);
+``public``    ``tests/corpus_public/questions.yaml`` (real citizens' questions from public pages,
+              with the page address) through the controller, per topic: handled well (see
+              ``run_public``), key facts in the lead, recommendation, unrelated passages shown
+              as answers, honest "don't know", started instead of answered;
 ``steps``     recall@3, and on qa_real the answers end to end, as the query
               understanding steps are added one by one;
 ``modes``     recall and store latency per search mode (dense, BM25, hybrid, exact
@@ -58,8 +62,9 @@ import yaml
 
 SCRIPT_ROOT = Path(__file__).resolve().parents[1]
 SETS = {"qa": SCRIPT_ROOT / "tests" / "rag" / "qa.yaml",
-        "qa_real": SCRIPT_ROOT / "tests" / "rag" / "qa_real.yaml"}
-SECTIONS = ("answers", "steps", "modes")
+        "qa_real": SCRIPT_ROOT / "tests" / "rag" / "qa_real.yaml",
+        "public": SCRIPT_ROOT / "tests" / "corpus_public" / "questions.yaml"}
+SECTIONS = ("answers", "public", "steps", "modes")
 DEPTH = 10
 STARTED = ("collecting", "step_executing", "confirming")
 SHOULD_START = re.compile(r"\bshould start\b", re.IGNORECASE)
@@ -98,6 +103,13 @@ def load_set(name: str) -> list[dict]:
         for q in data.get("unrelated", []):
             items.append({"q": q, "kind": "off_topic", "business": None, "docs": [],
                           "key_words": [], "starts": False, "starts_by_kind": False})
+        return items
+    if name == "public":
+        for q in data:
+            items.append({"q": q["q"], "kind": q["kind"], "business": q.get("expected_business"),
+                          "docs": [], "key_words": q.get("key_facts") or [],
+                          "starts": q["kind"] == "request", "starts_by_kind": q["kind"] == "request",
+                          "topic": q.get("topic") or "other", "url": q["url"]})
         return items
     for q in data["questions"]:
         by_kind = q["kind"] == "request" or bool(SHOULD_START.search(q.get("note") or ""))
@@ -228,6 +240,114 @@ def recalled_at_3(row: dict) -> bool:
 
 def ratio(part: list, whole: list) -> float:
     return len(part) / len(whole) if whole else float("nan")
+
+
+# -- the public corpus, per topic ------------------------------------------------------------
+
+# What a reader takes in first: the reply's opening characters (the lead sentences and the
+# start of the first passage), before the source line.
+LEAD_CHARS = 200
+SOURCE_TITLES = re.compile(r"《([^》]+)》")
+DONT_KNOW = ("暂时无法回答", "没有找到", "没有查到")
+# The topics of tests/corpus_public, by knowledge document id (the file name): a document
+# may serve several; the generic ones (social insurance at large, channels, records) serve
+# every topic. "other" questions accept any document.
+DOC_TOPICS = [
+    (r"^(card-|social-security-card|electronic-card|personal-info|phone-change)", {"card", "ecard"}),
+    (r"^(pension-|retirement-|employee-pension|resident-pension|minimum-contribution|survivor|"
+     r"contribution-|benefit-timing)", {"pension"}),
+    (r"^(unemployment-|benefit-timing)", {"unemployment"}),
+    (r"^(medical-|resident-medical|employee-medical|newborn-medical|maternity|family-account|"
+     r"critical-illness|commercial-insurance)", {"medical"}),
+    (r"^(social-transfer|pension-transfer|medical-insurance-transfer|retirement-relocation|"
+     r"transfer-)", {"transfer", "pension", "medical"}),
+    (r"^(flexible-|contribution-|employment-social-insurance)", {"flexible", "pension"}),
+    (r"^(work-injury|injury-)", {"injury"}),
+    (r"^personal-pension", {"personal_pension", "pension"}),
+    (r"^(long-term-care|ltc-)", {"ltc"}),
+    (r"^(annuity|enterprise-annuity|occupational-annuity)", {"annuity", "pension"}),
+    (r"^(five-insurances|social-insurance-law|service-channels|insurance-record|"
+     r"insurance-certificate|employer-not-paying|contribution-gap|progress-query)", {"*"}),
+]
+
+
+def doc_topics(doc_id: str) -> set[str]:
+    out: set[str] = set()
+    for pattern, topics in DOC_TOPICS:
+        if re.search(pattern, doc_id):
+            out |= topics
+    return out
+
+
+def run_public(controller, kb, items: list[dict]) -> tuple[list[tuple], dict]:
+    """Every public question through the controller; per topic (and in all): handled well,
+    key facts in the lead, recommendation, unrelated passages, honest "don't know".
+
+    Handled well: a question with key facts has them all in the reply's first
+    ``LEAD_CHARS`` characters; a question without (the page showed no answer) is answered
+    from a document of its topic, or, when no document covers the topic, answered with
+    "don't know" and 12333; a request starts its business; an ``other`` message gets no
+    unrelated passage and starts nothing. An unrelated passage is an answer whose first
+    source is a document of another topic.
+    """
+    from rag.documents import load_documents
+
+    by_title = {d.title: d.doc_id for d in load_documents(kb.kb_dir)}
+    covered = set().union(*(doc_topics(i) for i in by_title.values()))
+    rows = []
+    for i, item in enumerate(items):
+        turn = controller.handle(f"public-{i}", item["q"])
+        reply = turn.reply
+        body, _, sources = reply.partition(SOURCE_MARK)
+        first = [by_title.get(t) for t in SOURCE_TITLES.findall(sources)]
+        topics = doc_topics(first[0]) if first and first[0] else set()
+        answered = bool(first)
+        related = (not answered or item["topic"] == "other" or "*" in topics
+                   or item["topic"] in topics)
+        started = turn.state in STARTED
+        recommended = (turn.business.id if started and turn.business else
+                       turn.suggestion.business_id if turn.suggestion else None)
+        dont_know = not answered and any(m in reply for m in DONT_KNOW) and "12333" in reply
+        lead = fold(body)[:LEAD_CHARS]
+        if item["kind"] == "request":
+            well = started and recommended == item["business"]
+        elif item["kind"] == "other":
+            well = not started and related
+        elif item["key_words"]:
+            well = not started and has_key_facts(lead, item["key_words"])
+        elif item["topic"] in covered or "*" in covered and item["topic"] == "other":
+            well = not started and answered and related
+        else:
+            well = not started and (dont_know or (answered and related))
+        rows.append({**item, "reply": reply, "well": well, "related": related,
+                     "answered": answered, "dont_know": dont_know, "started": started,
+                     "recommended": recommended, "first_doc": first[0] if first else None,
+                     "facts_lead": bool(item["key_words"]) and has_key_facts(lead, item["key_words"]),
+                     "facts_any": bool(item["key_words"]) and has_key_facts(reply, item["key_words"])})
+    groups: dict[str, list[dict]] = {}
+    for r in rows:
+        groups.setdefault(r["topic"], []).append(r)
+    out = []
+    for topic, rs in [*sorted(groups.items()), ("all", rows)]:
+        facts = [r for r in rs if r["key_words"]]
+        want = [r for r in rs if r["business"] and r["kind"] != "other"]
+        out.append((topic, len(rs), ratio([r for r in rs if r["well"]], rs),
+                    ratio([r for r in facts if r["facts_lead"]], facts) if facts else None,
+                    ratio([r for r in facts if r["facts_any"]], facts) if facts else None,
+                    ratio([r for r in want if r["recommended"] == r["business"]], want)
+                    if want else None,
+                    len([r for r in rs if r["answered"] and not r["related"]]),
+                    len([r for r in rs if r["dont_know"]]),
+                    len([r for r in rs if r["started"] and r["kind"] != "request"])))
+    return out, {"not handled well": [(r["topic"], r["q"][:50], r["first_doc"]) for r in rows
+                                      if not r["well"]],
+                 "unrelated passage": [(r["q"][:50], r["first_doc"]) for r in rows
+                                       if r["answered"] and not r["related"]]}
+
+
+PUBLIC_HEAD = ("topic", "n", "handled well", f"key facts in the first {LEAD_CHARS} chars",
+               "key facts anywhere", "recommendation", "unrelated passages", "don't know",
+               "started instead of answered")
 
 
 # -- recall per query-understanding step ---------------------------------------------------------
@@ -459,6 +579,7 @@ def main(argv: list[str] | None = None) -> int:
 
     root = use_code(args.code)
     sets = {name: load_set(name) for name in SETS}
+    public = sets.pop("public")
     with tempfile.TemporaryDirectory() as tmp:
         data_dir = args.data or Path(tmp)
         controller, kb, catalog = build(root, data_dir, args.embedder)
@@ -474,6 +595,17 @@ def main(argv: list[str] | None = None) -> int:
                         print(f"\n{name} — {what} ({len(misses)}):")
                         for m in misses:
                             print("  ", m)
+            print()
+        if "public" in sections:
+            rows, misses = run_public(controller, kb, public)
+            print(f"tests/corpus_public ({len(public)} real questions from public pages), "
+                  "through the controller, per topic\n")
+            print(table(PUBLIC_HEAD, rows))
+            for what, items in misses.items():
+                if items and (args.misses or what == "unrelated passage"):
+                    print(f"\npublic — {what} ({len(items)}):")
+                    for m in items:
+                        print("  ", m)
             print()
         if "steps" in sections:
             if not hasattr(kb, "understand"):

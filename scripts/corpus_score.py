@@ -30,6 +30,16 @@ from si_agent.replay import load_dialogues, replay
 from si_agent.session import MemoryStore
 
 ROOT = Path(__file__).resolve().parents[1]
+# Words of a correction or a negation: a stored value that holds one took the citizen's
+# frame ("改回张伟", "不是临时的") for the value. Kept here, apart from the engine's own cues.
+FRAME_WORDS = ("改回", "改成", "改为", "应该是", "不对", "错了", "说错", "写错", "搞错", "不是",
+               "不要", "别填", "重新填")
+
+
+def framed_values(report) -> list[tuple[int, str, str]]:
+    """The values a replay stored that contain correction or negation words."""
+    return [(turn, key, value) for turn, key, value in report.stored
+            if any(w in value for w in FRAME_WORDS)]
 
 
 def main() -> None:
@@ -49,6 +59,7 @@ def main() -> None:
     knowledge = create_knowledge(settings, catalog) if args.knowledge else None
     passed: Counter[str] = Counter()
     total: Counter[str] = Counter()
+    framed: list[tuple[str, int, str, str]] = []
     with Executors(settings) as executors:
         controller = Controller(catalog, MemoryStore(), create_engine(args.engine, catalog,
                                                                       settings), executors,
@@ -59,6 +70,7 @@ def main() -> None:
             report = replay(controller, transcript, source=source, backend=hook)
             total[theme] += 1
             passed[theme] += report.passed
+            framed += [(Path(source).name, *v) for v in framed_values(report)]
             if args.failures and not report.passed:
                 print(f"FAIL {Path(source).name}: {report.failures[0]}")
     print(f"{'theme':<12} {'passed':>6} {'total':>6} {'rate':>6}")
@@ -66,6 +78,9 @@ def main() -> None:
         print(f"{theme:<12} {passed[theme]:>6} {total[theme]:>6} {passed[theme] / total[theme]:>6.0%}")
     all_passed, all_total = sum(passed.values()), sum(total.values())
     print(f"{'all':<12} {all_passed:>6} {all_total:>6} {all_passed / max(1, all_total):>6.0%}")
+    print(f"values stored with correction or negation words: {len(framed)}")
+    for name, turn, key, value in framed:
+        print(f"   {name} turn {turn}: {key} = {value!r}")
 
 
 if __name__ == "__main__":

@@ -59,8 +59,11 @@ class Knowledge(Protocol):
     rather than raising: business dialogues must keep working.
     """
 
-    def answer(self, question: str, *, generate: bool = True) -> Answer | None:
-        """``generate=False``: no model writes the answer (it is extractive)."""
+    def answer(self, question: str, *, generate: bool = True,
+               context: str | None = None) -> Answer | None:
+        """``generate=False``: no model writes the answer (it is extractive).
+        ``context``: what the dialogue is about (the name of the business being done);
+        a question that names nothing itself ("这个收费不") is answered as about it."""
         ...
 
     def status(self) -> dict: ...
@@ -69,7 +72,8 @@ class Knowledge(Protocol):
 class NoKnowledge:
     """The knowledge channel used when no knowledge base is configured."""
 
-    def answer(self, question: str, *, generate: bool = True) -> Answer | None:
+    def answer(self, question: str, *, generate: bool = True,
+               context: str | None = None) -> Answer | None:
         return None
 
     def status(self) -> dict:

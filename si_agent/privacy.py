@@ -11,14 +11,15 @@ from typing import Any
 
 from si_agent.config.model import MASKED_TYPES, Business
 from si_agent.validators import extract, mask
-from si_agent.validators.phone import SPOKEN_DIGITS
+from si_agent.validators.base import fold_width
+from si_agent.validators.spoken import DIGIT_CHARS, SPOKEN_DIGITS, read
 
 _SCAN_ORDER = ("idcard", "bank_card", "phone")
 # Digit runs the validators do not recognise (a mistyped ID or card, a number
 # typed in groups like "3301 2219 6303 1501 78") are withheld all the same.
 _LONG_DIGITS = re.compile(r"(?<!\d)\d(?:[ \-]?\d){10,}(?![\dXx])[Xx]?")
 # The same spoken, digit by digit ("一三八零零一三八零零三").
-_LONG_SPOKEN = re.compile(r"[零〇一幺二两三四五六七八九](?:[ \-]?[零〇一幺二两三四五六七八九]){10,}")
+_LONG_SPOKEN = re.compile(rf"[{DIGIT_CHARS}](?:[ \-]?[{DIGIT_CHARS}]){{10,}}")
 
 
 def personal_spans(text: str) -> list[tuple[int, int, str, str]]:
@@ -38,7 +39,7 @@ def personal_spans(text: str) -> list[tuple[int, int, str, str]]:
 
 def masked(kind: str, raw: str) -> str:
     """How a personal value found in text is shown: masked by its kind."""
-    raw = raw.translate(SPOKEN_DIGITS)
+    raw = read(fold_width(raw), min_run=1).text.translate(SPOKEN_DIGITS)  # "…一二三叉": …123X
     if kind == "number":
         digits = re.sub(r"\D", "", raw)
         return f"{digits[:4]}****{digits[-4:]}"

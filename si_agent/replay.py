@@ -98,6 +98,8 @@ class DialogueReport:
     turns: int = 0
     failures: list[str] = field(default_factory=list)
     skipped: str | None = None  # why the transcript was not run (a requirement not met)
+    # Every value a turn stored or changed: (turn number, field key, value as text).
+    stored: list[tuple[int, str, str]] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -223,6 +225,7 @@ def replay(
         report.skipped = "; ".join(unmet)
         return report
     session_id = f"replay-{uuid.uuid4().hex[:12]}"
+    seen: dict[str, str] = {}
     for i, turn in enumerate(transcript["turns"], start=1):
         if turn.get("backend"):
             if backend is None:
@@ -245,6 +248,10 @@ def replay(
                 report.failures.append(f"turn {i}: the model was called without a scripted answer")
         raw = controller.store.load(session_id)
         raw_fields = {k: v.model_dump() for k, v in raw.fields.items()} if raw else {}
+        for key, f in raw_fields.items():
+            if f.get("value") is not None and str(f["value"]) != seen.get(key):
+                seen[key] = str(f["value"])
+                report.stored.append((i, key, seen[key]))
         for problem in compare(turn.get("expect") or {}, result, raw_fields):
             report.failures.append(f"turn {i} ({turn['user']!r}): {problem}\n    reply: {result.reply!r}")
     return report

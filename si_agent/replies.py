@@ -123,6 +123,9 @@ ID_PHOTO_TOO_CLOSE = "离镜头太近了，请稍微远一些，露出头顶和�
 # The pieces replies are assembled from (si_agent/flow, si_agent/core): separators,
 # list items and short labels, so no citizen-facing text is written in code.
 LIST_SEP = "、"  # items of one kind: 姓名、身份证号
+# One line of the services list (the assistant text ``services``), per kind of business.
+SERVICE_GROUPS = {"handle": "· 在线办理：{names}", "query": "· 查询测算：{names}",
+                  "consult": "· 咨询：{names}"}
 ITEMS_SEP = "，"  # label-value pairs of a consultation
 FIELD_ERRORS_SEP = "；"  # the backend's reasons, one per field
 LABELLED = "{label}：{text}"  # a label and what is said about it

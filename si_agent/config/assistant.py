@@ -17,6 +17,7 @@ greeting               {examples}: up to three business names from the catalog
 closing                none
 handoff                {handoff}: the contact from the setting SI_HANDOFF_TEXT
 self_intro             none
+services               {services}: the catalog's business names, grouped by kind
 why_default            {business}, {label}: business name, field label
 refusal_offer          none
 ineligible_offer       {label}: the field; {handoff}: the contact from SI_HANDOFF_TEXT
@@ -51,6 +52,7 @@ PLACEHOLDERS: Mapping[str, frozenset[str]] = MappingProxyType({
     "closing": frozenset(),
     "handoff": frozenset({"handoff"}),
     "self_intro": frozenset(),
+    "services": frozenset({"services"}),
     "why_default": FIELD_TEXT_PLACEHOLDERS,
     "refusal_offer": frozenset(),
     "ineligible_offer": frozenset({"label", "handoff"}),
@@ -76,6 +78,7 @@ class AssistantTexts(BaseModel):
         "也可以携带身份证到就近的社保经办窗口咨询办理。"
     )
     self_intro: str = "我是社保智能帮办助手，可以帮您查询社保信息、在线办理社保业务，并解答常见的社保问题。"
+    services: str = "我可以帮您办理这些业务：\n{services}\n直接告诉我业务名称或您要办的事即可。"
     why_default: str = "办理【{business}】需要您的{label}，用于核实身份和办理业务，信息仅用于本次办理。"
     refusal_offer: str = "如果暂时不方便提供，可以回复“取消”结束办理。"
     ineligible_offer: str = (

@@ -96,13 +96,14 @@ class ExplainFieldArgs(Args):
                     "help: the user asks what the field's term means")
 
 
-SmallTalkKind = Literal["greeting", "closing", "handoff", "self_intro"]
+SmallTalkKind = Literal["greeting", "closing", "handoff", "self_intro", "services"]
 
 
 class SmallTalkArgs(Args):
     kind: SmallTalkKind = Field(
         description="greeting: hello; closing: thanks, ok, bye, that's all; handoff: asks "
-                    "for a person or to complain; self_intro: asks who the assistant is")
+                    "for a person or to complain; self_intro: asks who the assistant is; services: "
+                    "asks which services can be done here (有哪些业务, 你们能干啥, 业务菜单)")
 
 
 class AnswerQuestionArgs(Args):

@@ -139,15 +139,24 @@ def closing(business: Business, fields: Mapping[str, FieldState]) -> str:
                           recommendation=recommendation(business, fields))
 
 
+def summed_up(business: Business, fields: Mapping[str, FieldState],
+              asked: Theme | None) -> list[Theme]:
+    """The themes the next move sums up: those completed since ``asked``."""
+    current = current_theme(business, fields)
+    if current is None:
+        return []  # the closing sums up every theme
+    themes = list(business.themes)
+    start = themes.index(asked) if asked in themes else themes.index(current)
+    return [t for t in themes[start:themes.index(current)] if not open_slots(t, fields)]
+
+
 def next_move(business: Business, fields: Mapping[str, FieldState],
               asked: Theme | None) -> str:
     """What to say next, given the theme asked before this turn (``asked``)."""
     current = current_theme(business, fields)
     if current is None:
         return closing(business, fields)
-    themes = list(business.themes)
-    start = themes.index(asked) if asked in themes else themes.index(current)
-    done = [t for t in themes[start:themes.index(current)] if not open_slots(t, fields)]
+    done = summed_up(business, fields, asked)
     return "\n".join([*(summary(t, fields) for t in done), ask(current, fields)])
 
 

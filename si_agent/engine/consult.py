@@ -8,12 +8,17 @@ clause is read on its own:
   as the whole answer ("没有"), others' anywhere when longer than two characters
   or when the slot is being asked;
 - options of enum and multi_enum slots (several-choice slots add up across
-  clauses, leave out what is refused: "不要寿险", and take "都要" as all);
+  clauses, leave out what is refused: "不要寿险", and take "都要" as all); a short
+  alias of a slot not asked counts with a word that chooses ("想看看医疗", not
+  "做医疗器械销售的");
 - numbers and amounts, given to the slot named just before ("年收入说错了，
   应该是25万"), whose unit follows ("40岁", "40多岁"), whose cue stands closest,
-  or to the one slot of the asked theme they are a valid value for;
+  or to the one slot of the asked theme they are a valid value for; never to a
+  slot that measures something else than their unit ("一个月" is no child, "一家
+  三口" no three children: ``quantities.py``);
 - free text after a text slot's cue, for the slot asked ("我是做IT的"), or the
-  whole clause for a slot of another theme ("有高血压").
+  whole clause for a slot of another theme ("有高血压"); a cue inside a chosen
+  option is none ("住院报销").
 
 A value for a slot already collected counts only as a correction: with a word
 that says so ("不对", "改成", "再加一个") or the slot's label in the clause, so
@@ -36,6 +41,7 @@ from si_agent.core.consult import current_theme, open_slots
 from si_agent.core.state import FieldStatus
 from si_agent.engine import lexicon as L
 from si_agent.engine.bounds import first_clauses, first_disjoint
+from si_agent.engine.quantities import may_measure, measured, slot_measures, unit_after
 from si_agent.session.model import FieldState
 from si_agent.validators import check, extract
 
@@ -47,10 +53,13 @@ _ASKS = re.compile(r"[？?]|吗|什么|啥(?![也都])|怎么|咋|区别|哪|为
                    r"|多少钱|有用")
 _WANTS = re.compile(r"想|要|帮|给我|推荐|看看|规划|配置|买哪|怎么买|怎么选")
 # Words for the consultation itself: a what-question with one asks for it.
-_CONSULTATION = re.compile(r"咨询|规划|帮我看看|帮我分析|帮我参谋|不知道|拿不准|建议|推荐|配置|方案")
+# "买哪种保险合适": what suits the person asking is advice, which the consultation gives.
+_CONSULTATION = re.compile(r"咨询|规划|帮我看看|帮我分析|帮我参谋|不知道|拿不准|建议|推荐|配置|方案"
+                           r"|合适|适合")
 _NUMBER_WORDS = re.compile(r"[0-9零〇一二两俩三四五六七八九十百千万]")
 _OTHER_UNIT = re.compile(r"次|年|个?月|天|岁|元|块|万|倍|%|个")
 _REFUSED = re.compile(r"(?:不要|不考虑|不需要|不买|不用|除了)$")
+_CHOOSES = re.compile(r"想|需要|买|看看|了解|考虑|配置")
 _ALL = re.compile(r"都要|都想|都行|全部|都了解|都看看|都可以")
 _UNIT_GAP = re.compile(r"(?:多|来|左右)?")  # "40多岁": the unit after a rough number
 _SHORT_ALIAS = 2  # an alias this short ("没有", "是的") counts only for an asked slot
@@ -218,7 +227,8 @@ def _clause_values(business: Business, clause: str, asked: list[str],
     values.update(_numbers(business, rest, asked, {**taken, **values}, named))
     for f in business.fields:  # (free text said over several clauses adds up)
         if f.type == "text" and f.key not in values:
-            value = _after_cue(f, clause, f.key in asked)
+            # A cue inside a chosen option is none: "住院报销" is a product, not health.
+            value = _after_cue(f, clause, f.key in asked, rest)
             if value is not None:
                 values[f.key] = value
     return values
@@ -249,7 +259,10 @@ def _choices(f: FieldDef, clause: str, asked: bool) -> str | None:
     if f.type == "multi_enum" and not chosen and _ALL.search(clause):  # "除了年金都要"
         refused = {x.value for x in found} - {x.value for x in chosen}
         return "、".join(o.value for o in f.options if o.value not in refused)
-    sure = [x for x in chosen if len(x.raw) > _SHORT_ALIAS or f.type == "multi_enum"]
+    # A short alias of a slot not asked needs a word that chooses: "医疗" is an
+    # occupation in "做医疗器械销售的", a choice in "想看看医疗".
+    sure = [x for x in chosen if len(x.raw) > _SHORT_ALIAS or (
+        f.type == "multi_enum" and (asked or _cued(f, clause) or _CHOOSES.search(clause)))]
     if sure or (chosen and (asked and len(clause) <= _DIRECT_ANSWER or _cued(f, clause))):
         return "、".join(dict.fromkeys(x.value for x in (sure or chosen)))
     return None
@@ -281,22 +294,26 @@ def _numbers(business: Business, clause: str, asked: list[str],
     # The first MAX_CANDIDATES numbers of the clause (bounds.py): a flood of numbers
     # states nothing more, and each one costs a distance per cued slot.
     for x in first_disjoint(extract("number", clause)):
-        free = [f for f in slots if f.key not in values]
+        # A number goes only to a slot measuring what its unit measures: "一个月" is
+        # no child, "七千来块" no age (quantities.py).
+        quantity = measured(clause, x.start, x.end)
+        free = [f for f in slots if f.key not in values and may_measure(f, quantity)]
         gap = m.end() if (m := _UNIT_GAP.match(clause, x.end)) else x.end  # always matches
-        unit = [f for f in free if f.unit and units[f.unit] == 1
-                and clause.startswith(f.unit, gap)]
+        word = unit[0] if (unit := unit_after(clause, x.end)) else ""
+        by_unit = [f for f in free if f.unit and units[f.unit] == 1 and word.endswith(f.unit)]
         cued = sorted(((_distance(f, clause, x.start, x.end), f) for f in free
                        if f.key in cued_slots), key=lambda p: p[0])
         if named in [f.key for f in free] and not cued:
             target = business.field(named)
-        elif unit:
-            target = unit[0]
+        elif by_unit:
+            target = by_unit[0]
         elif cued:
             target = cued[0][1]
         else:
             after = _OTHER_UNIT.match(clause, gap)
             fitting = [f for f in free if f.key in asked
-                       and (after is None or after.group() == f.unit)  # not "住过一次院"
+                       and (after is None or after.group() == f.unit  # not "住过一次院"
+                            or (quantity is not None and slot_measures(f) is quantity))
                        and fits(f, _span_for(f, clause, x.start, x.end))]
             if len(fitting) != 1:
                 continue
@@ -328,11 +345,12 @@ def _span_for(f: FieldDef, clause: str, start: int, end: int) -> str:
     return clause[start:end]
 
 
-def _after_cue(f: FieldDef, clause: str, asked: bool) -> str | None:
+def _after_cue(f: FieldDef, clause: str, asked: bool, rest: str | None = None) -> str | None:
     """Free text a cue introduces: what follows it for the slot asked ("我是做IT的" →
-    IT), the whole clause for another theme's slot ("有高血压")."""
+    IT), the whole clause for another theme's slot ("有高血压"). The cue is looked
+    for in ``rest``, the clause without the words other slots took."""
     for cue in sorted(f.cues, key=len, reverse=True):
-        at = clause.find(cue)
+        at = (clause if rest is None else rest).find(cue)
         if at < 0:
             continue
         if not asked:

@@ -5,8 +5,10 @@ Shared by the turn and the job driver (after an outcome is applied).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from si_agent import replies
-from si_agent.config.model import Business
+from si_agent.config.model import Business, Theme
 from si_agent.core import consult
 from si_agent.core.display import display
 from si_agent.core.state import AT_REST, Awaiting, State
@@ -34,6 +36,18 @@ def not_understood(t: Flow) -> None:
         t.st.parts.append(replies.NOT_UNDERSTOOD)
 
 
+def consult_lines(t: Flow, business: Business, summed: Sequence[Theme] = ()) -> list[str]:
+    """What the turn did to a consultation's slots: the received line first. A slot
+    whose one-slot theme is ``summed`` up in the same reply is left to the summary,
+    which says it in the theme's words ("已有保障：无。" once, not twice)."""
+    texts = business.consult
+    assert texts is not None
+    said = {theme.slots[0].key for theme in summed if len(theme.slots) == 1}
+    keys = sorted((k for k in t.st.received if k not in said), key=business.field_keys.index)
+    received = [replies.render(texts.received, items=consult.items(business, keys, t.s.fields))]
+    return [*(received if keys else []), *t.st.consult_lines]
+
+
 def prompt_next(t: Flow) -> None:
     """End the reply with what the dialogue needs next, unless already asked."""
     if t.st.asked:
@@ -42,8 +56,9 @@ def prompt_next(t: Flow) -> None:
     if b is None or s.state in (*AT_REST, State.EXECUTING):
         return
     if s.state == State.COLLECTING and b.is_consult:
-        if t.st.consult_lines or not t.st.opened:  # (the opening asks the first theme)
-            t.st.parts.extend(t.st.consult_lines)
+        if t.st.consult_lines or t.st.received or not t.st.opened:  # (the opening asks)
+            t.st.parts.extend(consult_lines(t, b, consult.summed_up(b, s.fields,
+                                                                    t.st.theme_asked)))
             t.st.parts.append(consult.next_move(b, s.fields, t.st.theme_asked))
     elif s.state == State.COLLECTING:
         pending = t.pending(b)

@@ -49,7 +49,8 @@ class Discoverer(Protocol):
 class KnowledgeChannel(Protocol):
     """Answers a policy question (``None``: nothing found)."""
 
-    def answer(self, question: str, *, generate: bool = True) -> Answer | None: ...
+    def answer(self, question: str, *, generate: bool = True,
+               context: str | None = None) -> Answer | None: ...
 
 
 class Toolsets(Protocol):

@@ -66,7 +66,9 @@ class TurnState:
     theme_asked: Theme | None = None
     opened: bool = False  # the consultation's opening is in this reply
     consult_lines: list[str] = field(default_factory=list)
+    received: list[str] = field(default_factory=list)  # slots taken, for the received line
     resumed: bool = False
+    services: list[str] = field(default_factory=list)  # businesses listed (shown as buttons)
 
 
 class Flow:
@@ -171,6 +173,22 @@ class Flow:
     def greeting(self) -> str:
         examples = replies.LIST_SEP.join(b.name for b in list(self.deps.catalog.values())[:3])
         return replies.render(self.deps.texts.greeting, examples=examples)
+
+    def services(self) -> str:
+        """The catalog's businesses that can be done now (not those missing a step
+        handler here), one line per kind; they are kept for the turn object, in the
+        order shown."""
+        kinds: dict[str, list[Business]] = {}
+        for b in self.deps.catalog.values():
+            if b.id not in self.deps.unavailable:
+                kinds.setdefault(b.type, []).append(b)
+        lines = []
+        for kind, line in replies.SERVICE_GROUPS.items():
+            if kind in kinds:
+                self.st.services.extend(b.id for b in kinds[kind])
+                lines.append(replies.render(
+                    line, names=replies.LIST_SEP.join(b.name for b in kinds[kind])))
+        return "\n".join(lines)
 
     def offer_resume(self) -> None:
         """A business ended and another waits: offer to take it up again."""

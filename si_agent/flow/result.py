@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -92,6 +92,7 @@ class TurnResult(BaseModel):
     suspended: list[SuspendedView] = Field(default_factory=list)  # newest last
     step: StepView | None = None  # the step awaiting an upload (POST /api/upload)
     theme: ThemeView | None = None  # a consultation's current theme
+    services: list[BusinessRef] = Field(default_factory=list)  # listed in this reply (buttons)
 
 
 def awaited_step(session: Session, business: Business | None) -> Step | None:
@@ -146,9 +147,10 @@ def field_views(session: Session, business: Business | None) -> list[FieldView]:
 
 def snapshot(
     session: Session, catalog: Mapping[str, Business], reply: str = "",
-    turn_usage: Usage | None = None, job: Any = None,
+    turn_usage: Usage | None = None, job: Any = None, services: Sequence[str] = (),
 ) -> TurnResult:
-    """The turn object for ``session`` as it is now; ``usage`` counts model calls."""
+    """The turn object for ``session`` as it is now; ``usage`` counts model calls;
+    ``services`` are the businesses the reply listed (the page shows them as buttons)."""
     business = catalog.get(session.business_id) if session.business_id else None
     suggestion = None
     if session.suggestion and session.suggestion in catalog:
@@ -175,4 +177,5 @@ def snapshot(
                                  filled=f.filled)
                    # (an empty cancelled one is no button: "继续" alone takes it up)
                    for f in session.suspended if f.business_id in catalog and f.worth_offering],
+        services=[BusinessRef(id=b, name=catalog[b].name) for b in services if b in catalog],
     )

@@ -115,7 +115,8 @@ class Turn(Flow):
                      session_ref(s.session_id), s.turn, self.state_before, s.state,
                      decision.engine, [r.name for r in self.st.records], decision.rule.value,
                      decision.usage.model_calls)
-        return snapshot(s, self.deps.catalog, reply, turn_usage=decision.usage)
+        return snapshot(s, self.deps.catalog, reply, turn_usage=decision.usage,
+                        services=self.st.services)
 
     def _apply(self, call: ToolCall) -> int:
         """Apply one call if the current state offers it; 1 if applied."""

@@ -37,6 +37,7 @@ from . import (
     numbers,
     phone,
     ranges,
+    spoken,
     text,
 )
 from .base import Found, Result, Validator, fold_width, invalid, normalize
@@ -65,6 +66,7 @@ _VALIDATORS: dict[str, Validator] = {
 }
 
 TYPES: tuple[str, ...] = tuple(_VALIDATORS)  # the built-in types
+_IDENTIFIERS = frozenset({"idcard", "phone", "bank_card"})
 _lock = threading.Lock()
 _plugins_loaded = False
 
@@ -131,7 +133,16 @@ def check(type: str, raw: str, **options: Any) -> Result:
     value = normalize("" if raw is None else str(raw))
     if not value:
         return invalid(messages.EMPTY)
-    return validator.check(value, **options)
+    result = validator.check(value, **options)
+    if result.ok or not _reads_spoken(type, options):
+        return result
+    reading = spoken.read(value, min_run=1).text
+    if reading == value:
+        return result
+    # A number said digit by digit ("三三零一…"): judged as digits, so a wrong
+    # check digit gets the field's own diagnosis.
+    spoken_result = validator.check(reading, **options)
+    return spoken_result if spoken_result.ok or type in _IDENTIFIERS else result
 
 
 def extract(type: str, text: str, **options: Any) -> list[Found]:
@@ -142,11 +153,23 @@ def extract(type: str, text: str, **options: Any) -> list[Found]:
     validator = _validator(type)
     if not text:
         return []
-    found = validator.extract(fold_width(text), **options)
+    folded = fold_width(text)
+    if type in _IDENTIFIERS:
+        found = spoken.extract_read(validator.extract, folded, **options)
+    else:
+        found = validator.extract(folded, **options)
+        if not found and _reads_spoken(type, options):
+            found = spoken.extract_read(validator.extract, folded, **options)
     return [
         f if f.raw == text[f.start:f.end] else Found(f.value, f.start, f.end, text[f.start:f.end])
         for f in found
     ]
+
+
+def _reads_spoken(type: str, options: dict[str, Any]) -> bool:
+    """Whether values of ``type`` may be said digit by digit: identifiers and
+    codes with a pattern (an application number "SI二零二六…")."""
+    return type in _IDENTIFIERS or (type == "text" and bool(options.get("pattern")))
 
 
 def mask(type: str, value: Any) -> str:

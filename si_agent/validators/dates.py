@@ -80,6 +80,10 @@ _YEAR_IN_TEXT = re.compile(
     r"今年|去年|前年"
     r"|(?<![\d.])\d{4}(?![\d元块岁个万千百亿%人次号]|\.\d)(?:年度|年)?"
     rf"|(?<![{_CN_DIGIT_CLASS}十])[{_CN_DIGIT_CLASS}]{{4}}年"
+    # Four digits said one by one are a year without 年 too ("二零一九到二零二一"),
+    # as "2019" is, when they read 19xx or 20xx and stand alone.
+    rf"|(?<![{_CN_DIGIT_CLASS}十百千万点])(?:一九|二[零〇]){_CN_DIGIT_CLASS_RE}{{2}}"
+    rf"(?![{_CN_DIGIT_CLASS}十百千万亿点])(?:年度)?"
     # Two digits before 年 are a year only after a word that introduces a
     # time ("从15年", "我98年"), not after 交了/缴费 where "15年" is a duration.
     r"|(?<![^\s,，。、；;:：!！?？是在从于自到至我他她])\d{2}年(?![代多以左半整龄])"

@@ -6,7 +6,11 @@ use: it takes ~80 ms to import). ``integer`` gives an ``int`` and refuses a
 fraction; ``number`` always gives a ``float``. ``min``/``max`` are inclusive.
 
 Chinese digits read one by one without 十/百/千/万/亿 ("五六", "一两") mean a
-rough range or a code, not a quantity, and are refused.
+rough range or a code, not a quantity, and are refused. A rough amount with its
+multiplier is read as the middle of what it says (``rough``): "七八万" 75000,
+"二三十万" 250000, "十几万" 150000, "二十多万" 250000, "三十来万" 300000, never
+the 20 of "二十多万"; a longer numeral before 多 and its multiplier counts at
+least the numeral ("一百二十多万" 1200000).
 """
 
 from __future__ import annotations
@@ -49,6 +53,34 @@ _CHINESE_IN_TEXT = re.compile(
 # "一个月" is a number, "一下" and "统一" are not.
 _UNIT_AFTER = re.compile(r"元|块|岁|周岁|年|个|月|天|日|人|次|周|倍|份|项|期|级|档|%")
 _LONG_DIGITS = re.compile(r"\d{11,}")
+_DIGIT_VALUES = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"两": 2}
+ROUGH = re.compile(
+    r"(?<![零〇一二两三四五六七八九十百千万])"
+    r"(?:([一二两三四五六七八])([二三四五六七八九])(十)?|([一二两三四五六七八九]?)十(几|多|来))"
+    r"([百千万])"
+)
+
+
+# "一百二十多万": a numeral, "more", then its multiplier; read as the numeral times it.
+_SOME_MORE = re.compile(rf"([{_CN_NUMERALS}]+)(?:多|来|几|余)([百千万亿])")
+
+
+def rough(m: re.Match[str]) -> tuple[Decimal, str] | None:
+    """A rough amount matched by ``ROUGH`` as (how many, multiplier): "七八万" is
+    (7.5, 万), "二十多万" (25, 万), "三十来万" (30, 万); None for "三五万"."""
+    low, high, tens, ten_digit, some, unit = m.groups()
+    if low is not None:
+        a, b = _DIGIT_VALUES[low], _DIGIT_VALUES[high]
+        if b != a + 1:
+            return None
+        return Decimal(a + b) / 2 * (10 if tens else 1), unit
+    base = (_DIGIT_VALUES[ten_digit] if ten_digit else 1) * 10
+    return Decimal(base + (0 if some == "来" else 5)), unit
+
+
+def _rough_value(m: re.Match[str]) -> Decimal | None:
+    said = rough(m)
+    return None if said is None else said[0] * _MULTIPLIERS[said[1]]
 
 
 @lru_cache(maxsize=1024)  # a long message repeats its numbers; a Decimal is immutable
@@ -61,6 +93,13 @@ def parse(text: str) -> Decimal | None:
         if multiplier:
             value *= _MULTIPLIERS[multiplier]
         return -value if sign == "-" else value
+    m = ROUGH.fullmatch(text)
+    if m is not None:
+        return _rough_value(m)
+    m = _SOME_MORE.fullmatch(text)
+    if m is not None:
+        base = parse(m[1])
+        return None if base is None else base * _MULTIPLIERS[m[2]]
     if _CHINESE.fullmatch(text) and not _is_digit_string(text):
         return _parse_chinese(text.replace("俩", "两"))
     return None
@@ -134,13 +173,15 @@ def _extract(text: str, integral: bool, low: float | None, high: float | None) -
         taken.add(f.start, f.end)
     for m in _LONG_DIGITS.finditer(text):
         taken.add(*m.span())
-    candidates = list(_ARABIC_IN_TEXT.finditer(text))
+    # A rough amount first: "二十多万" is 250000, not the 20 before 多.
+    candidates = [*ROUGH.finditer(text), *_SOME_MORE.finditer(text),
+                  *_ARABIC_IN_TEXT.finditer(text)]
     for m in _CHINESE_IN_TEXT.finditer(text):
         run = m.group()
         if len(run) > 1 or _UNIT_AFTER.match(text, m.end()):
             candidates.append(m)
     found: list[Found] = []
-    for m in sorted(candidates, key=lambda m: m.start()):
+    for m in sorted(candidates, key=lambda m: (m.start(), -len(m.group()))):
         if overlaps(m.start(), m.end(), taken):
             continue
         if found and m.start() < found[-1].end:

@@ -4,7 +4,8 @@
 falls in the first range it stays under; the last range has ``below=None``. A
 range's own value is accepted as written ("10-20万"). Otherwise the amount is
 read with its hedges: "不到/以下/低于/不足" put it just under the number, a span
-"15到25万" counts as its middle, a monthly amount ("月薪8000") is made yearly.
+"15到25万" counts as its middle, a monthly amount ("月薪8000", "一个月也就七千",
+"九千二百块一个月") is made yearly.
 An amount under 1,000 without a unit is refused: "收入15" does not say 15 what.
 """
 
@@ -16,13 +17,19 @@ from decimal import Decimal
 
 from . import messages
 from .base import Found, Result, invalid, valid
-from .numbers import extract_number
+from .numbers import ROUGH, extract_number
+from .numbers import rough as rough_amount
 
 _BELOW = re.compile(r"(?:不到|不足|低于|少于|没有|没到|不超过)\s*$")
 _BELOW_AFTER = re.compile(r"\s*(?:(?:元|块)\s*)?(?:以下|不到|以内|之内)")  # one \\s* at a time: linear
 _LOOK_BEHIND = 4
 _CURRENCY = re.compile(r"\s*(?:元|块)")
-_MONTHLY = re.compile(r"(?:月薪|每月|一个月|月收入|每个月|月入)\s*$")
+_MONTHLY_WORDS = r"(?:月薪|每月|一个月|月收入|每个月|月入|一月)"
+# "一个月也就七千来块": a few words of how much may stand between the month and the amount.
+_MONTHLY = re.compile(rf"{_MONTHLY_WORDS}\s*(?:也就|也就是|就|才|大概|差不多|能有|有|能挣|挣|赚|能赚"
+                      r"|到手|拿)?\s*$")
+_MONTHLY_AFTER = re.compile(rf"\s*(?:元|块钱|块)?\s*{_MONTHLY_WORDS}")  # "九千二百块一个月"
+_MONTHLY_BEHIND = 10
 _SPAN_WORDS = frozenset({"到", "至", "-", "~", "～", "—"})
 _BARE_MIN = 1000
 _MULTIPLIERS = frozenset("百千万亿kKwW")
@@ -68,11 +75,15 @@ def _amounts(text: str) -> list[tuple[float, int, int]]:
             if currency is None:
                 continue  # "收入15": 15 what?
             end = currency.end()
-        before = text[max(0, start - _LOOK_BEHIND):start]
+        before = text[max(0, start - _MONTHLY_BEHIND):start]
         monthly = _MONTHLY.search(before)
-        if monthly:
+        monthly_after = None if monthly else _MONTHLY_AFTER.match(text, end)
+        if monthly or monthly_after:
             amount *= 12
+        if monthly:
             start -= len(before) - monthly.start()
+        elif monthly_after:
+            end = monthly_after.end()
         below = _BELOW.search(text[max(0, start - _LOOK_BEHIND):start])
         after = _BELOW_AFTER.match(text, end)
         if below or after:
@@ -83,26 +94,17 @@ def _amounts(text: str) -> list[tuple[float, int, int]]:
     return out
 
 
-_DIGITS = "一二三四五六七八九"
-# Rough amounts said in words: "七八万", "二三十万", "十几万", "二十多万", "三十来万", "百万".
-_NEIGHBOURS = re.compile(r"([一二两三四五六七八])([二三四五六七八九])(十)?([百千万])")
-_TENS_AND_SOME = re.compile(r"([一二两三四五六七八九]?)十(几|多|来)([百千万])")
 _BARE_MILLION = re.compile(r"(?<![0-9零〇一二两三四五六七八九十])百万")
 
 
 def rough(text: str) -> str:
-    """Rough amounts in words rewritten as digits ("七八万" → "7.5万", "十几万" → "15万")."""
-    def neighbours(m: re.Match) -> str:
-        low, high = _DIGITS.index(m[1].replace("两", "二")) + 1, _DIGITS.index(m[2]) + 1
-        if high != low + 1:
-            return m[0]
-        return f"{(low + high) / 2 * (10 if m[3] else 1):g}{m[4]}"
+    """Rough amounts in words rewritten as digits ("七八万" → "7.5万", "十几万" → "15万",
+    "百万" → "100万"), as ``numbers.rough`` reads them."""
+    def digits(m: re.Match[str]) -> str:
+        said = rough_amount(m)
+        return m[0] if said is None else f"{float(said[0]):g}{said[1]}"
 
-    def tens(m: re.Match) -> str:
-        base = (_DIGITS.index(m[1].replace("两", "二")) + 1 if m[1] else 1) * 10
-        return f"{base + (0 if m[2] == '来' else 5)}{m[3]}"
-
-    return _BARE_MILLION.sub("100万", _TENS_AND_SOME.sub(tens, _NEIGHBOURS.sub(neighbours, text)))
+    return _BARE_MILLION.sub("100万", ROUGH.sub(digits, text))
 
 
 def check(raw: str, *, buckets: Iterable | None = None, **_: object) -> Result:

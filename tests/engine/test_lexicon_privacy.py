@@ -53,3 +53,13 @@ def test_placeholders_round_trip_and_show_masked():
     assert r.restore({"values": {"id_number": "<ID_1>"}}) == {
         "values": {"id_number": "330122196303150178"}}
     assert r.restore_masked("<ID_1>/<PHONE_1>") == "3301**********0178/138****5678"
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    ("我的身份证号是 三三零 一二二 嗯 一九六三 零三一五 零一七八", "我的身份证号是 3301**********0178"),
+    ("三三零一零六一九九零零一零一一二三叉", "3301**********123X"),  # the spoken X
+    ("３２０１０２一九八八０９１５０６２８", "3201**********0628"),  # full-width and spoken
+    ("新号码幺三九 五七七七 幺二三四", "新号码139****1234"),
+])
+def test_numbers_said_digit_by_digit_are_masked_as_read(text, shown):
+    assert redact_text(text) == shown

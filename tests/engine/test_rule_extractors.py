@@ -104,6 +104,10 @@ def test_several_values_in_one_message(catalog, engine, bid, text, expected):
     ("pension_estimate", "avg_wage", "七千三", {"avg_wage": 7300.0}),
     ("pension_estimate", "account_balance", "十二万", {"account_balance": 120000.0}),
     ("pension_estimate", "contribution_index", "一点二", {"contribution_index": 1.2}),
+    # "一个月" says per month: no value of its own (engine/quantities.py).
+    ("pension_estimate", "avg_wage", "一个月八千五", {"avg_wage": 8500.0}),
+    ("pension_estimate", "avg_wage", "九千二百块一个月", {"avg_wage": 9200.0}),
+    ("pension_estimate", "contribution_years", "一年", {"contribution_years": 1}),
 ])
 def test_numbers_as_typed(catalog, engine, bid, awaited, text, expected):
     assert held(catalog, engine, bid, text, awaited, whole=awaited is not None) == expected

@@ -50,3 +50,15 @@ def test_several_options_in_option_order(said, chosen):
 def test_no_option_lists_them():
     result = check("multi_enum", "理财", options=PRODUCTS)
     assert not result.ok and "重疾险、寿险、意外险、医疗险、年金险" in result.error
+
+
+@pytest.mark.parametrize(("text", "bucket", "raw"), [
+    ("一个月也就九千", "10-20万", "一个月也就九千"),  # a word of how much between
+    ("每月能挣一万二", "10-20万", "每月能挣一万二"),
+    ("九千二百块一个月", "10-20万", "九千二百块一个月"),  # the month after the amount
+    ("一个月也就七千来块", "10万以下", "一个月也就七千"),
+])
+def test_monthly_amounts_said_around_the_month(text, bucket, raw):
+    buckets = [("10万以下", 100000), ("10-20万", 200000), ("20-50万", 500000), ("50万以上", None)]
+    assert check("bucket", text, buckets=buckets).value == bucket
+    assert [(f.value, f.raw) for f in extract("bucket", text, buckets=buckets)] == [(bucket, raw)]

@@ -82,3 +82,23 @@ def test_extract_applies_bounds_and_integrality():
 def test_full_width_comma_separates_clauses():
     assert [f.value for f in extract("integer", "300，200")] == [300, 200]
     assert [f.value for f in extract("integer", "工资12,000元")] == [12000]
+
+
+@pytest.mark.parametrize(("text", "value", "raw"), [
+    ("账户里有二十多万", 250000.0, "二十多万"),  # never the 20 before 多
+    ("十几万吧", 150000.0, "十几万"),
+    ("三十来万", 300000.0, "三十来万"),
+    ("每年三四千", 3500.0, "三四千"),
+    ("七八万", 75000.0, "七八万"),
+    ("二三十万", 250000.0, "二三十万"),
+    ("账户里一百二十多万", 1200000.0, "一百二十多万"),  # the numeral times its multiplier
+    ("三百多万", 3000000.0, "三百多万"),
+])
+def test_rough_amounts_are_read_as_their_middle(text, value, raw):
+    assert [(f.value, f.raw) for f in extract("number", text)] == [(value, raw)]
+    assert check("number", raw).value == value
+
+
+def test_digits_that_are_no_rough_amount_stay_unread():
+    assert extract("number", "三五万") == []  # not neighbours: no reading
+    assert check("number", "五六").error  # digits one by one, no multiplier

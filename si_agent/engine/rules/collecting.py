@@ -12,7 +12,7 @@ from si_agent.core import actions as T
 from si_agent.core.decision import Rule, SessionView, ToolCall
 from si_agent.engine import lexicon as L
 from si_agent.engine.consult import extract_slots, meant_slot, stops
-from si_agent.engine.rules import switching, talk
+from si_agent.engine.rules import questions, services, switching, talk
 from si_agent.engine.rules.calls import (
     Ruled,
     answer_call,
@@ -31,6 +31,7 @@ from si_agent.engine.rules.mentions import (
     whole_message_fits,
 )
 from si_agent.session.model import FieldState
+from si_agent.validators import check
 
 _WEAK = ("enum", "city", "name", "integer", "number", "year", "text")
 
@@ -42,7 +43,7 @@ def decide(index: BusinessIndex, view: SessionView, text: str,
     assert business is not None
     if business.is_consult:
         return _consulting(index, view, business, text, offered)
-    interrupt = interrupted(index, view, text, offered)
+    interrupt = services.decide(text, offered) or interrupted(index, view, text, offered)
     if interrupt is not None:
         return interrupt
     awaited = view.awaiting if view.awaiting in business.field_keys else _first(view)
@@ -67,13 +68,21 @@ def decide(index: BusinessIndex, view: SessionView, text: str,
                 == "collected" and whole_message_fits(f, answer)]
         values = {fits[0]: answer} if len(fits) == 1 else {}
     if values:
+        statement, question = questions.split(answer)
         weak = all(business.field(k).type in _WEAK for k in values)
         if L.is_question(text) and weak:
-            return [answer_call(text, None)], Rule.QUESTION, "a question that mentions a value"
+            # "杭州的，备案完多久生效啊": the value stated apart from the question stays.
+            stated = _stated_values(business, awaited, statement) if question else {}
+            if not stated:
+                return [answer_call(text, None)], Rule.QUESTION, "a question that mentions a value"
+            return [answer_call(question, None),
+                    ToolCall(name=T.PROVIDE_FIELD, arguments={"values": stated})], (
+                Rule.VALUES), "a value and a question in separate clauses"
         provide = ToolCall(name=T.PROVIDE_FIELD, arguments={"values": values})
-        if L.is_how_question(text):
-            # Mixed intent: answer first, then take the values.
-            return [answer_call(text, None), provide], Rule.VALUES, "question and values"
+        if L.is_how_question(text) or (question and statement):
+            # Mixed intent: answer first (the question only, no numbers), then take the values.
+            return [answer_call(question or text, None), provide], Rule.VALUES, (
+                "question and values")
         return [provide], Rule.VALUES, "values found"
     if L.is_greeting(text) or L.is_conversational(text):
         return [], Rule.CONVERSATIONAL, "no value in a conversational reply"
@@ -99,6 +108,9 @@ def _consulting(index: BusinessIndex, view: SessionView, business: Business, tex
     kind = L.small_talk(text)
     if kind in ("handoff", "self_intro") and T.SMALL_TALK in offered:
         return [small_talk_call(kind)], Rule.SMALL_TALK, kind
+    listed = services.decide(text, offered)
+    if listed is not None:
+        return listed
     if stops(business, dict(view.fields), text):
         return [cancel_call()], Rule.CANCEL_WORD, "cancel word"
     switch = switching.decide(index, view, text, offered)
@@ -130,6 +142,15 @@ def _answering_clause(field: FieldDef, text: str) -> str | None:
         return None  # ("我不知道，张伟说的" gives no name)
     fits = [c for c in parts if whole_message_fits(field, c)]
     return fits[0] if len(fits) == 1 else None
+
+
+def _stated_values(business: Business, awaited: str | None, statement: str) -> dict[str, str]:
+    """The valid values of the clauses that ask nothing (none from a filler: "嗯", "那个")."""
+    if not statement or L.is_conversational(statement) or L.is_preamble_only(statement):
+        return {}
+    values = values_for(business, awaited, statement, whole=True)
+    return {k: v for k, v in values.items()
+            if check(business.field(k).type, v, **business.field(k).validator_options()).ok}
 
 
 def _first(view: SessionView) -> str | None:

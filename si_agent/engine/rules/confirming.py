@@ -9,7 +9,7 @@ from __future__ import annotations
 from si_agent.core import actions as T
 from si_agent.core.decision import Rule, SessionView, ToolCall
 from si_agent.engine import lexicon as L
-from si_agent.engine.rules import talk
+from si_agent.engine.rules import services, talk
 from si_agent.engine.rules.calls import Ruled, answer_call, modify_call, redo_call
 from si_agent.engine.rules.extraction import modify_call_for, values_for
 from si_agent.engine.rules.interrupts import interrupted
@@ -27,7 +27,7 @@ def decide(index: BusinessIndex, view: SessionView, text: str,
     """The rules when confirming, retrying, modifying or redoing a step is offered."""
     business = view.business
     assert business is not None
-    interrupt = interrupted(index, view, text, offered)
+    interrupt = services.decide(text, offered) or interrupted(index, view, text, offered)
     if interrupt is not None:
         return interrupt
     talked = talk.decide(business, None, text, offered)

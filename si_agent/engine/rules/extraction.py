@@ -17,6 +17,7 @@ from si_agent.config.model import Business, FieldDef
 from si_agent.core.decision import ToolCall
 from si_agent.engine import lexicon as L
 from si_agent.engine.bounds import first_disjoint
+from si_agent.engine.quantities import is_per_period
 from si_agent.engine.rules.calls import modify_call
 from si_agent.engine.rules.mentions import (
     after_filler,
@@ -113,7 +114,8 @@ def _candidates(business: Business, text: str,
         if kind in done_types or kind == "text":
             continue
         done_types.add(kind)
-        found += [Candidate(kind, x.raw, x.start, x.end) for x in extract(kind, text)]
+        found += [Candidate(kind, x.raw, x.start, x.end) for x in extract(kind, text)
+                  if kind != "number" or not is_per_period(text, x.start, x.end)]
     for f in business.fields:
         if f.type == "text" and not f.pattern:
             found += _after_cues(f, text)

@@ -15,6 +15,7 @@ from si_agent.core import actions as T
 from si_agent.core.decision import Rule, SessionView, ToolCall
 from si_agent.engine import lexicon as L
 from si_agent.engine.consult import asks_for_consultation, extract_slots
+from si_agent.engine.rules import services
 from si_agent.engine.rules.calls import Ruled, answer_call, cancel_call, match_call, small_talk_call
 from si_agent.engine.rules.extraction import values_for
 from si_agent.engine.rules.matching import (
@@ -37,6 +38,9 @@ def decide(index: BusinessIndex, normalise: Callable[[str], str] | None, view: S
     if view.suggestion is not None and view.suggestion in index.businesses and L.is_accept(text):
         return [match_call(view.suggestion)], Rule.ACCEPTED_SUGGESTION, (
             f"accepted suggestion {view.suggestion}")
+    listed = services.decide(text, offered)
+    if listed is not None:
+        return listed
     kind = L.small_talk(text)
     if kind is not None and T.SMALL_TALK in offered:
         return [small_talk_call(kind)], Rule.SMALL_TALK, kind

@@ -1,5 +1,5 @@
 """Talk while a business runs: small talk, a refusal to give a field, a question
-about a field's term."""
+about a field's term or about how to fill the awaited field ("咋填", "编号在哪能看到")."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from si_agent.engine import lexicon as L
 from si_agent.engine.rules.calls import Ruled, explain_call, small_talk_call
 from si_agent.engine.rules.extraction import has_strong_values, values_for
 from si_agent.engine.rules.mentions import mentioned_field
+from si_agent.engine.rules.questions import asks_about_field
 from si_agent.validators import check
 
 
@@ -35,8 +36,9 @@ def decide(business: Business, awaited: str | None, text: str,
         key = named or awaited
         if key is not None:
             return [explain_call(key, "why")], Rule.REFUSAL, f"why {key} is needed"
-    if L.is_question(text) or L.ASKS_MEANING.search(text):
-        key = named or (awaited if L.ASKS_MEANING.search(text) else None)
+    about_awaited = awaited is not None and asks_about_field(business.field(awaited), text)
+    if L.is_question(text) or L.ASKS_MEANING.search(text) or about_awaited:
+        key = named or (awaited if L.ASKS_MEANING.search(text) or about_awaited else None)
         if key is not None and business.field(key).help:
             return [explain_call(key, "help")], Rule.FIELD_HELP, f"what {key} means"
     return None

@@ -14,6 +14,7 @@ from si_agent.config.model import Business
 from si_agent.core import actions as A
 from si_agent.core import consult
 from si_agent.core.state import SETTLED, FieldStatus, State
+from si_agent.flow.closing import consult_lines
 from si_agent.flow.moves import Flow
 from si_agent.session.model import FieldState
 from si_agent.validators import check as validate_value
@@ -51,10 +52,7 @@ def set_slots(t: Flow, business: Business, values: Mapping[str, Any]) -> A.CallO
             received.append(key)
         if res.ok:
             st.value, st.status, st.error, st.attempts = res.value, FieldStatus.COLLECTED, None, 0
-    if received:
-        received.sort(key=business.field_keys.index)
-        t.st.consult_lines.insert(0, replies.render(
-            texts.received, items=consult.items(business, received, s.fields)))
+    t.st.received += [k for k in received if k not in t.st.received]
     consult_progress(t, business)
     return A.applied(detail=f"collected={received} invalid={invalid}")
 
@@ -79,8 +77,8 @@ def consult_progress(t: Flow, business: Business) -> None:
     if t.s.state != State.COLLECTING or consult.current_theme(business, t.s.fields):
         return
     t.fire("fields_done")
-    t.st.parts.extend(t.st.consult_lines)
-    t.st.consult_lines = []
+    t.st.parts.extend(consult_lines(t, business))
+    t.st.consult_lines, t.st.received = [], []
     t.st.parts.append(consult.closing(business, t.s.fields))
     t.st.asked = True
 

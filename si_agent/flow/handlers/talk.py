@@ -16,6 +16,10 @@ def small_talk(t: Flow, args: A.SmallTalkArgs) -> A.CallOutcome:
     b = t.business
     if args.kind == "greeting":
         t.st.parts.append(t.greeting())
+    elif args.kind == "services":
+        t.st.parts.append(replies.render(texts.services, services=t.services()))
+        if b is not None and t.s.state not in AT_REST and not b.is_consult:
+            t.st.parts.append(replies.render(replies.CONTINUE, name=b.name))
     elif args.kind == "handoff" and b is not None and b.consult and b.consult.handoff:
         # The consultation's own words about an adviser (where to reach one).
         t.st.parts.append(replies.render(b.consult.handoff, handoff=t.deps.handoff_text))
@@ -89,10 +93,12 @@ def ask_switch(t: Flow, question: str, answer: Answer | None, current: Business,
 
 
 def knowledge(t: Flow, question: str) -> Answer | None:
-    key = ("answer", question)
+    b = t.business
+    # Mid-flow, the business being done is what "这个收费不", "多久能拿到" ask about.
+    context = b.name if b is not None and not b.is_consult and t.s.state not in AT_REST else None
+    key = ("answer", question, context)
     if key not in t.memo:
         # A consultation makes one model call a turn at most: the decision's.
-        b = t.business
         generate = not (b is not None and b.is_consult and t.s.state == State.COLLECTING)
-        t.memo[key] = t.deps.knowledge.answer(question, generate=generate)
+        t.memo[key] = t.deps.knowledge.answer(question, generate=generate, context=context)
     return t.memo[key]

@@ -64,7 +64,7 @@
   const els = {
     app: $("app"), messages: $("messages"), form: $("composer"), input: $("message-input"),
     send: $("send"), charCount: $("char-count"), actions: $("actions"),
-    suggestion: $("suggestion"), confirm: $("confirm"), retry: $("retry"),
+    suggestion: $("suggestion"), services: $("services"), confirm: $("confirm"), retry: $("retry"),
     modify: $("modify"), cancel: $("cancel"), reset: $("reset"),
     panel: $("panel"), toggle: $("panel-toggle"), toggleCount: $("toggle-count"),
     close: $("panel-close"), backdrop: $("backdrop"), header: document.querySelector(".topbar"),
@@ -484,11 +484,27 @@
       els.suggestion.title = suggestion.text;
       els.suggestion.dataset.businessId = suggestion.business_id;
     }
+    // The services the reply listed ("有哪些业务"): one button each, sending its name.
+    const services = Array.isArray(view.services) ? view.services : [];
+    els.services.replaceChildren(...services.map(serviceChip));
+    els.services.hidden = services.length === 0;
     els.confirm.hidden = state !== "confirming";
     els.modify.hidden = state !== "confirming";
     els.retry.hidden = state !== "failed";
     els.cancel.hidden = state !== "confirming" && state !== "failed";
-    els.actions.hidden = ![els.suggestion, els.confirm, els.retry, els.cancel].some((b) => !b.hidden);
+    els.actions.hidden = ![els.suggestion, els.services, els.confirm, els.retry, els.cancel]
+      .some((b) => !b.hidden);
+  }
+
+  function serviceChip(service) {
+    const chip = document.createElement("button");
+    chip.type = "button";
+    chip.className = "chip";
+    chip.textContent = service.name;
+    chip.dataset.businessId = service.id;
+    chip.disabled = busy;
+    chip.addEventListener("click", () => send(service.name));
+    return chip;
   }
 
   // -- drawer (narrow screens) ---------------------------------------------------
@@ -523,7 +539,7 @@
     els.app.dataset.busy = String(value);
     els.messages.setAttribute("aria-busy", String(value));
     for (const b of [els.send, els.reset, els.suggestion, els.confirm, els.retry, els.modify, els.cancel,
-                     els.uploadInput]) {
+                     els.uploadInput, ...els.services.querySelectorAll("button")]) {
       b.disabled = value;
     }
   }

@@ -1,0 +1,91 @@
+"""What a number in a message measures, read from the unit that follows it.
+
+"一个月也就七千来块" holds a duration (一个月) and money (七千来块), no count:
+"个月" is a unit of its own, not "个". A slot says what it measures by its
+``unit`` (岁, 个, 元) or its type (a bucket is an amount of money), and a
+number whose unit measures something else is never its value: one month is
+not one child, 7000 yuan not an age, a family of three not three children.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+
+from si_agent.config.model import FieldDef
+
+
+class Quantity(str, Enum):
+    """What a number counts."""
+
+    AGE = "age"
+    COUNT = "count"
+    MONEY = "money"
+    DURATION = "duration"
+    PEOPLE = "people"  # the size of a household ("一家三口"), not a number of children
+
+
+# Unit words, longest first so that "个月" is not read as "个".
+_UNITS: tuple[tuple[str, Quantity], ...] = (
+    ("周岁", Quantity.AGE), ("岁", Quantity.AGE),
+    ("个多月", Quantity.DURATION), ("个月", Quantity.DURATION), ("个星期", Quantity.DURATION),
+    ("星期", Quantity.DURATION), ("年", Quantity.DURATION), ("天", Quantity.DURATION),
+    ("周", Quantity.DURATION), ("月", Quantity.DURATION),
+    ("块钱", Quantity.MONEY), ("元", Quantity.MONEY), ("块", Quantity.MONEY),
+    ("万", Quantity.MONEY), ("千", Quantity.MONEY), ("百万", Quantity.MONEY),
+    ("口人", Quantity.PEOPLE), ("口", Quantity.PEOPLE), ("个人", Quantity.PEOPLE),
+    ("人", Quantity.PEOPLE),
+    ("个", Quantity.COUNT), ("位", Quantity.COUNT), ("胎", Quantity.COUNT),
+    ("娃", Quantity.COUNT),
+)
+# A rough number's hedge between it and its unit: "40多岁", "七千来块", "两万左右".
+_ROUGH = re.compile(r"(?:多|来|余|几)?")
+_MULTIPLIER = re.compile(r"[万千亿kKwW]")
+_ONE = frozenset({"一", "1"})
+_NEAR = 4  # characters between a "per month" and the amount it goes with
+_NUMERAL_NEAR = re.compile(rf"[^，,。；;！!？?\s]{{0,{_NEAR}}}?[0-9零〇两三四五六七八九十百千万]")
+_NUMERAL_BEFORE = re.compile(rf"[0-9零〇两三四五六七八九十百千万][^，,。；;！!？?\s]{{0,{_NEAR}}}$")
+
+
+def unit_after(text: str, end: int) -> tuple[str, Quantity] | None:
+    """The unit word after a number ending at ``end`` (past a hedge), and what it measures."""
+    m = _ROUGH.match(text, end)
+    at = m.end() if m else end
+    return next(((word, q) for word, q in _UNITS if text.startswith(word, at)), None)
+
+
+def measured(text: str, start: int, end: int) -> Quantity | None:
+    """What the number at ``text[start:end]`` measures, by its unit; an amount
+    with 万 or 千 and no unit after it is money ("一年二十多万", "月薪8千")."""
+    unit = unit_after(text, end)
+    if unit is not None:
+        return unit[1]
+    return Quantity.MONEY if _MULTIPLIER.search(text[start:end]) else None
+
+
+def is_per_period(text: str, start: int, end: int) -> bool:
+    """Whether the number at ``text[start:end]`` is the "one" of a rate: "一个月" in
+    "一个月八千五" or "九千二百块一个月" says per month, and is no value of its own."""
+    unit = unit_after(text, end)
+    if text[start:end] not in _ONE or unit is None or unit[1] is not Quantity.DURATION:
+        return False
+    after = end + len(unit[0])
+    return bool(_NUMERAL_NEAR.match(text, after)
+                or _NUMERAL_BEFORE.search(text[max(0, start - _NEAR - 1):start]))
+
+
+def slot_measures(f: FieldDef) -> Quantity | None:
+    """What a numeric slot measures: by its unit, or money for an amount's range."""
+    if f.type == "bucket":
+        return Quantity.MONEY
+    if f.unit:
+        unit = unit_after(f.unit, 0)
+        return unit[1] if unit is not None else None
+    return None
+
+
+def may_measure(f: FieldDef, quantity: Quantity | None) -> bool:
+    """Whether a number measuring ``quantity`` may be the value of ``f``: not when
+    both are known and differ."""
+    slot = slot_measures(f)
+    return quantity is None or slot is None or slot is quantity

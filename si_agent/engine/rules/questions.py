@@ -1,0 +1,57 @@
+"""Questions in the middle of a business: which part of a message asks, and whether it
+asks about the awaited field itself.
+
+A citizen collecting a business asks without naming it ("这个收费不", "得准备些啥",
+"多久能拿到"); the question form decides, not the words of one business: a clause
+with a question word or particle (``lexicon.HOW``, ``lexicon.YES_NO``) asks, the other
+clauses may state values ("杭州的，备案完多久生效啊": 杭州 is the awaited city, the rest
+a question). A tag question ("对吗", "行不行") after a value only checks it, and asks
+nothing to look up.
+
+A question about the field asked for ("这个怎么填", "咋填", "编号在哪能看到") is
+answered from the field's ``help:``; looking for something ("在哪看") counts when
+the message names the field by one of its words ("编号") or points at it ("这个").
+"""
+
+from __future__ import annotations
+
+import re
+
+from si_agent.config.model import FieldDef
+from si_agent.engine import lexicon as L
+from si_agent.engine.rules.mentions import cue_words
+
+# How to fill in what is asked: "怎么填", "咋写", "填啥", "选哪个好".
+FILL_HOW = re.compile(r"(?:怎么|咋|怎样|如何)(?:填|写|选|弄)|(?:填|写)(?:什么|啥|哪个|哪一?年)")
+# Where to find something: "在哪能看到", "去哪儿查", "哪里可以找到".
+WHERE_FIND = re.compile(r"(?:哪|哪里|哪儿)(?:里|儿)?(?:能|可以|才能|去|才)?(?:看|找|查)")
+# Pointing at the field asked for.
+_POINTING = re.compile(r"这个|这里|这一?项|这儿")
+# A question that only checks what was just said: "对吗", "是不是", "行不行", "没错吧".
+TAG_QUESTION = re.compile(
+    r"(?:对|是|行|好|可以|没错|没问题|这样)(?:不\w)?(?:吗|吧|么|呢|不)?[啊呀吧哈]?")
+
+
+def asks_clause(clause: str) -> bool:
+    """Whether a clause asks something (not a bare "没有", not a tag question)."""
+    b = L.bare(clause).rstrip("?？")
+    return (L.is_question(clause) and not L.is_conversational(clause)
+            and not TAG_QUESTION.fullmatch(b))
+
+
+def split(text: str) -> tuple[str, str]:
+    """``(statement, question)``: the clauses that state, and the clauses that ask."""
+    parts = L.clauses(text)
+    asked = [c for c in parts if asks_clause(c)]
+    stated = [c for c in parts if c not in asked]
+    return "，".join(stated), "，".join(asked)
+
+
+def asks_about_field(field: FieldDef, text: str) -> bool:
+    """Whether ``text`` asks how to fill ``field`` or where to find its value."""
+    if FILL_HOW.search(text):
+        return True
+    if not WHERE_FIND.search(text):
+        return False
+    return bool(_POINTING.search(text)) or any(len(w) >= 2 and w in text
+                                               for w in cue_words(field))

@@ -1,0 +1,52 @@
+"""Asking what can be done here: "有哪些业务可以办", "你们能干啥", "都能办些什么事",
+"业务菜单", "能查些什么", "除了查养老金还能弄啥".
+
+The answer is the services list (``small_talk`` of kind ``services``), in every
+state: idle, done, and in the middle of a business (which stays, its field asked
+again). What counts is the question's form, not one sentence:
+
+- a menu word: 业务/服务/功能 + 菜单/列表/清单/目录;
+- a capability asked of the assistant: 能/可以/会 (+ 帮我) + 办/干/做/查/弄 (+ 些/点,
+  别的) + 什么/啥/哪些/嘛 ("还能办点别的啥");
+- the list asked for: 有 + 哪些/什么/啥 + 业务/服务/功能 ("都有啥业务"), or
+  办/查 + 的 + 有哪些 ("能在线办的有哪些").
+
+The capability and the list count only when said of the assistant: at the start of
+a clause or after 你们/这里/帮办/都/还 …, never after a thing ("电子社保卡能做什么",
+"社保卡有哪些功能" are questions about the card, for the knowledge base).
+"""
+
+from __future__ import annotations
+
+import re
+
+from si_agent.core import actions as T
+from si_agent.core.decision import Rule
+from si_agent.engine.rules.calls import Ruled, small_talk_call
+
+# Where a question about the assistant may stand: a clause start, or after the
+# assistant, the place, or an adverb ("你们这儿都有啥业务", "对了你们还能办些啥").
+_OF_ASSISTANT = r"(?:^|(?<=[你您们里儿边办手都还那就也又，,。;；！!？?\s…]))"
+_MENU = r"(?:业务|服务|功能|事项)(?:菜单|列表|清单|目录|大全|一览)"
+_CAPABILITY = (
+    _OF_ASSISTANT + r"(?:都|还|也)?(?:能|可以|会)(?:帮(?:我|您|你|忙)?|给我|替我|在线)?"
+    r"(?:办|干|做|查|弄|处理|提供)(?:理|询)?(?:些|点|一些)?(?:别的|其他|其它)?"
+    r"(?:什么|啥|哪些|嘛|哪几)")
+_LIST = (
+    _OF_ASSISTANT + r"(?:都|还)?(?:有|提供|开通了?)(?:哪些|什么|啥|些啥|些什么|哪几[个项种])"
+    r"(?:业务|服务|功能|事项)"
+    r"|(?:办|查|做)的(?:业务|服务|事)?(?:都)?有(?:哪些|什么|啥)")
+SERVICES = re.compile(f"{_MENU}|{_CAPABILITY}|{_LIST}")
+
+
+def asks_for_services(text: str) -> bool:
+    """Whether ``text`` asks which services the assistant offers."""
+    return bool(SERVICES.search(text))
+
+
+def decide(text: str, offered: frozenset[str]) -> Ruled | None:
+    """The services list, if ``text`` asks for it (before a business it names is
+    matched or switched to: "除了查养老金，还能弄啥")."""
+    if asks_for_services(text) and T.SMALL_TALK in offered:
+        return [small_talk_call("services")], Rule.SMALL_TALK, "asks which services"
+    return None
