@@ -29,6 +29,9 @@ DEFAULT_CONFIRM = "请核对以下信息：\n{summary}\n确认无误请回复“
 SUMMARY_LINE = "· {label}：{value}"
 MODIFY_ASK = "好的，请重新提供{label}。"
 CANCELLED = "已为您取消【{name}】的办理，已填写的信息不会提交。还有什么可以帮您？"
+# A cancel with values given: they are kept for the session, and the reply says how back.
+CANCELLED_KEPT = ("已为您取消【{name}】的办理，已填写的信息不会提交。"
+                  "如果还想接着办，回复“继续”即可，刚才填的信息都还在。还有什么可以帮您？")
 SUSPENDED_DROPPED = "最多为您保留{limit}项未办完的业务，最早的【{name}】已不再保留。"
 DROPPED = "好的，【{name}】不再办理，已填写的信息不会提交。"  # followed by the next business
 BUSINESS_GONE = "您之前办理的业务已暂停在线办理，已为您结束该业务。"

@@ -20,6 +20,7 @@ self_intro             none
 services               {services}: the catalog's business names, grouped by kind
 why_default            {business}, {label}: business name, field label
 refusal_offer          none
+ineligible_offer       {label}: the field; {handoff}: the contact from SI_HANDOFF_TEXT
 switch_ask             {current}, {filled}, {target}: current business,
                        number of fields filled, business asked for
 switch_resume_offer    {business}: the business kept aside
@@ -54,6 +55,7 @@ PLACEHOLDERS: Mapping[str, frozenset[str]] = MappingProxyType({
     "services": frozenset({"services"}),
     "why_default": FIELD_TEXT_PLACEHOLDERS,
     "refusal_offer": frozenset(),
+    "ineligible_offer": frozenset({"label", "handoff"}),
     "switch_ask": frozenset({"current", "filled", "target"}),
     "switch_resume_offer": frozenset({"business"}),
     "switch_resumed": frozenset({"business"}),
@@ -79,6 +81,10 @@ class AssistantTexts(BaseModel):
     services: str = "我可以帮您办理这些业务：\n{services}\n直接告诉我业务名称或您要办的事即可。"
     why_default: str = "办理【{business}】需要您的{label}，用于核实身份和办理业务，信息仅用于本次办理。"
     refusal_offer: str = "如果暂时不方便提供，可以回复“取消”结束办理。"
+    ineligible_offer: str = (
+        "如果情况确实如此，可以回复“取消”结束办理，或联系{handoff}咨询您的具体情况；"
+        "如果{label}其实是其他情况，请按实际情况重新回复。"
+    )
     switch_ask: str = (
         "您正在办理【{current}】（已填写{filled}项），要先办理【{target}】吗？当前业务会为您保留。"
     )

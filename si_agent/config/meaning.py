@@ -81,7 +81,7 @@ _CONSULT_ONLY_NOT = ("fields", "steps", "checks", "api", "require_confirm", "con
 _CONSULT_PLACEHOLDERS = {
     "received": frozenset({"items"}), "corrected": frozenset({"label", "old", "new"}),
     "skipped": frozenset({"labels"}), "closing": frozenset({"summary", "recommendation"}),
-    "opening": frozenset(), "resumed": frozenset(), "handoff": frozenset(),
+    "opening": frozenset(), "resumed": frozenset(), "handoff": frozenset({"handoff"}),
 }
 
 
@@ -185,6 +185,25 @@ def _field_errors(at: tuple, f: Any) -> Iterator[tuple[tuple, str]]:
         text = getattr(f, name)
         if text is not None:
             yield from _template_errors(at + (name,), text, FIELD_TEXT_PLACEHOLDERS)
+    yield from _ineligible_errors(at, f)
+
+
+def _ineligible_errors(at: tuple, f: Any) -> Iterator[tuple[tuple, str]]:
+    """Each ineligible answer has a policy to say, and none of its words is a real
+    option's (a valid answer must never be refused)."""
+    options = {_normal(w): o.value for o in f.options for w in (o.value, *o.aliases)}
+    for i, item in enumerate(f.ineligible):
+        where = at + ("ineligible", i)
+        if item.reply is None and f.help is None:
+            yield where, (f"ineligible answer {item.value!r} needs a reply, or the field "
+                          f"a help text, to say the policy")
+        if item.reply is not None:
+            yield from _template_errors(where + ("reply",), item.reply, FIELD_TEXT_PLACEHOLDERS)
+        for j, word in enumerate((item.value, *item.aliases)):
+            if _normal(word) in options:
+                yield (where + (("value",) if j == 0 else ("aliases", j - 1))), (
+                    f"{word!r} names the option {options[_normal(word)]!r}; an ineligible "
+                    f"answer cannot be a valid one")
 
 
 def _normal(text: str) -> str:

@@ -6,6 +6,7 @@ pydantic models are what the code reads. Both describe the same document.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -19,7 +20,7 @@ MASKED_TYPES: frozenset[str] = frozenset({"idcard", "phone", "bank_card"})
 # What a consultation's slot is written with and a field is not, and the other way
 # round (the JSON Schema's "slot" and "field" definitions; FieldDef reads both).
 SLOT_ONLY_KEYS = frozenset({"aliases", "unit"})
-FIELD_ONLY_KEYS = frozenset({"prompt", "required"})
+FIELD_ONLY_KEYS = frozenset({"prompt", "required", "ineligible"})
 CompareOp = Literal["==", "!=", "<", "<=", ">", ">="]
 # How a date field reads a span such as "去年年底": its last day, its first day,
 # or ask the citizen for the exact day (the date validator's default).
@@ -35,6 +36,21 @@ class Option(_Model):
 
     value: str
     aliases: tuple[str, ...] = ()
+
+
+class Ineligible(_Model):
+    """An answer that means the citizen does not qualify (本人主动辞职 for 离职原因):
+    never stored; the reply explains the policy and offers to stop or call."""
+
+    value: str
+    aliases: tuple[str, ...]
+    reply: str | None = None  # the policy said; else the field's help
+
+    def said_in(self, text: str) -> bool:
+        """Whether ``text`` says this answer (its value or an alias, case-insensitive)."""
+        folded = unicodedata.normalize("NFKC", text).casefold()
+        return any(unicodedata.normalize("NFKC", w).casefold() in folded
+                   for w in (self.value, *self.aliases))
 
 
 class Bucket(_Model):
@@ -70,6 +86,8 @@ class FieldDef(_Model):
     why: str | None = None
     # What the field's term means ("社平工资是啥？"). Placeholders {business}, {label}.
     help: str | None = None
+    # Answers that mean the citizen does not qualify: never stored, the policy said.
+    ineligible: tuple[Ineligible, ...] = ()
     # Date fields only; None leaves the validator's default ("ask").
     date_span: DateSpan | None = None
     # bucket fields: the ranges an amount falls in, in increasing order.
@@ -91,6 +109,10 @@ class FieldDef(_Model):
     @property
     def masked(self) -> bool:
         return self.type in MASKED_TYPES
+
+    def ineligible_in(self, text: str) -> Ineligible | None:
+        """The answer of ``ineligible`` that ``text`` says, if any."""
+        return next((i for i in self.ineligible if i.said_in(text)), None)
 
     def validator_options(self) -> dict:
         """Keyword options for ``si_agent.validators.check`` for this field."""

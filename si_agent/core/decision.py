@@ -36,6 +36,7 @@ class Rule(str, Enum):
     CONFIRM_WORD = "confirm_word"
     RETRY_WORD = "retry_word"
     ACCEPTED_SUGGESTION = "accepted_suggestion"
+    RESUME = "resume"                    # a kept business taken up again ("继续")
     CONVERSATIONAL = "conversational"    # a reply with nothing to act on
     EXACT_KEYWORD = "exact_keyword"      # a business keyword, verbatim
     SIMILAR_KEYWORD = "similar_keyword"  # a business by keyword similarity

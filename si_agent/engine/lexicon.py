@@ -104,10 +104,17 @@ CLOSING = re.compile(
     r"(?:那?我?(?:明天|下次|改天|回头|有空)再(?:来|问|办|找你))?"
 )
 # Asking for a person, or to complain: the hand-off text.
-HANDOFF = re.compile(r"人工|真人|客服|投诉|举报|找.{0,3}领导")
+# (人工关节、人工晶体… are medical terms, not a person asked for.)
+_PERSON = r"人工(?!关节|晶体|耳蜗|授精|髋|膝|心脏|肾|费|智能|成本)|真人|客服|投诉|举报"
+HANDOFF = re.compile(rf"{_PERSON}|找.{{0,3}}领导")
 HANDOFF_MAX = 12  # characters; a longer message is about something else, unless it opens
 # with the request ("我要投诉你们窗口的工作人员态度差").
-HANDOFF_OPENING = re.compile(r"^(?:我要|我想|我得|要|想|帮我|请|麻烦)?(?:转|找|接)?(?:人工|真人|客服|投诉|举报)")
+HANDOFF_OPENING = re.compile(rf"^(?:我要|我想|我得|要|想|帮我|请|麻烦)?(?:转|找|接)?(?:{_PERSON})")
+# A clause that asks for a person or complains, wherever it stands in the message
+# ("我搞不懂，能不能让人工帮我弄啊"); "寄到公司客服部" names no one to talk to.
+ASKS_PERSON = re.compile(
+    rf"(?:转|找|要|让|叫|接|联系|有没有|能不能|给我)[^，,。]{{0,4}}?(?:{_PERSON})|投诉|举报"
+    rf"|(?:{_PERSON})(?:服务|帮|来)")
 # Declining something: "不想说", "不方便", "为什么要这个" while a field is awaited.
 REFUSAL = re.compile(
     r"不想(?:说|给|填|提供|告诉|透露|讲|选|写)|不愿意?(?:说|给|填|提供|告诉|透露)?|"
@@ -182,19 +189,23 @@ def is_how_question(text: str) -> bool:
     return bool(HOW.search(text))
 
 
-# A clause that is nothing but a request to stop: "取消", "先取消吧", "我不办了", "算了".
-_CANCEL_CLAUSE = re.compile(
+# A request to stop: "取消", "先取消吧", "我不办了", "算了".
+_CANCEL_UNIT = (
     rf"(?:我|那|就|先|还是|要不|干脆|请|帮我|想|要)*(?:{'|'.join(CANCEL)})"
     rf"(?:吧|啦|呀|了|啊|哈|办理|我|{'|'.join(CANCEL)})*"
 )
 _CLAUSES = re.compile(r"[\s,，。.!！~～、;；]+")
-# A clause that stops doing something: "这卡我不办了", "还是不挂失了", "备案不办了".
-_STOP_CLAUSE = re.compile(
+# Stopping doing something: "这卡我不办了", "还是不挂失了", "备案不办了", "不改了".
+_STOP_UNIT = (
     r"(?:这卡|这张卡|这个|这项|社保卡|卡|备案|业务|申请|转移|手续|认证)?"
     r"(?:我们|我|咱们|就|还是|那|先|暂时|干脆)*(?:不|别)(?:要|想|用)?"
-    r"(?:办|办理|挂失|申请|申领|转|转移|备案|查|测算|测|算|领|登记|认证|弄|寄)"
+    r"(?:办|办理|挂失|挂|申请|申领|转|转移|备案|查|测算|测|算|领|登记|认证|弄|搞|寄|改|变更|"
+    r"参保)"
     r"[\u4e00-\u9fff]{0,5}?了(?:吧|啦|呀|啊)?"
 )
+# A clause that is nothing but such requests, one after another ("算了不转了", "那不办了").
+_CANCEL_CLAUSE = re.compile(rf"(?:{_CANCEL_UNIT})(?:{_CANCEL_UNIT}|{_STOP_UNIT})*")
+_STOP_CLAUSE = re.compile(rf"(?:{_STOP_UNIT})(?:{_CANCEL_UNIT}|{_STOP_UNIT})*")
 _FOR_NOW = re.compile(r"先不|暂时不|暂不|先别")
 
 
@@ -281,8 +292,9 @@ def small_talk(text: str) -> str | None:
     if b in SELF_INTRO:
         return "self_intro"
     short = len(b) <= HANDOFF_MAX and not any(c.isdigit() for c in b)
-    if (short and HANDOFF.search(b)) or HANDOFF_OPENING.match(b):
-        return "handoff"
+    if (short and HANDOFF.search(b)) or HANDOFF_OPENING.match(b) or any(
+            ASKS_PERSON.search(c) for c in clauses(text) if len(c) <= HANDOFF_MAX):
+        return "handoff"  # or one clause asks for a person ("…，能不能让人工帮我弄")
     if CLOSING.fullmatch(b):
         return "closing"
     if b in GREETING:

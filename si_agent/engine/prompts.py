@@ -39,7 +39,7 @@ SYSTEM = """你是社保智能帮办助手的决策模块，负责理解用户�
 - 办理中用户明确提到另一项业务：先调用 answer_question 并在 suggested_business_id 填该业务，询问是否切换；
   用户同意（或已被问过后回答“好/是的/办理”）：调用 switch_business，当前业务会保留；
   用户明确说不办当前业务了（如“不办这个了，帮我查养老金”）：先 cancel_flow 再 match_business。
-- 用户想继续之前暂停的业务：调用 match_business，原来填写的信息会保留。
+- 用户想继续之前暂停或刚取消的业务（“继续”“刚才那个接着办”）：调用 match_business，原来填写的信息会保留。
 - 用户不愿提供某项信息或问为什么要提供（“不想说”“为什么要这个”）：调用 explain_field(topic=why)，不要把拒绝当成字段值；
   用户问某项信息是什么意思、去哪里找：调用 explain_field(topic=help)。
 - 寒暄、致谢、道别、找人工或投诉、问你是谁：调用 small_talk。
@@ -87,7 +87,7 @@ def _pending_offers(view: SessionView, catalog: Mapping[str, Business]) -> str:
         lines.append(f"上一轮已询问是否办理：{target.name}（{target.id}）")
     kept = [catalog[b] for b in view.suspended if b in catalog]
     if kept:
-        lines.append("暂停的业务：" + "、".join(f"{b.name}（{b.id}）" for b in kept))
+        lines.append("暂停或取消后可恢复的业务：" + "、".join(f"{b.name}（{b.id}）" for b in kept))
     return "".join("\n" + line for line in lines)
 
 

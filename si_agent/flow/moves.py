@@ -195,9 +195,10 @@ class Flow:
         s = self.s
         while s.suspended and s.suspended[-1].business_id not in self.deps.catalog:
             self.forget_flow(s.suspended.pop())  # its business left the configuration
-        if s.state not in AT_REST or not s.suspended:
+        offered = [f for f in s.suspended if f.worth_offering]
+        if s.state not in AT_REST or not offered:
             return
-        waiting = self.deps.catalog[s.suspended[-1].business_id]
+        waiting = self.deps.catalog[offered[-1].business_id]
         s.suggestion = waiting.id
         self.st.parts.append(replies.render(self.deps.texts.switch_resume_offer,
                                          business=waiting.name))

@@ -175,6 +175,7 @@ def snapshot(
         theme=_theme_view(session, business),
         suspended=[SuspendedView(business_id=f.business_id, name=catalog[f.business_id].name,
                                  filled=f.filled)
-                   for f in session.suspended if f.business_id in catalog],
+                   # (an empty cancelled one is no button: "继续" alone takes it up)
+                   for f in session.suspended if f.business_id in catalog and f.worth_offering],
         services=[BusinessRef(id=b, name=catalog[b].name) for b in services if b in catalog],
     )

@@ -54,7 +54,8 @@ class Produced(BaseModel):
 
 
 class SuspendedFlow(BaseModel):
-    """A business put aside for another one: where it stood, with every value."""
+    """A business put aside for another one, or cancelled while it was being filled
+    in: where it stood, with every value."""
 
     business_id: str
     state: str
@@ -66,11 +67,19 @@ class SuspendedFlow(BaseModel):
     skipped: list[str] = Field(default_factory=list)
     resume: dict[str, Any] | None = None
     flow_nonce: str | None = None
+    # Put aside by a cancel, not a switch (issue 25): taken up again on "继续".
+    cancelled: bool = False
     at: float = Field(default_factory=time.time)
 
     @property
     def filled(self) -> int:
         return sum(1 for st in self.fields.values() if st.status == "collected")
+
+    @property
+    def worth_offering(self) -> bool:
+        """Offered again when another business ends: a switched one, or a cancelled
+        one with something given (an empty one is taken up only when asked for)."""
+        return not self.cancelled or bool(self.filled or self.step_data)
 
 
 class Message(BaseModel):

@@ -17,6 +17,7 @@ from si_agent.config.model import (
     Check,
     ConsultTexts,
     FieldDef,
+    Ineligible,
     Option,
     Step,
     Theme,
@@ -24,7 +25,7 @@ from si_agent.config.model import (
 from si_agent.validators import TYPES
 
 MODELS = {
-    "#": Business, "field": FieldDef, "slot": FieldDef, "option": Option, "check": Check,
+    "#": Business, "field": FieldDef, "slot": FieldDef, "option": Option, "ineligible": Ineligible, "check": Check,
     "step": Step, "api": Api, "ask": Ask, "theme": Theme, "consult": ConsultTexts,
 }
 # FieldDef reads fields and consultation slots; each definition leaves out the other's keys.

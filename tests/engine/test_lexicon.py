@@ -25,6 +25,16 @@ from si_agent.engine import lexicon as L
     ("我想取消", True),
     ("我不办社保卡了", True),
     ("不要办理了", True),
+    # Stops said one after another, and stops of other verbs (issue 25).
+    ("算了不转了", True),
+    ("算了那不领了", True),
+    ("那不办了", True),
+    ("不办了不办了", True),
+    ("不挂了", True),
+    ("算了 不改了", True),
+    ("先不提交了", False),  # holds the confirmation open, it does not cancel
+    ("社保卡不见了", False),
+    ("单位不交了，公司倒闭", False),
 ])
 def test_is_cancel(text, expected):
     assert L.is_cancel(text) is expected
@@ -130,6 +140,13 @@ def test_is_question_and_is_how_question(text, question, how):
     ("有人吗？", "greeting"),
     ("我要找你们领导", "handoff"),
     ("谢谢，那我明天再来", "closing"),
+    # One clause asks for a person, wherever it stands (issue 25).
+    ("能不能让人工帮我弄啊，我搞不懂临时还是正式", "handoff"),
+    ("我也说不清，有没有人工可以问问", "handoff"),
+    ("人工服务", "handoff"),
+    ("人工关节医保能报吗", None),  # a medical term, no person asked for
+    ("寄到杭州市西湖区文三路100号，华星公司客服部", None),
+    ("330122196303150178，人工", None),  # a value with a word: no clause asks
 ])
 def test_small_talk(text, kind):
     assert L.small_talk(text) == kind

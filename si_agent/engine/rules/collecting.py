@@ -9,7 +9,7 @@ without an option it negates; questions go to ``answer_question``.
 
 from __future__ import annotations
 
-from si_agent.config.model import Business
+from si_agent.config.model import Business, FieldDef
 from si_agent.core import actions as T
 from si_agent.core.decision import Rule, SessionView, ToolCall
 from si_agent.engine import cues
@@ -109,6 +109,11 @@ def decide(index: BusinessIndex, view: SessionView, text: str,
     free_text = awaited and business.field(awaited).type == "text"
     if free_text and L.NON_ANSWER.search(text):
         return [], Rule.CONVERSATIONAL, "a non-answer would pass as free text"
+    clause = _answering_clause(business.field(awaited), answer) if awaited else None
+    if awaited and clause:
+        # "那我还是自己填吧，吴丽娟": talk around the answer (after asking for a person).
+        return [ToolCall(name=T.PROVIDE_FIELD, arguments={"values": {awaited: clause}})], (
+            Rule.AWAITED_ANSWER), "the one clause that answers the awaited field"
     if awaited:
         if business.field(awaited).type in ("enum", "multi_enum"):
             # "不是旅游，是…": the option negated is no answer; the rest is checked.
@@ -150,6 +155,16 @@ def _consulting(index: BusinessIndex, view: SessionView, business: Business, tex
         calls.append(ToolCall(name=T.SKIP_FIELD, arguments={"field_keys": found.skipped}))
     rule = Rule.AWAITED_ANSWER if found.guessed else Rule.VALUES
     return calls, rule, f"slots {sorted(found.values)} skipped {found.skipped}"
+
+
+def _answering_clause(field: FieldDef, text: str) -> str | None:
+    """The one clause of several that is, whole, a value for ``field`` (a typed field:
+    free text takes the message as it stands)."""
+    parts = L.clauses(text)
+    if field.type == "text" or len(parts) < 2 or L.NON_ANSWER.search(text):
+        return None  # ("我不知道，张伟说的" gives no name)
+    fits = [c for c in parts if whole_message_fits(field, c)]
+    return fits[0] if len(fits) == 1 else None
 
 
 def _stated_values(business: Business, awaited: str | None, statement: str) -> dict[str, str]:

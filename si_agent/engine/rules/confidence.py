@@ -9,7 +9,7 @@ from si_agent.engine.rules import polarity
 from si_agent.validators import check
 
 _SURE_RULES = frozenset({Rule.CANCEL_WORD, Rule.SKIP_WORD, Rule.CONFIRM_WORD, Rule.RETRY_WORD,
-                         Rule.ACCEPTED_SUGGESTION, Rule.SMALL_TALK})
+                         Rule.ACCEPTED_SUGGESTION, Rule.RESUME, Rule.SMALL_TALK})
 _UNSURE = 0.5
 _TYPED = ("idcard", "phone", "bank_card")  # a number no frame word can be mistaken for
 

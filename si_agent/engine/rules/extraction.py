@@ -102,8 +102,12 @@ def _candidates(business: Business, text: str,
     for f in business.fields:
         if f.type in ("enum", "multi_enum", "bucket"):  # typed by the field's own options
             kind = "bucket" if f.type == "bucket" else "enum"
-            found += [Candidate(f.type, x.raw, x.start, x.end, f.key)
+            chosen = [Candidate(f.type, x.raw, x.start, x.end, f.key)
                       for x in extract(kind, text, **f.validator_options())]
+            if not chosen and f.ineligible:  # "我是自己辞职的": the flow says the policy
+                chosen = [Candidate(f.type, x.raw, x.start, x.end, f.key) for x in extract(
+                    "enum", text, options=[(i.value, i.aliases) for i in f.ineligible])]
+            found += chosen
             continue
         if f.type == "text" and f.pattern:
             found += [Candidate("text", x.raw, x.start, x.end, f.key)

@@ -46,6 +46,9 @@ def decide(index: BusinessIndex, normalise: Callable[[str], str] | None, view: S
         return [small_talk_call(kind)], Rule.SMALL_TALK, kind
     read = normalise(text) if normalise else text  # 失叶金咋领 → 失业金怎么领
     bid, score, span, runner_up = index.match(read)
+    kept = _resumed(index, view, text, bid if score >= MATCH_THRESHOLD else None)
+    if kept is not None:
+        return start(index, view, kept, text), Rule.RESUME, f"resume {kept.id}"
     if L.is_cancel(text) and score < MATCH_THRESHOLD and T.CANCEL_FLOW in offered:
         return [cancel_call()], Rule.CANCEL_WORD, "cancel word"
     if (view.state == "done" and view.business is not None and L.AGAIN.search(text)
@@ -85,6 +88,18 @@ def decide(index: BusinessIndex, normalise: Callable[[str], str] | None, view: S
     if L.is_conversational(text) and T.SMALL_TALK in offered:
         return [small_talk_call("closing")], Rule.SMALL_TALK, "a filler reply: closing"
     return [], Rule.NONE, "no business matched"
+
+
+def _resumed(index: BusinessIndex, view: SessionView, text: str,
+             named: str | None) -> Business | None:
+    """The kept business "继续" / "刚才那个接着办" / "继续，手机…" takes up again: the
+    one named, else the one just offered, else the latest kept (switched or cancelled)."""
+    if not view.suspended or not L.RESUME.search(text) or L.is_how_question(text):
+        return None
+    if named is not None:
+        return index.businesses[named] if named in view.suspended else None
+    bid = view.suggestion if view.suggestion in view.suspended else view.suspended[-1]
+    return index.businesses.get(bid)
 
 
 def start(index: BusinessIndex, view: SessionView, business: Business,

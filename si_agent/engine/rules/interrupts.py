@@ -1,6 +1,7 @@
 """What sets the current work aside before any value is read, in every state that
-collects or confirms: another business named (a switch), an optional step declined,
-a cancel word."""
+collects or confirms (issue 25: a person or a stop has priority over field values):
+a person or a complaint asked for (the hand-off text; the business stays), another
+business named (a switch), an optional step declined, a cancel word."""
 
 from __future__ import annotations
 
@@ -9,11 +10,15 @@ from si_agent.engine import lexicon as L
 from si_agent.engine.rules import steps, switching
 from si_agent.engine.rules.calls import Ruled, cancel_call
 from si_agent.engine.rules.matching import BusinessIndex
+from si_agent.engine.rules.talk import handoff
 
 
 def interrupted(index: BusinessIndex, view: SessionView, text: str,
                 offered: frozenset[str]) -> Ruled | None:
-    """The switch, skip or cancel ``text`` asks for, or None."""
+    """The hand-off, switch, skip or cancel ``text`` asks for, or None."""
+    person = handoff(text, offered)
+    if person is not None:
+        return person
     switch = switching.decide(index, view, text, offered)
     if switch is not None:
         return switch

@@ -9,10 +9,14 @@ from si_agent.engine.rules import switching
 from si_agent.engine.rules.calls import Ruled, answer_call, cancel_call
 from si_agent.engine.rules.extraction import values_for
 from si_agent.engine.rules.matching import BusinessIndex
+from si_agent.engine.rules.talk import handoff
 
 
 def decide(index: BusinessIndex, view: SessionView, text: str, offered: frozenset[str]) -> Ruled:
     """The rules when a step's upload tool is offered."""
+    person = handoff(text, offered)
+    if person is not None:
+        return person
     switch = switching.decide(index, view, text, offered)
     if switch is not None:
         return switch

@@ -14,6 +14,14 @@ from si_agent.engine.rules.questions import asks_about_field
 from si_agent.validators import check
 
 
+def handoff(text: str, offered: frozenset[str]) -> Ruled | None:
+    """A person or a complaint asked for ("太麻烦了 我要找人工"): it has priority over
+    any value in every state; the business in progress stays."""
+    if T.SMALL_TALK in offered and L.small_talk(text) == "handoff":
+        return [small_talk_call("handoff")], Rule.SMALL_TALK, "handoff"
+    return None
+
+
 def decide(business: Business, awaited: str | None, text: str,
            offered: frozenset[str]) -> Ruled | None:
     """Small talk, a refusal, or a question about a field, while a business runs."""

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from si_agent import replies
-from si_agent.config.model import Business, Check, FieldDef
+from si_agent.config.model import Business, Check, FieldDef, Ineligible
 from si_agent.core import actions as A
 from si_agent.core.display import recorded_items
 from si_agent.core.state import FieldStatus, State
@@ -46,7 +46,14 @@ def set_fields(t: Flow, business: Business, values: Mapping[str, Any]) -> A.Call
         st = s.fields.setdefault(key, FieldState())
         res = validate_value(field.type, str(raw), **field.validator_options())
         produced = s.produced.get(key)
-        if res.ok and produced is not None and produced.value != res.value:
+        # An answer that means "not eligible" is no wrong option: the policy is said
+        # (free text would take it as it stands, so it is looked for first there).
+        barred = field.ineligible_in(str(raw)) if not res.ok or field.type == "text" else None
+        if barred is not None:
+            st.value, st.status, st.error = None, FieldStatus.PENDING, None
+            s.awaiting = key
+            problems.append(ineligible_reply(t, business, field, barred))
+        elif res.ok and produced is not None and produced.value != res.value:
             step = next((x for x in business.steps if x.id == produced.step), None)
             message = replies.render(replies.TYPED_MISMATCH, label=field.label,
                                      step=step.label if step else "")
@@ -71,6 +78,16 @@ def set_fields(t: Flow, business: Business, values: Mapping[str, Any]) -> A.Call
         s.awaiting = None
     bad = [k for k in values if s.fields[k].status != FieldStatus.COLLECTED]
     return A.applied(detail=f"collected={recorded} invalid={bad}")
+
+
+def ineligible_reply(t: Flow, business: Business, field: FieldDef, barred: Ineligible) -> str:
+    """The policy for an answer that does not qualify, and the way on: stop, call, or
+    give another answer (the field is asked again)."""
+    policy = replies.render(barred.reply or field.help or "", business=business.name,
+                            label=field.label)
+    offer = replies.render(t.deps.texts.ineligible_offer, label=field.label,
+                           handoff=t.deps.handoff_text)
+    return join([policy, offer])
 
 
 def mark_invalid(t: Flow, field: FieldDef, st: FieldState, diagnosis: str,

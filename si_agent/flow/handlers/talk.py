@@ -21,7 +21,8 @@ def small_talk(t: Flow, args: A.SmallTalkArgs) -> A.CallOutcome:
         if b is not None and t.s.state not in AT_REST and not b.is_consult:
             t.st.parts.append(replies.render(replies.CONTINUE, name=b.name))
     elif args.kind == "handoff" and b is not None and b.consult and b.consult.handoff:
-        t.st.parts.append(b.consult.handoff)  # an adviser, not the 12333 hotline
+        # The consultation's own words about an adviser (where to reach one).
+        t.st.parts.append(replies.render(b.consult.handoff, handoff=t.deps.handoff_text))
     else:
         t.st.parts.append(replies.render(getattr(texts, args.kind),
                                          handoff=t.deps.handoff_text))
