@@ -37,8 +37,12 @@ def test_how_to_fill_the_awaited_field_is_about_the_field(catalog):
     assert asks_about_field(start_year, "这个怎么填")
     assert asks_about_field(number, "编号在哪能看到啊 我忘了")
     assert asks_about_field(number, "这个去哪儿查")
-    # Looking for something else is a knowledge question, not the field's help.
+    bank = catalog["card_apply"].field("bank")
+    assert asks_about_field(bank, "哪个银行好")
+    assert asks_about_field(bank, "这个选哪家")
+    # Looking for or choosing something else is a knowledge question, not the field's help.
     assert not asks_about_field(number, "社保卡在哪能办")
+    assert not asks_about_field(catalog["medical_filing"].field("filing_type"), "哪个医院能直接结算")
     assert not asks_about_field(start_year, "多久能查到")
 
 
