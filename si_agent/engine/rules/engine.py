@@ -12,7 +12,15 @@ from si_agent.core import actions as T
 from si_agent.core.catalog import Catalog
 from si_agent.core.decision import Decision, Rule, SessionView, TextSink, ToolCall
 from si_agent.engine import lexicon as L
-from si_agent.engine.rules import collecting, confidence, confirming, extraction, idle, steps
+from si_agent.engine.rules import (
+    collecting,
+    confidence,
+    confirming,
+    extraction,
+    idle,
+    services,
+    steps,
+)
 from si_agent.engine.rules.calls import Ruled, cancel_call, within_toolset
 from si_agent.engine.rules.matching import BusinessIndex, Match
 
@@ -77,7 +85,8 @@ class RuleEngine:
             return confirming.decide(index, view, text, offered)
         if T.CANCEL_FLOW in offered and L.is_cancel(text):
             return [cancel_call()], Rule.CANCEL_WORD, "cancel word"
-        return [], Rule.NONE, "nothing to decide with these tools"
+        return services.decide(text, offered) or ([], Rule.NONE,
+                                                  "nothing to decide with these tools")
 
     # -- pieces other engines and tests use ----------------------------------
 
