@@ -37,8 +37,12 @@ def test_how_to_fill_the_awaited_field_is_about_the_field(catalog):
     assert asks_about_field(start_year, "这个怎么填")
     assert asks_about_field(number, "编号在哪能看到啊 我忘了")
     assert asks_about_field(number, "这个去哪儿查")
-    # Looking for something else is a knowledge question, not the field's help.
+    bank = catalog["card_apply"].field("bank")
+    assert asks_about_field(bank, "哪个银行好")
+    assert asks_about_field(bank, "这个选哪家")
+    # Looking for or choosing something else is a knowledge question, not the field's help.
     assert not asks_about_field(number, "社保卡在哪能办")
+    assert not asks_about_field(catalog["medical_filing"].field("filing_type"), "哪个医院能直接结算")
     assert not asks_about_field(start_year, "多久能查到")
 
 
@@ -46,6 +50,8 @@ def test_how_to_fill_the_awaited_field_is_about_the_field(catalog):
     "有哪些业务可以办", "你们能干啥", "都能办些什么事", "业务菜单", "能查些什么",
     "还能办点别的啥不", "除了查养老金，还能弄啥", "你们这儿都有啥业务啊？", "帮办都能帮我办哪些",
     "能在线办的有哪些？", "你们有什么功能", "对了你们还能办些啥", "服务列表",
+    "有啥能办的", "给我看看菜单", "这能办啥", "还可以办别的吗", "还有其他业务吗", "你都会些啥",
+    "我能办哪些业务", "都支持哪些业务",
 ])
 def test_asking_what_can_be_done(text):
     assert asks_for_services(text)
@@ -54,6 +60,7 @@ def test_asking_what_can_be_done(text):
 @pytest.mark.parametrize("text", [
     "电子社保卡能做什么", "社保卡有哪些功能", "失业金能领多少", "我能领什么补贴",
     "办社保卡要哪些材料", "退休后能领哪些待遇", "这个收费不", "我要办社保卡",
+    "这个能办啥", "钱都会什么时候到账", "医保目录里有哪些药", "还有别的材料吗", "社保卡还能用吗",
 ])
 def test_a_question_about_a_thing_is_no_services_request(text):
     assert not asks_for_services(text)

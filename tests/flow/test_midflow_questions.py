@@ -110,3 +110,13 @@ def test_the_services_mid_flow_keep_the_business_and_field(controller, knowledge
     assert knowledge.asked == []
     turn = controller.handle("u7", "13800138004")
     assert turn.awaiting == "bank"
+
+
+def test_the_services_at_confirming_keep_the_summary(controller):
+    controller.handle("u8", "社保卡丢了，身份证330102199503080133，刘洋，手机13800138004")
+    before = controller.handle("u8", "临时挂失")
+    assert before.state == "confirming"
+    turn = controller.handle("u8", "还有其他业务吗")
+    assert (turn.state, turn.business.id) == ("confirming", "card_loss")
+    assert "社保卡申领" in turn.reply and turn.services
+    assert "刘洋" in turn.reply  # the summary to confirm is shown again

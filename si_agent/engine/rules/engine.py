@@ -19,6 +19,7 @@ from si_agent.engine.rules import (
     extraction,
     idle,
     polarity,
+    services,
     steps,
 )
 from si_agent.engine.rules.calls import Ruled, cancel_call, within_toolset
@@ -86,7 +87,8 @@ class RuleEngine:
             return confirming.decide(index, view, text, offered)
         if T.CANCEL_FLOW in offered and L.is_cancel(text):
             return [cancel_call()], Rule.CANCEL_WORD, "cancel word"
-        return [], Rule.NONE, "nothing to decide with these tools"
+        return services.decide(text, offered) or ([], Rule.NONE,
+                                                  "nothing to decide with these tools")
 
     # -- pieces other engines and tests use ----------------------------------
 

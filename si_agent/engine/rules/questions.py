@@ -8,9 +8,10 @@ clauses may state values ("杭州的，备案完多久生效啊": 杭州 is the 
 a question). A tag question ("对吗", "行不行") after a value only checks it, and asks
 nothing to look up.
 
-A question about the field asked for ("这个怎么填", "咋填", "编号在哪能看到") is
-answered from the field's ``help:``; looking for something ("在哪看") counts when
-the message names the field by one of its words ("编号") or points at it ("这个").
+A question about the field asked for ("这个怎么填", "咋填", "编号在哪能看到", "哪个银行好")
+is answered from the field's ``help:`` (without one, its prompt is asked again); looking
+for something ("在哪看") or choosing ("哪个好") counts when the message names the field by
+one of its words or its label's head noun ("编号", "银行") or points at it ("这个").
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from si_agent.engine.rules.mentions import cue_words
 FILL_HOW = re.compile(r"(?:怎么|咋|怎样|如何)(?:填|写|选|弄)|(?:填|写)(?:什么|啥|哪个|哪一?年)")
 # Where to find something: "在哪能看到", "去哪儿查", "哪里可以找到".
 WHERE_FIND = re.compile(r"(?:哪|哪里|哪儿)(?:里|儿)?(?:能|可以|才能|去|才)?(?:看|找|查)")
+# Which option to choose: "哪个银行好", "选哪种", "哪家近一点".
+WHICH = re.compile(r"哪(?:一)?[个家种样类档]|选哪|怎么选|选什么|选啥")
 # Pointing at the field asked for.
 _POINTING = re.compile(r"这个|这里|这一?项|这儿")
 # A question that only checks what was just said: "对吗", "是不是", "行不行", "没错吧".
@@ -51,7 +54,8 @@ def asks_about_field(field: FieldDef, text: str) -> bool:
     """Whether ``text`` asks how to fill ``field`` or where to find its value."""
     if FILL_HOW.search(text):
         return True
-    if not WHERE_FIND.search(text):
+    if not (WHERE_FIND.search(text) or WHICH.search(text)):
         return False
-    return bool(_POINTING.search(text)) or any(len(w) >= 2 and w in text
-                                               for w in cue_words(field))
+    # The field's words, and the head noun its label ends with (合作银行 → 银行).
+    words = (*cue_words(field), field.label[-2:])
+    return bool(_POINTING.search(text)) or any(len(w) >= 2 and w in text for w in words)

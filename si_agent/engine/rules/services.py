@@ -5,11 +5,12 @@ The answer is the services list (``small_talk`` of kind ``services``), in every
 state: idle, done, and in the middle of a business (which stays, its field asked
 again). What counts is the question's form, not one sentence:
 
-- a menu word: 业务/服务/功能 + 菜单/列表/清单/目录;
+- a menu word: 菜单, 业务/服务/功能 + 列表/清单/目录 (not 目录 alone: 医保目录);
 - a capability asked of the assistant: 能/可以/会 (+ 帮我) + 办/干/做/查/弄 (+ 些/点,
   别的) + 什么/啥/哪些/嘛 ("还能办点别的啥");
-- the list asked for: 有 + 哪些/什么/啥 + 业务/服务/功能 ("都有啥业务"), or
-  办/查 + 的 + 有哪些 ("能在线办的有哪些").
+- the list asked for: 有 + 哪些/什么/啥 + 业务/服务/功能 ("都有啥业务"), 办/查 + 的 +
+  有哪些 ("能在线办的有哪些"), "我能办哪些业务", "有啥能办的";
+- anything else, asked yes/no: "还可以办别的吗", "还有其他业务吗".
 
 The capability and the list count only when said of the assistant: at the start of
 a clause or after 你们/这里/帮办/都/还 …, never after a thing ("电子社保卡能做什么",
@@ -25,18 +26,27 @@ from si_agent.core.decision import Rule
 from si_agent.engine.rules.calls import Ruled, small_talk_call
 
 # Where a question about the assistant may stand: a clause start, or after the
-# assistant, the place, or an adverb ("你们这儿都有啥业务", "对了你们还能办些啥").
-_OF_ASSISTANT = r"(?:^|(?<=[你您们里儿边办手都还那就也又，,。;；！!？?\s…]))"
-_MENU = r"(?:业务|服务|功能|事项)(?:菜单|列表|清单|目录|大全|一览)"
+# assistant, the place, or an adverb ("你们这儿都有啥业务", "对了你们还能办些啥", "这能办啥").
+_OF_ASSISTANT = r"(?:^|(?<=[你您们这里儿边办手都还那就也又，,。;；！!？?\s…]))"
+_MENU = r"(?:业务|服务|功能|事项)(?:菜单|列表|清单|目录|大全|一览)|菜单"
 _CAPABILITY = (
     _OF_ASSISTANT + r"(?:都|还|也)?(?:能|可以|会)(?:帮(?:我|您|你|忙)?|给我|替我|在线)?"
     r"(?:办|干|做|查|弄|处理|提供)(?:理|询)?(?:些|点|一些)?(?:别的|其他|其它)?"
-    r"(?:什么|啥|哪些|嘛|哪几)")
+    r"(?:什么|啥|哪些|嘛|哪几)"
+    # "你都会些啥" (not "都会什么时候到账")
+    r"|" + _OF_ASSISTANT + r"(?:都|还|也)?会(?:些|点)?(?:什么|啥)(?!时)")
+# What the citizen can do here: "我能办哪些业务" (the noun says it is about services).
+_WHAT_I_CAN = (r"(?:^|(?<=[我俺你您们这里儿边都还也]))(?:能|可以)(?:办理?|查询?|做)"
+               r"(?:哪些|什么|啥|哪几[个项种])(?:业务|服务|事项|事)")
 _LIST = (
-    _OF_ASSISTANT + r"(?:都|还)?(?:有|提供|开通了?)(?:哪些|什么|啥|些啥|些什么|哪几[个项种])"
+    _OF_ASSISTANT + r"(?:都|还)?(?:有|提供|开通了?|支持)(?:哪些|什么|啥|些啥|些什么|哪几[个项种])"
     r"(?:业务|服务|功能|事项)"
-    r"|(?:办|查|做)的(?:业务|服务|事)?(?:都)?有(?:哪些|什么|啥)")
-SERVICES = re.compile(f"{_MENU}|{_CAPABILITY}|{_LIST}")
+    r"|(?:办|查|做)的(?:业务|服务|事)?(?:都)?有(?:哪些|什么|啥)"
+    r"|" + _OF_ASSISTANT + r"有(?:什么|啥|哪些)(?:能|可以)(?:办|查|做)的")
+# Anything else to do, asked yes/no: "还可以办别的吗", "还有其他业务吗".
+_OTHER = (_OF_ASSISTANT + r"(?:还|另外)(?:能|可以)?(?:办|查|做|有)(?:点|些)?(?:别的|其他|其它)"
+          r"(?:业务|服务|事)?(?:吗|么|不|没)")
+SERVICES = re.compile(f"{_MENU}|{_CAPABILITY}|{_WHAT_I_CAN}|{_LIST}|{_OTHER}")
 
 
 def asks_for_services(text: str) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from si_agent.core import actions as T
 from si_agent.core.decision import Rule, SessionView, ToolCall
 from si_agent.engine import lexicon as L
-from si_agent.engine.rules import switching
+from si_agent.engine.rules import services, switching
 from si_agent.engine.rules.calls import Ruled, answer_call, cancel_call
 from si_agent.engine.rules.extraction import values_for
 from si_agent.engine.rules.matching import BusinessIndex
@@ -17,7 +17,7 @@ def decide(index: BusinessIndex, view: SessionView, text: str, offered: frozense
     person = handoff(text, offered)
     if person is not None:
         return person
-    switch = switching.decide(index, view, text, offered)
+    switch = services.decide(text, offered) or switching.decide(index, view, text, offered)
     if switch is not None:
         return switch
     if T.SKIP_STEP in offered and L.SKIP.search(text) and not L.FILE_PATH.search(text):

@@ -39,7 +39,9 @@ def decide(business: Business, awaited: str | None, text: str,
     about_awaited = awaited is not None and asks_about_field(business.field(awaited), text)
     if L.is_question(text) or L.ASKS_MEANING.search(text) or about_awaited:
         key = named or (awaited if L.ASKS_MEANING.search(text) or about_awaited else None)
-        if key is not None and business.field(key).help:
+        # How to fill the awaited field: its help, or (without one) its prompt again,
+        # never a passage about the business.
+        if key is not None and (business.field(key).help or (about_awaited and key == awaited)):
             return [explain_call(key, "help")], Rule.FIELD_HELP, f"what {key} means"
     return None
 
