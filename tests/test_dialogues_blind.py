@@ -1,0 +1,96 @@
+"""Replays the blind corpus of issue 25 (tests/dialogues_blind) with the rule engine and
+the shipped knowledge base, as the product runs on its embedded defaults.
+
+The transcripts were written blind, before the engine changes, and are never edited.
+Every one must pass except those in ``KNOWN_GAPS`` (strict xfails, with the reason);
+``test_pass_rate`` holds the issue's target, and no replay of any corpus may store a
+value holding the citizen's correction or negation words.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from si_agent.cli import demo_backend_hook
+from si_agent.config.loader import load_businesses
+from si_agent.config.settings import Settings
+from si_agent.engine.rules import RuleEngine
+from si_agent.executor import Executors
+from si_agent.flow.controller import Controller
+from si_agent.knowledge import create_knowledge
+from si_agent.replay import load_dialogues, replay
+from si_agent.session import MemoryStore
+
+pytest.importorskip("pymilvus")
+
+ROOT = Path(__file__).resolve().parents[1]
+DIALOGUES = load_dialogues([ROOT / "tests" / "dialogues_blind"])
+OTHER_CORPORA = load_dialogues([ROOT / "tests" / d for d in ("dialogues", "dialogues_real",
+                                                               "dialogues_consult")])
+TARGET = 0.95
+
+KNOWN_GAPS = {
+    # "退休了长期住儿子那": 长期住 is no alias of 异地长期居住 and the rules match options
+    # by their words only; they ask again with the options instead of storing 临时外出就医.
+    "negation__medical_not_travel_long_stay.yaml": "长期住 matches no option's words",
+    # Turn 1, "买什么保险好啊" at idle, is answered first and the consultation suggested, as
+    # documented (consult.asks_for_consultation); the transcript expects it started.
+    "negation__consult_filler_oh_right_question.yaml": "a question about insurance is answered first",
+}
+
+
+def _scorer():
+    spec = importlib.util.spec_from_file_location("corpus_score", ROOT / "scripts" / "corpus_score.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def settings(tmp_path_factory) -> Settings:
+    return Settings(business_dir=ROOT / "businesses", kb_dir=ROOT / "rag" / "knowledge",
+                    data_dir=tmp_path_factory.mktemp("dialogues-blind"))
+
+
+@pytest.fixture(scope="module")
+def controller(settings) -> Controller:
+    catalog = load_businesses(settings.business_dir)
+    knowledge = create_knowledge(settings, catalog)
+    assert knowledge.status()["ok"], knowledge.status()
+    return Controller(catalog, MemoryStore(), RuleEngine(catalog), Executors(settings),
+                      knowledge=knowledge)
+
+
+def _marks(source: str) -> list:
+    reason = KNOWN_GAPS.get(Path(source).name)
+    return [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+
+
+def test_corpus_size_and_classes():
+    classes = {Path(s).name.split("__")[0] for s, _ in DIALOGUES}
+    assert len(DIALOGUES) >= 120 and len(classes) == 10
+
+
+@pytest.mark.parametrize(
+    "source,transcript",
+    [pytest.param(s, d, marks=_marks(s), id=Path(s).name) for s, d in DIALOGUES],
+)
+def test_blind_dialogue(controller, settings, source, transcript):
+    report = replay(controller, transcript, source=source, backend=demo_backend_hook(settings))
+    assert report.passed, "\n".join(report.failures)
+
+
+def test_pass_rate_and_no_framed_values(controller, settings):
+    framed_values = _scorer().framed_values
+    passed, framed = 0, []
+    for blind, corpus in ((True, DIALOGUES), (False, OTHER_CORPORA)):
+        for source, transcript in corpus:
+            report = replay(controller, transcript, source=source,
+                            backend=demo_backend_hook(settings))
+            passed += blind and report.passed
+            framed += [(Path(source).name, *v) for v in framed_values(report)]
+    assert passed / len(DIALOGUES) >= TARGET, f"{passed}/{len(DIALOGUES)}"
+    assert framed == []
