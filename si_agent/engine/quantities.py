@@ -74,13 +74,26 @@ def is_per_period(text: str, start: int, end: int) -> bool:
                 or _NUMERAL_BEFORE.search(text[max(0, start - _NEAR - 1):start]))
 
 
+# What a numeric field without a unit measures, by the words of its label: 退休年龄 an age,
+# 缴费年限 a duration ("十八岁就上班了，交了三十二年": 32), 社平工资 money, 子女数量 a count.
+_LABEL_MEASURES: tuple[tuple[re.Pattern[str], Quantity], ...] = (
+    (re.compile("年龄|岁"), Quantity.AGE),
+    (re.compile("年限|年数|工龄|时长|期限"), Quantity.DURATION),
+    (re.compile("工资|收入|金额|余额|储存额|保额|预算|保费|基数|费用"), Quantity.MONEY),
+    (re.compile("数量|人数|个数"), Quantity.COUNT),
+)
+
+
 def slot_measures(f: FieldDef) -> Quantity | None:
-    """What a numeric slot measures: by its unit, or money for an amount's range."""
+    """What a numeric slot or field measures: by its unit, money for an amount's range,
+    else by the words of its label."""
     if f.type == "bucket":
         return Quantity.MONEY
     if f.unit:
         unit = unit_after(f.unit, 0)
         return unit[1] if unit is not None else None
+    if f.type in ("integer", "number"):
+        return next((q for pattern, q in _LABEL_MEASURES if pattern.search(f.label)), None)
     return None
 
 

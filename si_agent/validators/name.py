@@ -50,8 +50,11 @@ _NOT_IN_NAME = re.compile(
     "社保|医保|养老|失业|挂失|办理|查询|申请|身份证|手机|电话|号码|地址|银行|"
     # Times and dates ("上个月底", "去年年底", "下周一"): answers to another question.
     "月底|月初|月末|个月|年底|年初|去年|今年|明年|前年|昨天|今天|明天|前天|后天|星期|礼拜|"
-    "上周|下周|本周|这周|上旬|中旬|下旬|春节|国庆|元旦|以前|之前|以后|之后"
+    "上周|下周|本周|这周|上旬|中旬|下旬|以前|之前|以后|之后"
 )
+# Holidays name a date when said alone or with a time word ("国庆节", "春节前后"), but a
+# given name after a surname may be one: 宋国庆, 李建国.
+_HOLIDAY = re.compile("^(?:春节|国庆|元旦)|(?:春节|国庆|元旦)(?:节|前|后|期间|假期|那天|左右)")
 # First characters of pronouns and function words: no surname starts with them.
 _NOT_A_SURNAME = frozenset("我你您他她它咱们的了就也还不没请这哪谁个先")
 # Words that end the name in "我叫张三想查社保" and may not start one.
@@ -88,7 +91,8 @@ def _problem(name: str, low: int, high: int) -> str | None:
         return messages.NAME_TOO_SHORT.format(n=low)
     if count > high:
         return messages.NAME_TOO_LONG.format(n=high)
-    if name in NOT_NAMES or _NOT_IN_NAME.search(name) or name[0] in _NOT_A_SURNAME:
+    if (name in NOT_NAMES or _NOT_IN_NAME.search(name) or _HOLIDAY.search(name)
+            or name[0] in _NOT_A_SURNAME):
         return messages.NAME_NOT_A_NAME.format(text=name)
     return None
 

@@ -32,7 +32,7 @@ MAX_LENGTH = 19  # the longest identifier (a bank card): groups beyond it are an
 _SHORTEST = 11  # the shortest identifier (a mobile number)
 
 _TOKEN = rf"[0-9{DIGIT_CHARS}]"
-_GAP = r"(?:[ \-]|[嗯呃额啊]){0,4}"  # spaces, dashes and a filler between groups
+_GAP = r"(?:[ \-，,、]|[嗯呃额啊]){0,4}"  # spaces, dashes, commas, a filler between groups
 _NUMERAL = f"{DIGIT_CHARS}十百千万亿点"
 _RUN = re.compile(
     rf"(?<![0-9{_NUMERAL}.]){_TOKEN}(?:{_GAP}{_TOKEN})*(?:{_GAP}[叉Xx])?"

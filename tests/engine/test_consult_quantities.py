@@ -108,3 +108,4 @@ def test_what_suits_me_asks_for_the_consultation():
 def test_one_period_next_to_an_amount_is_a_rate(text, number, per):
     start = text.index(number)
     assert is_per_period(text, start, start + len(number)) is per
+

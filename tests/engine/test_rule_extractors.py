@@ -331,3 +331,14 @@ def test_strip_cue(catalog, bid, key, text, answer):
 ])
 def test_whole_message_fits(catalog, bid, key, text, fits):
     assert M.whole_message_fits(catalog[bid].field(key), text) is fits
+
+
+def test_a_field_without_a_unit_measures_what_its_label_says(catalog, engine):
+    """缴费年限 is a duration: "十八岁" is an age, the 32 years are the answer."""
+    assert held(catalog, engine, "pension_estimate", "我十八岁就上班了，交到退休差不多三十二年",
+                "contribution_years", whole=True) == {"contribution_years": 32}
+
+
+def test_a_name_asked_for_is_not_read_as_the_date_inside_it(catalog, engine):
+    assert held(catalog, engine, "unemployment_benefit", "宋国庆", "name",
+                whole=True) == {"name": "宋国庆"}

@@ -84,3 +84,13 @@ class TestText:
 
     def test_extract_keeps_an_escaped_dollar(self):
         assert [f.value for f in extract("text", "价格9$", pattern=r"\d\$")] == ["9$"]
+
+
+@pytest.mark.parametrize("name", ["宋国庆", "王春节", "张元旦"])
+def test_a_holiday_after_a_surname_is_a_given_name(name):
+    assert check("name", name).ok
+
+
+@pytest.mark.parametrize("said", ["国庆", "国庆节", "春节前后", "元旦那天"])
+def test_a_holiday_said_alone_is_no_name(said):
+    assert not check("name", said).ok

@@ -96,3 +96,8 @@ def test_spoken_years_without_nian() -> None:
     assert [f.value for f in extract("year", "二零一九到二零二一")] == [2019, 2021]
     assert check("year", "一九九八").value == 1998
     assert extract("year", "三三零一零二一九九五零三零八零一三三") == []  # inside an ID
+
+
+def test_groups_apart_with_commas_as_voice_input_writes_them():
+    found = extract("idcard", "我的身份证是三三零一零二，一九九五零三零八，零一三三，你记一下")
+    assert [f.value for f in found] == ["330102199503080133"]

@@ -18,7 +18,7 @@ from si_agent.core.decision import ToolCall
 from si_agent.engine import cues
 from si_agent.engine import lexicon as L
 from si_agent.engine.bounds import first_disjoint
-from si_agent.engine.quantities import is_per_period
+from si_agent.engine.quantities import is_per_period, may_measure, measured
 from si_agent.engine.rules.calls import modify_call
 from si_agent.engine.rules.mentions import (
     after_filler,
@@ -80,13 +80,22 @@ def values_for(
         return {**before, **after}
     candidates = _candidates(business, text, awaited)
     values = _assign(business, candidates, text, awaited)
-    if whole and awaited in business.field_keys and set(values) <= {awaited}:
-        # The whole answer to the question asked beats a piece of it.
+    if whole and awaited in business.field_keys and (
+            set(values) <= {awaited} or _pieces_only(business.field(awaited), candidates)):
+        # The whole answer to the question asked beats a piece of it: "宋国庆" asked for a
+        # name is the name, not the date 国庆.
         field = business.field(awaited)
         answer = strip_cue(field, text).strip(" ，,。;；")
         if whole_message_fits(field, answer):
             return {awaited: answer}
     return values
+
+
+def _pieces_only(field: FieldDef, candidates: list[Candidate]) -> bool:
+    """Whether the other values found are pieces of a name asked for: a whole message the
+    name check accepts holds nothing else ("宋国庆" is no date 国庆). Other types check
+    more loosely (a date field accepts "2025年6月30日，协商解除"): their pieces stay."""
+    return field.type == "name" and not any(c.type in _STRONG for c in candidates)
 
 
 def has_strong_values(business: Business, text: str) -> bool:
@@ -208,7 +217,8 @@ def _assign(
         (d, i, f.key)
         for i, c in enumerate(loose)
         for f in fields
-        if _accepts(f, c) and (d := _cue_distance(f, c, text)) is not None
+        if _accepts(f, c) and _measures(f, c, text)
+        and (d := _cue_distance(f, c, text)) is not None
     )
     taken: set[int] = set()
     for _, i, key in pairs:
@@ -219,10 +229,12 @@ def _assign(
     awaited_field = business.field(awaited) if awaited in business.field_keys else None
     for c in leftovers:
         if (c.type == "number" and awaited_field is not None and awaited_field.key not in out
-                and awaited_field.type in _NUMERIC):
+                and awaited_field.type in _NUMERIC
+                and may_measure(awaited_field, measured(text, c.start, c.end))):
             out[awaited_field.key] = c.raw  # the answer to the question asked, valid or not
             continue
-        takers = [f for f in fields if _accepts(f, c) and f.key not in out]
+        takers = [f for f in fields if _accepts(f, c) and f.key not in out
+                  and _measures(f, c, text)]
         if not takers:
             continue
         if c.type in _NUMERIC or (c.type == "name" and len(takers) > 1):
@@ -234,6 +246,11 @@ def _assign(
         takers.sort(key=lambda f: (f.key != awaited, fields.index(f)))
         out[takers[0].key] = c.raw
     return out
+
+
+def _measures(field: FieldDef, c: Candidate, text: str) -> bool:
+    """Whether a number's unit may measure what ``field`` does (no age for 缴费年限)."""
+    return c.type != "number" or may_measure(field, measured(text, c.start, c.end))
 
 
 def _accepts(field: FieldDef, c: Candidate) -> bool:
