@@ -1,8 +1,10 @@
 """From retrieved chunks to an ``Answer``: key sentences, passages, sources, suggestion.
 
 Without a model the answer is extractive: first the one to three sentences
-that answer the question (``rag/sentences.py``), then one or two passages of
-the best document, cleaned of Markdown and trimmed at a sentence end, then
+that answer the question (``rag/sentences.py``: chosen by the question's focus,
+all from one document), then one or two passages of that document, cleaned of
+Markdown, each heading on a line of its own and one bullet a line, without the
+sentences the lead already says, trimmed at a sentence end, then
 "来源：《title》（2025年6月）" (the documents' as-of dates).
 
 A ``generator`` — any callable taking the question and the numbered passages
@@ -27,11 +29,11 @@ from __future__ import annotations
 import logging
 import re
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field, replace
 
 from rag import texts
-from rag.sentences import SentencePicker
+from rag.sentences import KeySentence, SentencePicker
 from rag.store import Hit
 
 log = logging.getLogger(__name__)
@@ -97,14 +99,16 @@ def compose(question: str, hits: Sequence[Hit], *, generator: Generator | None =
 def _extractive(question: str, hits: Sequence[Hit], picker: SentencePicker | None,
                 as_of: Mapping[str, str] | None, suggestion: str | None) -> Answer:
     key = (picker or SentencePicker()).pick(question, hits, top=len(hits))
-    lead = "".join(_sentence_end(k.text) for k in key)
+    lead = _lead(key)
     best = max(key, key=lambda k: k.score) if key else None
     chosen = _choose(hits, best.position[0] if best else None)
-    body = _fit([_render(h) for h in chosen], MAX_ANSWER_CHARS)
-    parts = [lead, body] if lead and not _shows(body, key) else [body]
+    # The passages go on from the lead: the sentences it already says are left out.
+    shown = {k.text for k in key}
+    body = _fit([r for r in (_render(h, shown) for h in chosen) if r], MAX_ANSWER_CHARS)
+    parts = [p for p in (lead, body) if p]
     docs = dict.fromkeys([*((h.doc_id, h.title) for h in chosen), *((k.doc_id, k.title) for k in key)])
-    shown = "".join(_source(doc_id, title, as_of or {}) for doc_id, title in docs)
-    return Answer(text="\n".join([*parts, texts.SOURCES.format(titles=shown)]),
+    cited = "".join(_source(doc_id, title, as_of or {}) for doc_id, title in docs)
+    return Answer(text="\n".join([*parts, texts.SOURCES.format(titles=cited)]),
                   sources=list(dict.fromkeys(title for _, title in docs)),
                   suggested_business_id=suggestion)
 
@@ -151,12 +155,18 @@ def _generated(question: str, numbered: list[Passage], generator: Generator):
     return text
 
 
-SHORT_BODY = 150  # a body this short that holds the key sentences is answer enough
-
-
-def _shows(body: str, key) -> bool:
-    """Whether a short body already shows every key sentence (no need to lead with them)."""
-    return len(body) <= SHORT_BODY and all(k.text in body for k in key)
+def _lead(key: Sequence[KeySentence]) -> str:
+    """The key sentences as one paragraph; items of a list keep a line each ("· ")."""
+    lines: list[str] = []
+    for k in key:
+        text = _sentence_end(k.text)
+        if k.item:
+            lines.append(f"· {text}")
+        elif lines and not lines[-1].startswith("· "):
+            lines[-1] += text
+        else:
+            lines.append(text)
+    return "\n".join(lines)
 
 
 def _sentence_end(sentence: str) -> str:
@@ -195,19 +205,22 @@ def suggest_business(hits: Sequence[Hit]) -> str | None:
 
 
 def clean(text: str) -> str:
-    """Markdown to plain reply text: no emphasis, bullets as "· "."""
+    """Markdown to plain reply text: no emphasis, bullets as "· ", one a line (also a list
+    written on the line of its lead-in, "先挂失，再补办：- 合作银行网点……")."""
     text = re.sub(r"\*\*(.+?)\*\*", r"\1", text)
+    text = re.sub(r"([：:])[ \t]*[-*+][ \t]+", "\\1\n· ", text)
     text = re.sub(r"(?m)^\s*[-*+]\s+", "· ", text)
     return text.strip()
 
 
 def _choose(hits: Sequence[Hit], lead_chunk: str | None = None) -> list[Hit]:
-    """Up to two passages of one document, shown in document order.
+    """Up to two passages of one document.
 
-    The passage holding the best key sentence comes first (``lead_chunk``), else
-    the fused ranking's best document; within the document, the question's
-    cosine picks the next passage (a document's intro often wins the fusion on
-    shared words while the section that answers is a close second).
+    The passage holding the best key sentence comes first (``lead_chunk``: it goes
+    on from the lead); without one, the fused ranking's best document, its passages
+    in document order. Within the document, the question's cosine picks the next
+    passage (a document's intro often wins the fusion on shared words while the
+    section that answers is a close second).
     """
     lead = next((h for h in hits if h.chunk_id == lead_chunk), hits[0])
     same = sorted((h for h in hits if h.doc_id == lead.doc_id and h is not lead),
@@ -217,12 +230,31 @@ def _choose(hits: Sequence[Hit], lead_chunk: str | None = None) -> list[Hit]:
     chosen = same[:1]
     if len(same) > 1 and len(_render(same[0])) + 1 + len(_render(same[1])) <= MAX_ANSWER_CHARS:
         chosen.append(same[1])
-    return sorted(chosen, key=lambda h: h.chunk_id)
+    return chosen if lead_chunk else sorted(chosen, key=lambda h: h.chunk_id)
 
 
-def _render(hit: Hit) -> str:
-    text = clean(hit.text)
-    return f"{texts.PASSAGE_HEADING.format(heading=hit.heading)}{text}" if hit.heading else text
+def _render(hit: Hit, leave_out: Set[str] = frozenset()) -> str:
+    """A passage as shown: its heading on a line of its own, then its lines, without the
+    sentences in ``leave_out`` (the lead says them); "" when nothing is left."""
+    lines = []
+    for line in clean(hit.text).split("\n"):
+        kept = "".join(piece for piece in _SENTENCE_END.split(line)
+                       if _bare(piece) not in leave_out)
+        if _bare(kept):
+            lines.append(kept)
+    if not lines:
+        return ""
+    text = "\n".join(lines)
+    return f"{texts.PASSAGE_HEADING.format(heading=hit.heading)}\n{text}" if hit.heading else text
+
+
+_SENTENCE_END = re.compile(r"(?<=[。！？；!?;])")
+_MARK = re.compile(r"^\s*(?:[·•]|\d+[.、)）])\s*")
+
+
+def _bare(piece: str) -> str:
+    """A piece of a shown line as ``sentences`` gives it (no bullet mark, no blanks)."""
+    return _MARK.sub("", piece).strip()
 
 
 def _fit(parts: list[str], limit: int) -> str:

@@ -1,7 +1,8 @@
 """``KnowledgeBase``: a knowledge channel over a Milvus collection (si_agent's ``Knowledge``).
 
 One question goes: understand (typos and dialect put right, business words
-added: ``rag/query.py``) → embed → hybrid search → relevance gate → answer
+added: ``rag/query.py``) → embed → hybrid search → relevance gate (a named scheme
+only from documents naming it, a domain word, the cosine floor) → answer
 (extractive, or a generator's) → suggested business from the document tags.
 
 The store is opened on first use; a missing (or empty) collection is built
@@ -27,7 +28,7 @@ from rag.embedders import Embedder
 from rag.errors import DocumentError, KnowledgeUnavailable
 from rag.ingest import IngestReport, document_hash, ingest
 from rag.query import Query, QueryUnderstanding, understanding_for
-from rag.relevance import is_relevant, must_refuse
+from rag.relevance import is_relevant, must_refuse, naming_scheme
 from rag.retriever import MilvusRetriever
 from rag.sentences import SentencePicker
 from rag.store import Hit, MilvusStore
@@ -67,6 +68,7 @@ class KnowledgeBase:
         self._lock = threading.Lock()
         self._picker = SentencePicker()
         self._as_of: dict[str, str] = {}
+        self._doc_texts: dict[str, str] = {}  # what each document says (the scheme check)
         self._ready = False
         self._error: KnowledgeUnavailable | None = None
         self._failed_at = 0.0
@@ -94,6 +96,7 @@ class KnowledgeBase:
         except Exception:  # the dialogue must keep working whatever the store does
             log.exception("knowledge search failed")  # the question may hold personal data
             return Answer(text=texts.APOLOGY)
+        hits = naming_scheme(query.text, hits, self._doc_texts)
         if not is_relevant(query.text, hits, self.relevance_floor, self.understanding.domain):
             log.info("no relevant passage (question of %d characters)", len(question))
             return None
@@ -192,6 +195,7 @@ class KnowledgeBase:
         self._picker = SentencePicker(d.body for d in docs)
         self.understanding.normaliser.warm()
         self._as_of = {d.doc_id: d.as_of for d in docs}
+        self._doc_texts = {d.doc_id: f"{d.title}\n{d.body}" for d in docs}
 
     def _warn_if_stale(self, docs) -> None:
         stored = self.store.documents()

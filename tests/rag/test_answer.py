@@ -23,8 +23,8 @@ def test_extractive_answer_has_passages_in_document_order_and_the_source():
         hit("other", 0, "无关内容。", cosine=0.92),
     ]
     answer = compose("社保转移要什么材料", hits)
-    # The one sentence that answers is shown in the short body already: no lead.
-    assert answer.text == "换城市后社保可以转移。\n【所需材料】· 本人身份证。\n· 社保卡。\n来源：《t指南》"
+    # The lead sentence is not said again in the passages; a heading has a line of its own.
+    assert answer.text == "换城市后社保可以转移。\n【所需材料】\n· 本人身份证。\n· 社保卡。\n来源：《t指南》"
     assert answer.sources == ["t指南"]
     assert answer.suggested_business_id == "social_transfer"
 
@@ -37,10 +37,12 @@ def test_the_sentences_that_answer_come_first_with_the_dated_source():
     hits = [hit("amount", 1, text, heading="能领多长时间", businesses=["unemployment_benefit"]),
             hit("other", 0, "失业登记可以在线上办理。")]
     answer = compose("交了7年失业保险能领几个月失业金", hits, as_of={"amount": "2025-06"})
-    lead, body, source = answer.text.split("\n")
+    lead, heading, body, source = answer.text.split("\n")
     assert "满5年不满10年的，最长领取18个月" in lead
     assert len(lead) <= 160
-    assert body.startswith("【能领多长时间】领取期限根据")
+    assert heading == "【能领多长时间】"
+    assert body.startswith("领取期限根据")
+    assert "满5年不满10年的，最长领取18个月" not in body  # the lead is not said twice
     assert source == "来源：《amount指南》（2025年6月）"
 
 
