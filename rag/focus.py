@@ -131,7 +131,13 @@ def focuses(question: str) -> tuple[Focus, ...]:
     found = [f for f in FOCUSES if f.asks.search(question)]
     if START in found and TIME in found and not re.search(r"多久|多长时间|几天|工作日", question):
         found.remove(TIME)
+    # "交满多久才能领" asks how many years one must pay, not how long the office takes.
+    if TIME in found and PAYING_HOW_LONG.search(question):
+        found.remove(TIME)
     return tuple(found)
+
+
+PAYING_HOW_LONG = re.compile(r"[交缴](?:了|满|够|费)?(?:多久|多长时间|几年|多少年)")
 
 
 def off_focus(heading: str, asked: tuple[Focus, ...]) -> bool:

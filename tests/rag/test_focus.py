@@ -138,3 +138,8 @@ def test_items_of_a_list_keep_their_lines_in_the_lead():
     assert lines[0] == "· 本人有效身份证件和近期免冠照片。"
     assert lines[1] == "· 代办的还需要提供代办人的身份证件。"
     assert answer.text.count("代办人的身份证件") == 1
+
+
+def test_how_long_one_must_pay_is_no_processing_time_question():
+    names = [f.name for f in F.focuses("失业保险交满多久才能领失业金")]
+    assert "time" not in names and "quantity" in names
