@@ -28,6 +28,11 @@ pytest.importorskip("pymilvus")
 
 ROOT = Path(__file__).resolve().parents[1]
 DIALOGUES = load_dialogues([ROOT / "tests" / "dialogues_blind"])
+# A second blind corpus, written after the engine changes and never used to tune them
+# (except the four bugs its first pass found, fixed in fe519c0): it measures how far
+# the changes generalise. 13/50 before issue 25, 31/50 at its first pass, 35/50 now.
+HELD_OUT = load_dialogues([ROOT / "tests" / "dialogues_blind2"])
+HELD_OUT_FLOOR = 0.70  # the issue's target for blind dialogues: 0.95
 OTHER_CORPORA = load_dialogues([ROOT / "tests" / d for d in ("dialogues", "dialogues_real",
                                                                "dialogues_consult")])
 TARGET = 0.95
@@ -86,7 +91,7 @@ def test_blind_dialogue(controller, settings, source, transcript):
 def test_pass_rate_and_no_framed_values(controller, settings):
     framed_values = _scorer().framed_values
     passed, framed = 0, []
-    for blind, corpus in ((True, DIALOGUES), (False, OTHER_CORPORA)):
+    for blind, corpus in ((True, DIALOGUES), (False, HELD_OUT + OTHER_CORPORA)):
         for source, transcript in corpus:
             report = replay(controller, transcript, source=source,
                             backend=demo_backend_hook(settings))
@@ -94,3 +99,11 @@ def test_pass_rate_and_no_framed_values(controller, settings):
             framed += [(Path(source).name, *v) for v in framed_values(report)]
     assert passed / len(DIALOGUES) >= TARGET, f"{passed}/{len(DIALOGUES)}"
     assert framed == []
+
+
+def test_held_out_corpus_does_not_lose_ground(controller, settings):
+    passed = [replay(controller, transcript, source=source,
+                     backend=demo_backend_hook(settings)).passed
+              for source, transcript in HELD_OUT]
+    assert len(HELD_OUT) >= 50
+    assert sum(passed) / len(HELD_OUT) >= HELD_OUT_FLOOR, f"{sum(passed)}/{len(HELD_OUT)}"
