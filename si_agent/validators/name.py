@@ -41,13 +41,16 @@ NOT_NAMES = frozenset(
     "朋友 家人 父亲 母亲 爸爸 妈妈 儿子 女儿 老公 老婆 丈夫 妻子 "
     "自由职业 自由职业者 自由 职业 打工 打工的 上班 上班族 无业 待业 务工 务工人员 农民工 "
     "个体 个体工商户 老乡 本人的 好吧 是的 对的 不是 不对 没事 再见 "
-    "名字 姓名 全名 真名 随便 应该 更正 重新 修改 继续 取消 人工 投诉 客服 机器人 跳过 略过".split()
+    "名字 姓名 全名 真名 随便 应该 更正 重新 修改 继续 取消 人工 投诉 客服 机器人 跳过 略过 "
+    "原来 原来的 同上 一样 测试 管理员 等等 等一下".split()
 )
 # Parts no name contains: sentence particles, refusals, fillers, verbs of the dialogue.
 _NOT_IN_NAME = re.compile(
     "[吧呢吗嘛啊呀哦嗯么哈啦哎唉呃额]|不想|不说|不给|不方便|不愿|不告诉|保密|隐私|算了|"
     "打错|写错|输错|说错|弄错|好的|可以|谢谢|知道|什么|怎么|为什么|职业|工作|单位|公司|"
     "社保|医保|养老|失业|挂失|办理|查询|申请|身份证|手机|电话|号码|地址|银行|"
+    # Someone asked for, or a reference to an answer given before ("叫你们领导来", "同上").
+    "你们|领导|经理|联系|和刚才|跟刚才|同上|"
     # Times and dates ("上个月底", "去年年底", "下周一"): answers to another question.
     "月底|月初|月末|个月|年底|年初|去年|今年|明年|前年|昨天|今天|明天|前天|后天|星期|礼拜|"
     "上周|下周|本周|这周|上旬|中旬|下旬|以前|之前|以后|之后"
@@ -55,8 +58,11 @@ _NOT_IN_NAME = re.compile(
 # Holidays name a date when said alone or with a time word ("国庆节", "春节前后"), but a
 # given name after a surname may be one: 宋国庆, 李建国.
 _HOLIDAY = re.compile("^(?:春节|国庆|元旦)|(?:春节|国庆|元旦)(?:节|前|后|期间|假期|那天|左右)")
-# First characters of pronouns and function words: no surname starts with them.
-_NOT_A_SURNAME = frozenset("我你您他她它咱们的了就也还不没请这哪谁个先")
+# First characters of pronouns and function words: no surname starts with them ("是李四"
+# is 李四 after a 是 the frame "不是张伟是李四" left).
+_NOT_A_SURNAME = frozenset("我你您他她它咱们的了就也还不没请这哪谁个先是")
+# A particle after the name ("李四吧", "张伟啊"): the name is what comes before it.
+_TRAILING_PARTICLE = re.compile("[吧啊呀哦嘛哈啦]+$")
 # Words that end the name in "我叫张三想查社保" and may not start one.
 _STOP_WORDS = (
     "身份证", "手机", "电话", "号码", "今年", "性别", "出生", "住在", "现在", "来自",
@@ -102,7 +108,11 @@ def check(
 ) -> Result:
     """A whole answer that is a name; the value has its dots normalised to "·"."""
     name = _normalise(raw)
-    error = _problem(name, min_length or DEFAULT_MIN, max_length or DEFAULT_MAX)
+    low, high = min_length or DEFAULT_MIN, max_length or DEFAULT_MAX
+    bare = _TRAILING_PARTICLE.sub("", name)
+    if bare != name and _problem(bare, low, high) is None:
+        name = bare
+    error = _problem(name, low, high)
     return invalid(error) if error else valid(name)
 
 

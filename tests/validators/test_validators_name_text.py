@@ -94,3 +94,13 @@ def test_a_holiday_after_a_surname_is_a_given_name(name):
 @pytest.mark.parametrize("said", ["国庆", "国庆节", "春节前后", "元旦那天"])
 def test_a_holiday_said_alone_is_no_name(said):
     assert not check("name", said).ok
+
+
+@pytest.mark.parametrize("said,name", [("李四吧", "李四"), ("张伟啊", "张伟")])
+def test_a_particle_after_the_name_is_left_out(said, name):
+    assert check("name", said).value == name
+
+
+@pytest.mark.parametrize("said", ["是李四", "原来", "同上", "叫你们领导来", "联系我", "等等", "测试"])
+def test_what_the_outsider_had_stored_as_a_name_is_refused(said):
+    assert not check("name", said).ok
