@@ -122,3 +122,14 @@ def test_a_short_word_that_goes_on(text, end, goes_on):
 ])
 def test_not_but(text, parts):
     assert cues.not_but(text) == parts
+
+
+def test_an_exclusion_and_a_not_with_a_few_words_between_negate():
+    from si_agent.engine.cues import negated
+
+    text = "除了工行都行"
+    assert negated(text, text.index("工行"), text.index("工行") + 2)
+    text = "我不是家里的顶梁柱"
+    assert negated(text, text.index("顶梁柱"), text.index("顶梁柱") + 3)
+    text = "我是家里的顶梁柱"
+    assert not negated(text, text.index("顶梁柱"), text.index("顶梁柱") + 3)
