@@ -41,6 +41,7 @@ MAX_SENTENCES = 3
 MAX_CHARS = 160
 KEEP_SHARE = 0.8  # a further sentence must score this share of the best
 RANK = 0.1  # the prior of the best-ranked passage's sentences (fused ranking)
+HEADING = 0.5  # the weight of the question's words in the passage's title and heading
 CLOSENESS = 0.3  # the prior of the passage closest to the question (cosine)
 MIN_OVERLAP = 0.2  # the share of the question's (weighted) words a sentence needs
 MIN_CHARS = 8
@@ -148,7 +149,7 @@ class SentencePicker:
                     continue
                 bonus = sum(f.bonus for f in asked if f.gives.search(s)
                             and (f is not F.POLAR or rarest in s))
-                base = overlap + 0.3 * heading + prior
+                base = overlap + HEADING * heading + prior
                 if not defines and DEFINITION.search(s):
                     base -= 0.3
                 if self._other_case(s, question):
