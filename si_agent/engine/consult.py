@@ -48,7 +48,13 @@ from si_agent.core.state import FieldStatus
 from si_agent.engine import cues
 from si_agent.engine import lexicon as L
 from si_agent.engine.bounds import first_clauses, first_disjoint
-from si_agent.engine.quantities import may_measure, measured, slot_measures, unit_after
+from si_agent.engine.quantities import (
+    may_measure,
+    measured,
+    one_told_by_age,
+    slot_measures,
+    unit_after,
+)
 from si_agent.session.model import FieldState
 from si_agent.validators import check, extract
 
@@ -72,6 +78,7 @@ _UNIT_GAP = re.compile(r"(?:多|来|左右)?")  # "40多岁": the unit after a r
 _SHORT_ALIAS = 2  # an alias this short ("没有", "是的") counts only for an asked slot
 _DIRECT_ANSWER = 6  # a clause this short may be a bare answer to the question asked
 _NUMERIC = ("integer", "number", "bucket")
+_AGE_PHRASE = re.compile(r"[0-9零〇一二两三四五六七八九十半]+(?:多|来)?(?:周岁|岁|个多月|个月)")
 _CHOICES = ("enum", "multi_enum")
 
 
@@ -95,6 +102,7 @@ def extract_slots(business: Business, fields: dict[str, FieldState], text: str, 
     collected = {k: st.value for k, st in fields.items() if st.status == FieldStatus.COLLECTED}
     correcting = bool(L.CORRECTION.search(text))
     text = cues.drop_frames(text)  # "应该是36": the 是 of a frame answers no yes/no slot
+    text = cues.plain_negation(text)  # "我哪算啥顶梁柱": a denial, not a question
     refused = _refused(business, text)
     out = Extraction()
     answer: list[str] = []  # clauses that may answer the asked free-text slot
@@ -201,6 +209,7 @@ def asks(clause: str) -> bool:
 
 def meant_slot(business: Business, text: str) -> str | None:
     """The slot whose term a question asks about ("经济支柱是什么意思"), if it explains it."""
+    text = cues.plain_negation(text)  # "我哪算啥顶梁柱" asks nothing
     if not (L.ASKS_MEANING.search(text) or asks(text)):
         return None
     return next((f.key for f in business.fields if f.help and f.label in text
@@ -236,6 +245,10 @@ def _clause_values(business: Business, clause: str, asked: list[str],
         if (f.type == "bucket" and f.key not in taken and f.key not in values
                 and _cued(f, clause) and check(f.type, clause, **f.validator_options()).ok):
             values[f.key] = clause
+    for f in business.fields:  # "娃今年三岁": one child, its age no count
+        if f.key not in taken and f.key not in values and one_told_by_age(f, clause):
+            values[f.key] = "1"
+            rest = _AGE_PHRASE.sub(lambda m: " " * len(m.group()), rest)
     values.update(_numbers(business, rest, asked, {**taken, **values}, named))
     for f in business.fields:  # (free text said over several clauses adds up)
         if f.type == "text" and f.key not in values:

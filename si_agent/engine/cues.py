@@ -9,6 +9,8 @@ rule engine's extraction, the consultation's slots and the decision's sureness:
 - a **negation** scopes over the option it stands before ("不是临时的", "不要
   最低档", "我可不是什么顶梁柱", "哦不对") or a **rejection** over the option it
   follows in the same clause ("工行太远", "寿险先不考虑");
+- a **rhetorical denial** ("我哪算啥顶梁柱") reads as the plain one (不算), not as a
+  question;
 - a **hedge** ("说不好算不算") and a **filler** ("哦对了", by the way) state no value;
 - an **other person** after a first-person phrase makes it possessive ("靠我老公"
   is not "靠我"), and one named as the subject ("主要是我先生挣钱") answers no to a
@@ -63,6 +65,21 @@ _REJECTION = re.compile(
     r"^[^，,。；;！!？?\s]{0,6}?(?:先?不考虑|不要了?|不用了?|不需要|不行|不方便|太远|太贵|太麻烦|不去了?|不选了?|"
     r"不合适|不划算|算了|不想要|免了|排除|除外|pass)")
 _CLAUSE_START = re.compile(rf".*{_SEP}", re.DOTALL)
+
+# A rhetorical question that denies ("我哪算啥顶梁柱", "他哪是什么经济支柱", "我算啥
+# 顶梁柱"): said by a person of themselves or of "this", it asks nothing; it reads as
+# 不算 ("哪个是" asks which one: not after a person).
+RHETORICAL = re.compile(
+    r"(?<=[我他她俺咱这那])(?:哪里|哪儿|哪)(?:算|是|能算|称得上|谈得上|够得上|配)(?:得上)?(?:是)?"
+    r"(?:啥|什么)?(?![，,。？?！!\s]|$)"
+    r"|(?<=[我他她俺咱])算(?:啥|什么)(?=[\u4e00-\u9fff])(?!时|意思)")
+
+
+def plain_negation(text: str) -> str:
+    """``text`` with a rhetorical denial read as the plain one: "我哪算啥顶梁柱啊" →
+    "我不算顶梁柱啊" (positions may shift)."""
+    return RHETORICAL.sub("不算", text)
+
 
 # A hedge: neither yes nor no ("说不好算不算", "也不一定", "可能算吧").
 HEDGE = re.compile(r"说不好|说不准|不好说|不一定|不确定|拿不准|算不算|算是吧|可能算|也许|或许|差不多吧")

@@ -197,20 +197,31 @@ _CANCEL_UNIT = (
 _CLAUSES = re.compile(r"[\s,，。.!！~～、;；]+")
 # Stopping doing something: "这卡我不办了", "还是不挂失了", "备案不办了", "不改了".
 _STOP_UNIT = (
-    r"(?:这卡|这张卡|这个|这项|社保卡|卡|备案|业务|申请|转移|手续|认证)?"
+    r"(?:这卡|这张卡|这个|这项|那个|社保卡|卡|备案|业务|申请|转移|手续|认证|测算|登记)?"
+    r"(?:卡|备案|业务|申请|转移|手续|认证|测算|登记|挂失)?"
     r"(?:我们|我|咱们|就|还是|那|先|暂时|干脆)*(?:不|别)(?:要|想|用)?"
     r"(?:办|办理|挂失|挂|申请|申领|转|转移|备案|查|测算|测|算|领|登记|认证|弄|搞|寄|改|变更|"
     r"参保)"
     r"[\u4e00-\u9fff]{0,5}?了(?:吧|啦|呀|啊)?"
 )
+# Putting it aside for now: "这个先放一放吧", "先搁着", "回头再说", "改天再办".
+_PAUSE_UNIT = (
+    # (one way to read each word: "那就" is 那 + 就, so a flood of them stays linear)
+    r"(?:这个|这事儿?|这项|那|就|还是|要不|我们?)*(?:先|暂时|暂且)?"
+    r"(?:放一放|放放|放一下|搁一搁|搁一下|搁着|放着|缓一缓|缓缓|缓一下|"
+    r"(?:以后|回头|过两天|过几天|改天|下次|改日|晚点|等等)再(?:说|办|弄|搞|来|办理))"
+    r"(?:吧|啦|呀|了|啊|哈)*"
+)
 # A clause that is nothing but such requests, one after another ("算了不转了", "那不办了").
-_CANCEL_CLAUSE = re.compile(rf"(?:{_CANCEL_UNIT})(?:{_CANCEL_UNIT}|{_STOP_UNIT})*")
-_STOP_CLAUSE = re.compile(rf"(?:{_STOP_UNIT})(?:{_CANCEL_UNIT}|{_STOP_UNIT})*")
-_FOR_NOW = re.compile(r"先不|暂时不|暂不|先别")
+_CANCEL_CLAUSE = re.compile(
+    rf"(?:{_CANCEL_UNIT}|{_PAUSE_UNIT})(?:{_CANCEL_UNIT}|{_STOP_UNIT}|{_PAUSE_UNIT})*")
+_STOP_CLAUSE = re.compile(rf"(?:{_STOP_UNIT})(?:{_CANCEL_UNIT}|{_STOP_UNIT}|{_PAUSE_UNIT})*")
+_FOR_NOW = re.compile(r"先不|暂时不|暂不|先别|放|搁|缓|再说|再办|再弄|再搞|再来")
 
 
 def is_cancel(text: str) -> bool:
-    """A request to stop: some clause of the message is only a cancel phrase.
+    """A request to stop, or to put the business aside ("这个先放一放吧"): some clause
+    of the message is only a cancel phrase (the business is kept either way).
 
     "我算了一下…" or "旧社保卡不要了，帮我挂失" are not requests to stop.
     """

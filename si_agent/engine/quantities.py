@@ -102,3 +102,23 @@ def may_measure(f: FieldDef, quantity: Quantity | None) -> bool:
     both are known and differ."""
     slot = slot_measures(f)
     return quantity is None or slot is None or slot is quantity
+
+
+# One of the things counted, told by its age: "娃今年三岁", "儿子5岁了", "女儿刚满八个月".
+_AGE_AFTER = re.compile(r"(?:今年|现在|才|刚|已经|都|也|满|刚满|快|马上)*"
+                        r"[0-9零〇一二两三四五六七八九十半]+(?:多|来)?(?:周岁|岁|个多月|个月)")
+_COUNT_BEFORE = re.compile(r"[0-9零〇一二两俩三四五六七八九十几](?:个|位|胎)?$")
+
+
+def one_told_by_age(f: FieldDef, clause: str) -> bool:
+    """Whether ``clause`` speaks of one of the things a count slot counts, by its age
+    ("娃今年三岁" is one child, three its age); "两个孩子，大的五岁" counts them itself."""
+    if slot_measures(f) is not Quantity.COUNT:
+        return False
+    for cue in f.cues:
+        at = clause.find(cue)
+        while at >= 0:
+            if _AGE_AFTER.match(clause, at + len(cue)) and not _COUNT_BEFORE.search(clause[:at]):
+                return True
+            at = clause.find(cue, at + 1)
+    return False

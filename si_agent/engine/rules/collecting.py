@@ -34,7 +34,7 @@ from si_agent.engine.rules.mentions import (
     named_field,
     whole_message_fits,
 )
-from si_agent.engine.rules.polarity import blank_negated
+from si_agent.engine.rules.polarity import blank_negated, negated_mentions, other_of_two
 from si_agent.session.model import FieldState
 from si_agent.validators import check
 
@@ -109,7 +109,7 @@ def decide(index: BusinessIndex, view: SessionView, text: str,
     free_text = awaited and business.field(awaited).type == "text"
     if free_text and L.NON_ANSWER.search(text):
         return [], Rule.CONVERSATIONAL, "a non-answer would pass as free text"
-    clause = _answering_clause(business.field(awaited), answer) if awaited else None
+    clause = _answering_clause(business, business.field(awaited), answer) if awaited else None
     if awaited and clause:
         # "那我还是自己填吧，吴丽娟": talk around the answer (after asking for a person).
         return [ToolCall(name=T.PROVIDE_FIELD, arguments={"values": {awaited: clause}})], (
@@ -117,6 +117,10 @@ def decide(index: BusinessIndex, view: SessionView, text: str,
     if awaited:
         if business.field(awaited).type in ("enum", "multi_enum"):
             # "不是旅游，是…": the option negated is no answer; the rest is checked.
+            other = other_of_two(business.field(awaited), answer)
+            if other is not None:  # "正式的先不要": of two options, the one not turned down
+                return [ToolCall(name=T.PROVIDE_FIELD, arguments={"values": {awaited: other}})], (
+                    Rule.AWAITED_ANSWER), "the other of two options, one turned down"
             answer = blank_negated(business, answer).strip(" ，,。")
             if not answer:
                 return [], Rule.NONE, "only a negated option"
@@ -157,12 +161,15 @@ def _consulting(index: BusinessIndex, view: SessionView, business: Business, tex
     return calls, rule, f"slots {sorted(found.values)} skipped {found.skipped}"
 
 
-def _answering_clause(field: FieldDef, text: str) -> str | None:
+def _answering_clause(business: Business, field: FieldDef, text: str) -> str | None:
     """The one clause of several that is, whole, a value for ``field`` (a typed field:
-    free text takes the message as it stands)."""
+    free text takes the message as it stands); an option turned down is none ("正式的
+    先不要")."""
     parts = L.clauses(text)
     if field.type == "text" or len(parts) < 2 or L.NON_ANSWER.search(text):
         return None  # ("我不知道，张伟说的" gives no name)
+    if field.type in ("enum", "multi_enum"):
+        parts = [c for c in parts if not negated_mentions(business, c)]
     fits = [c for c in parts if whole_message_fits(field, c)]
     return fits[0] if len(fits) == 1 else None
 

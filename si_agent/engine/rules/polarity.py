@@ -8,7 +8,9 @@ a stored value ("改回张伟" → "张伟"). The cue words are ``engine.cues``'
 
 from __future__ import annotations
 
-from si_agent.config.model import Business
+import re
+
+from si_agent.config.model import Business, FieldDef
 from si_agent.core import actions as T
 from si_agent.core.decision import ToolCall
 from si_agent.engine import cues
@@ -48,6 +50,29 @@ def blank_negated(business: Business, text: str) -> str:
     for s, e in negated_mentions(business, text):
         text = text[:s] + " " * (e - s) + text[e:]
     return text
+
+
+def other_of_two(field: FieldDef, text: str) -> str | None:
+    """The other option of a two-option choice when ``text`` turns one down, names
+    neither otherwise, and says why in a clause of its own: "正式的先不要，卡估计还能
+    找着" → 临时挂失. A bare "不是临时的" may lead to the choice in the next message:
+    None (asked again), as for anything else."""
+    if field.type != "enum" or len(field.options) != 2:
+        return None
+    words = [(o.value, w) for o in field.options for w in (o.value, *o.aliases) if w]
+    turned_down, chosen = set(), set()
+    for value, word in words:
+        at = text.find(word)
+        while at >= 0:
+            end = at + len(word)
+            (turned_down if cues.negated(text, at, end) else chosen).add(value)
+            at = text.find(word, at + 1)
+    if len(turned_down) != 1 or chosen - turned_down:
+        return None
+    parts = [c for c in re.split(r"[\s,，。.!！~～、;；:：…]+", text) if c]
+    if not any(all(w not in c for _, w in words) for c in parts):
+        return None  # no reason said apart from the refusal
+    return next(o.value for o in field.options if o.value not in turned_down)
 
 
 def clean_value(kind: str, value: str) -> str | None:

@@ -11,7 +11,8 @@ nothing to look up.
 A question about the field asked for ("这个怎么填", "咋填", "编号在哪能看到", "哪个银行好")
 is answered from the field's ``help:`` (without one, its prompt is asked again); looking
 for something ("在哪看") or choosing ("哪个好") counts when the message names the field by
-one of its words or its label's head noun ("编号", "银行") or points at it ("这个").
+one of its words or its label's head noun ("编号", "银行") or points at it ("这个"); any
+question about the place a city field asks for ("是不是得先在那边交上才能转") counts.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import re
 from si_agent.config.model import FieldDef
 from si_agent.engine import lexicon as L
 from si_agent.engine.rules.mentions import cue_words
+from si_agent.validators import extract
 
 # How to fill in what is asked: "怎么填", "咋写", "填啥", "选哪个好".
 FILL_HOW = re.compile(r"(?:怎么|咋|怎样|如何)(?:填|写|选|弄)|(?:填|写)(?:什么|啥|哪个|哪一?年)")
@@ -29,7 +31,9 @@ WHERE_FIND = re.compile(r"(?:哪|哪里|哪儿)(?:里|儿)?(?:能|可以|才能|
 # Which option to choose: "哪个银行好", "选哪种", "哪家近一点".
 WHICH = re.compile(r"哪(?:一)?[个家种样类档]|选哪|怎么选|选什么|选啥")
 # Pointing at the field asked for.
-_POINTING = re.compile(r"这个|这里|这一?项|这儿")
+_POINTING = re.compile(r"这个|这里|这一?项|这儿|这玩意|这东西|这个数|这数")
+# Pointing at the place a city field asks for: "是不是得先在那边交上", "那里能直接结算吗".
+_PLACE_POINTING = re.compile(r"那边|那里|那儿|那头|当地|那个城市|那座城市")
 # A question that only checks what was just said: "对吗", "是不是", "行不行", "没错吧".
 TAG_QUESTION = re.compile(
     r"(?:对|是|行|好|可以|没错|没问题|这样)(?:不\w)?(?:吗|吧|么|呢|不)?[啊呀吧哈]?")
@@ -54,6 +58,9 @@ def asks_about_field(field: FieldDef, text: str) -> bool:
     """Whether ``text`` asks how to fill ``field`` or where to find its value."""
     if FILL_HOW.search(text):
         return True
+    if (field.type == "city" and _PLACE_POINTING.search(text) and asks_clause(text)
+            and not extract("city", text)):
+        return True  # a question about the place asked for, naming none
     if not (WHERE_FIND.search(text) or WHICH.search(text)):
         return False
     # The field's words, and the head noun its label ends with (合作银行 → 银行).

@@ -6,11 +6,11 @@ state: idle, done, and in the middle of a business (which stays, its field asked
 again). What counts is the question's form, not one sentence:
 
 - a menu word: 菜单, 业务/服务/功能 + 列表/清单/目录 (not 目录 alone: 医保目录);
-- a capability asked of the assistant: 能/可以/会 (+ 帮我) + 办/干/做/查/弄 (+ 些/点,
+- a capability asked of the assistant: 能/可以/会 (+ 帮我) + 办/干/做/查/弄/管 (+ 些/点,
   别的) + 什么/啥/哪些/嘛 ("还能办点别的啥");
 - the list asked for: 有 + 哪些/什么/啥 + 业务/服务/功能 ("都有啥业务"), 办/查 + 的 +
   有哪些 ("能在线办的有哪些"), "我能办哪些业务", "有啥能办的";
-- anything else, asked yes/no: "还可以办别的吗", "还有其他业务吗".
+- anything else, asked yes/no: "还可以办别的吗", "还有其他业务吗", "还能干点别的不".
 
 The capability and the list count only when said of the assistant: at the start of
 a clause or after 你们/这里/帮办/都/还 …, never after a thing ("电子社保卡能做什么",
@@ -31,7 +31,7 @@ _OF_ASSISTANT = r"(?:^|(?<=[你您们这里儿边办手都还那就也又，,。
 _MENU = r"(?:业务|服务|功能|事项)(?:菜单|列表|清单|目录|大全|一览)|菜单"
 _CAPABILITY = (
     _OF_ASSISTANT + r"(?:都|还|也)?(?:能|可以|会)(?:帮(?:我|您|你|忙)?|给我|替我|在线)?"
-    r"(?:办|干|做|查|弄|处理|提供)(?:理|询)?(?:些|点|一些)?(?:别的|其他|其它)?"
+    r"(?:办|干|做|查|弄|处理|提供|管)(?:理|询)?(?:些|点|一些)?(?:别的|其他|其它)?"
     r"(?:什么|啥|哪些|嘛|哪几)"
     # "你都会些啥" (not "都会什么时候到账")
     r"|" + _OF_ASSISTANT + r"(?:都|还|也)?会(?:些|点)?(?:什么|啥)(?!时)")
@@ -42,9 +42,13 @@ _LIST = (
     _OF_ASSISTANT + r"(?:都|还)?(?:有|提供|开通了?|支持)(?:哪些|什么|啥|些啥|些什么|哪几[个项种])"
     r"(?:业务|服务|功能|事项)"
     r"|(?:办|查|做)的(?:业务|服务|事)?(?:都)?有(?:哪些|什么|啥)"
-    r"|" + _OF_ASSISTANT + r"有(?:什么|啥|哪些)(?:能|可以)(?:办|查|做)的")
+    r"|" + _OF_ASSISTANT + r"有(?:什么|啥|哪些)(?:能|可以)(?:办|查|做)的"
+    # "你这儿都管哪些事儿", "你们负责什么业务" (the noun says it is about services)
+    r"|" + _OF_ASSISTANT + r"(?:都|还|也)?(?:管|负责|受理|处理|经办)(?:些|点)?"
+    r"(?:哪些|什么|啥|哪几[个项种]|哪一?类)(?:事|业务|服务|事项)")
 # Anything else to do, asked yes/no: "还可以办别的吗", "还有其他业务吗".
-_OTHER = (_OF_ASSISTANT + r"(?:还|另外)(?:能|可以)?(?:办|查|做|有)(?:点|些)?(?:别的|其他|其它)"
+_OTHER = (_OF_ASSISTANT + r"(?:还|另外)(?:能|可以|会)?(?:办|查|做|有|干|弄|管|处理)(?:点|些)?"
+          r"(?:别的|其他|其它)"
           r"(?:业务|服务|事)?(?:吗|么|不|没)")
 SERVICES = re.compile(f"{_MENU}|{_CAPABILITY}|{_WHAT_I_CAN}|{_LIST}|{_OTHER}")
 

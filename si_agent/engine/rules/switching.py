@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from si_agent.config.model import Business
 from si_agent.core import actions as T
 from si_agent.core.decision import Rule, SessionView
 from si_agent.engine import lexicon as L
@@ -32,6 +33,8 @@ def decide(index: BusinessIndex, view: SessionView, text: str,
         return [], Rule.DECLINED, f"switch to {pending}: declined"
     if bid is None or bid == business.id or score - runner_up < MARGIN:
         return None
+    if span and _inside_own_option(business, text, span):
+        return None  # "能报看病报销的": an option here (医疗险), not 异地就医's 看病
     if bid in view.suspended and L.RESUME.search(text):
         # "继续办理【社保卡挂失】" (the page's button): a kept business, taken up again.
         return [switch_call(bid)], Rule.SWITCH, f"resume {bid}"
@@ -52,3 +55,19 @@ def decide(index: BusinessIndex, view: SessionView, text: str,
         calls = [cancel_call(), *start(index, view, index.businesses[bid], text)]
         return calls, Rule.SWITCH, f"dropped {business.id} for {bid} (score {score:.2f})"
     return [answer_call("", bid)], Rule.SWITCH, f"ask to switch to {bid} (score {score:.2f})"
+
+
+def _inside_own_option(business: Business, text: str, span: tuple[int, int]) -> bool:
+    """Whether the other business's keyword at ``span`` lies inside a longer option word
+    (value or alias) of the current business's own choices."""
+    for f in business.fields:
+        for option in f.options:
+            for word in (option.value, *option.aliases):
+                if len(word) <= span[1] - span[0]:
+                    continue
+                at = text.find(word)
+                while at >= 0:
+                    if at <= span[0] and span[1] <= at + len(word):
+                        return True
+                    at = text.find(word, at + 1)
+    return False
