@@ -28,11 +28,16 @@ pytest.importorskip("pymilvus")
 
 ROOT = Path(__file__).resolve().parents[1]
 DIALOGUES = load_dialogues([ROOT / "tests" / "dialogues_blind"])
-# A second blind corpus, written after the engine changes and never used to tune them
-# (except the four bugs its first pass found, fixed in fe519c0): it measures how far
-# the changes generalise. 13/50 before issue 25, 31/50 at its first pass, 35/50 now.
-HELD_OUT = load_dialogues([ROOT / "tests" / "dialogues_blind2"])
-HELD_OUT_FLOOR = 0.70  # the issue's target for blind dialogues: 0.95
+# A second blind corpus, written after the first engine changes: 13/50 before issue 25,
+# 31/50 at its first pass, 35/50 after fe519c0; the engine was then tuned on it (47/50),
+# so it no longer measures generalisation: the three left expect a how-to question
+# ("…咋弄") to start its business, where the engine answers and offers it (答疑优先).
+TUNED = load_dialogues([ROOT / "tests" / "dialogues_blind2"])
+TUNED_FLOOR = 0.94
+# A third, written blind after that tuning and held out: 23/40 on the code before it
+# (6a3c501), 24/40 after the tuning on the second: the measure of generalisation.
+HELD_OUT = load_dialogues([ROOT / "tests" / "dialogues_blind3"])
+HELD_OUT_FLOOR = 0.65  # what was reached; the issue's target for blind dialogues: 0.95
 OTHER_CORPORA = load_dialogues([ROOT / "tests" / d for d in ("dialogues", "dialogues_real",
                                                                "dialogues_consult")])
 TARGET = 0.95
@@ -91,7 +96,7 @@ def test_blind_dialogue(controller, settings, source, transcript):
 def test_pass_rate_and_no_framed_values(controller, settings):
     framed_values = _scorer().framed_values
     passed, framed = 0, []
-    for blind, corpus in ((True, DIALOGUES), (False, HELD_OUT + OTHER_CORPORA)):
+    for blind, corpus in ((True, DIALOGUES), (False, TUNED + HELD_OUT + OTHER_CORPORA)):
         for source, transcript in corpus:
             report = replay(controller, transcript, source=source,
                             backend=demo_backend_hook(settings))
@@ -101,9 +106,12 @@ def test_pass_rate_and_no_framed_values(controller, settings):
     assert framed == []
 
 
-def test_held_out_corpus_does_not_lose_ground(controller, settings):
+@pytest.mark.parametrize(("corpus", "size", "floor"), [(TUNED, 50, TUNED_FLOOR),
+                                                      (HELD_OUT, 40, HELD_OUT_FLOOR)],
+                         ids=["dialogues_blind2", "dialogues_blind3"])
+def test_later_blind_corpora_do_not_lose_ground(controller, settings, corpus, size, floor):
     passed = [replay(controller, transcript, source=source,
                      backend=demo_backend_hook(settings)).passed
-              for source, transcript in HELD_OUT]
-    assert len(HELD_OUT) >= 50
-    assert sum(passed) / len(HELD_OUT) >= HELD_OUT_FLOOR, f"{sum(passed)}/{len(HELD_OUT)}"
+              for source, transcript in corpus]
+    assert len(corpus) >= size
+    assert sum(passed) / len(corpus) >= floor, f"{sum(passed)}/{len(corpus)}"

@@ -57,7 +57,7 @@ CORRECTION = FRAME
 # Negators standing before what they negate, with the words allowed between:
 # "不是旅游", "不要最低档", "我可不是什么顶梁柱", "不对" (对 negated).
 _NEGATOR = re.compile(
-    r"(?:(?:不是|不算|并不是|并非|算不上)(?:家里|家中|我们家|咱家)?的?"
+    r"(?:(?:不是|不算|并不是|并非|算不上|说不上|谈不上|称不上)(?:家里|家中|我们家|咱家)?的?"
     r"|(?:不是|不算|并不是|并非|不要|不用|不选|不想要|不想|不考虑|不需要|没有|没|别|非|不|除了|除去)"
     r"(?:什么|很|太|那么|这个|那个|那种|是|要|选|用|算|去|转到|转去|回|在|办|从)?)$")
 # A rejection after an option in the same clause: "工行离我家太远", "寿险先不考虑".
@@ -82,7 +82,7 @@ def plain_negation(text: str) -> str:
 
 
 # A hedge: neither yes nor no ("说不好算不算", "也不一定", "可能算吧").
-HEDGE = re.compile(r"说不好|说不准|不好说|不一定|不确定|拿不准|算不算|算是吧|可能算|也许|或许|差不多吧")
+HEDGE = re.compile(r"说不好|说不准|说不上|不好说|不一定|不确定|拿不准|算不算|算是吧|可能算|也许|或许|差不多吧")
 # A clause that is only a filler: "哦对了" (by the way), "对了对了", "那个".
 FILLER = re.compile(r"(?:哦|噢|喔|啊|哎|诶|欸|嗯)*(?:对了)+(?:对了|啊|呀)*")
 # Another person, after a first-person phrase ("靠我老公") or as the subject.

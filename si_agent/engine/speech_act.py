@@ -11,7 +11,8 @@ The rules, in order (``classify``; the vocabularies are in ``lexicon``):
 0. a wish not to ("我不想领失业金了", "不用帮我查") → question: nothing starts;
    a look-up given two or more of its inputs ("交了二十年社保，社平工资8000，60岁退休能拿多少")
    → request: running it is the answer; a message ending with a request ("退休金能领多少
-   帮我算算") → request (one opening with it, "我要办社保卡，要带什么", is answered first);
+   帮我算算") → request (one opening with it, "我要办社保卡，要带什么", is answered first,
+   except for a look-up: "想做个养老金测算，估一下能领多少" is run, its result answers);
 1. a how/what/how-long question (``HOW``: 怎么, 多久, 多少, 什么, 谁, 几, 是…还是…) → question;
 2. a yes/no question (``YES_NO``: 吗, 呢, 会不会, a closing 不/没: "领失业金不", "审核过没")
    - pleading for help (``PLEA``: 帮我, 麻烦…帮, 给我办: "能帮我挂失吗") → request; a
@@ -59,6 +60,8 @@ def classify(text: str, rest: str, *, query: bool, values: int = 0) -> tuple[Spe
         return SpeechAct.QUESTION, "a wish not to do it"
     if _ends_with_request(text):
         return SpeechAct.REQUEST, "ends with a request"
+    if query and _wishes(text):
+        return SpeechAct.REQUEST, "a wish to run a look-up: its result answers"
     if L.is_how_question(rest):
         return SpeechAct.QUESTION, "how/what question"
     if not L.is_question(rest):
@@ -82,8 +85,14 @@ def _ends_with_request(text: str) -> bool:
     """A request with no question after it: "退休金能领多少 帮我算算", "退休能领多少？我想算一下，
     退休年龄55周岁" (values may follow), not "我要办社保卡，要带什么" nor "我要领失业金吗"."""
     parts = [p.strip() for p in _PARTS.split(text) if p.strip()]
-    wishes = [i for i, p in enumerate(parts) if L.REQUEST_OPENING.match(p) and not L.is_question(p)]
+    wishes = _wishes(text)
     return bool(wishes) and not any(L.is_question(p) for p in parts[wishes[-1] + 1:])
+
+
+def _wishes(text: str) -> list[int]:
+    """The clauses of ``text`` that ask for something outright ("想做个养老金测算")."""
+    parts = [p.strip() for p in _PARTS.split(text) if p.strip()]
+    return [i for i, p in enumerate(parts) if L.REQUEST_OPENING.match(p) and not L.is_question(p)]
 
 
 _PARTS = re.compile(r"[，,。；;！!？?\s]+")

@@ -8,7 +8,8 @@ fraction; ``number`` always gives a ``float``. ``min``/``max`` are inclusive.
 Chinese digits read one by one without 十/百/千/万/亿 ("五六", "一两") mean a
 rough range or a code, not a quantity, and are refused. A rough amount with its
 multiplier is read as the middle of what it says (``rough``): "七八万" 75000,
-"二三十万" 250000, "十几万" 150000, "二十多万" 250000, "三十来万" 300000, never
+"二三十万" 250000, "十几万" 150000, "二十多万" 250000, "三十来万" 300000, "十五六万"
+155000, never
 the 20 of "二十多万"; a longer numeral before 多 and its multiplier counts at
 least the numeral ("一百二十多万" 1200000).
 """
@@ -56,7 +57,8 @@ _LONG_DIGITS = re.compile(r"\d{11,}")
 _DIGIT_VALUES = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"两": 2}
 ROUGH = re.compile(
     r"(?<![零〇一二两三四五六七八九十百千万])"
-    r"(?:([一二两三四五六七八])([二三四五六七八九])(十)?|([一二两三四五六七八九]?)十(几|多|来))"
+    r"(?:([一二两三四五六七八])([二三四五六七八九])(十)?|([一二两三四五六七八九]?)十(几|多|来)"
+    r"|([一二两三四五六七八九]?)十([一二三四五六七八])([二三四五六七八九]))"
     r"([百千万])"
 )
 
@@ -67,8 +69,14 @@ _SOME_MORE = re.compile(rf"([{_CN_NUMERALS}]+)(?:多|来|几|余)([百千万亿]
 
 def rough(m: re.Match[str]) -> tuple[Decimal, str] | None:
     """A rough amount matched by ``ROUGH`` as (how many, multiplier): "七八万" is
-    (7.5, 万), "二十多万" (25, 万), "三十来万" (30, 万); None for "三五万"."""
-    low, high, tens, ten_digit, some, unit = m.groups()
+    (7.5, 万), "二十多万" (25, 万), "三十来万" (30, 万), "十五六万" (15.5, 万); None for
+    "三五万"."""
+    low, high, tens, ten_digit, some, tens_of, low_unit, high_unit, unit = m.groups()
+    if low_unit is not None:  # "十五六万", "二十七八万": a ten, then two neighbouring units
+        a, b = _DIGIT_VALUES[low_unit], _DIGIT_VALUES[high_unit]
+        if b != a + 1:
+            return None
+        return (_DIGIT_VALUES[tens_of] if tens_of else 1) * 10 + Decimal(a + b) / 2, unit
     if low is not None:
         a, b = _DIGIT_VALUES[low], _DIGIT_VALUES[high]
         if b != a + 1:
