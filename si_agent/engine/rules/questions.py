@@ -25,12 +25,16 @@ from si_agent.engine.rules.mentions import cue_words
 from si_agent.validators import extract
 
 # How to fill in what is asked: "怎么填", "咋写", "填啥", "选哪个好".
-FILL_HOW = re.compile(r"(?:怎么|咋|怎样|如何)(?:填|写|选|弄)|(?:填|写)(?:什么|啥|哪个|哪一?年)")
+FILL_HOW = re.compile(r"(?:怎么|咋|怎样|如何)(?:填|写|选|弄)|(?:填|写)(?:什么|啥|哪个|哪一?年)"
+                      r"|随便(?:填|写|选)")
 # Where to find something: "在哪能看到", "去哪儿查", "哪里可以找到".
 WHERE_FIND = re.compile(r"(?:哪|哪里|哪儿)(?:里|儿)?(?:能|可以|才能|去|才)?(?:看|找|查)")
 # Which option to choose: "哪个银行好", "选哪种", "哪家近一点".
 WHICH = re.compile(r"哪(?:一)?[个家种样类档]|选哪|怎么选|选什么|选啥")
 # Pointing at the field asked for.
+# What it is for: "这卡跟银行有啥关系", "要手机号干嘛用", "为啥要选银行".
+WHAT_FOR = re.compile(r"(?:啥|什么)(?:关系|用处|作用)|干(?:啥|嘛)(?:用|的)|有(?:啥|什么)用"
+                      r"|为(?:什么|啥)(?:要|得|还要)")
 _POINTING = re.compile(r"这个|这里|这一?项|这儿|这玩意|这东西|这个数|这数")
 # Pointing at the place a city field asks for: "是不是得先在那边交上", "那里能直接结算吗".
 _PLACE_POINTING = re.compile(r"那边|那里|那儿|那头|当地|那个城市|那座城市")
@@ -61,7 +65,7 @@ def asks_about_field(field: FieldDef, text: str) -> bool:
     if (field.type == "city" and _PLACE_POINTING.search(text) and asks_clause(text)
             and not extract("city", text)):
         return True  # a question about the place asked for, naming none
-    if not (WHERE_FIND.search(text) or WHICH.search(text)):
+    if not (WHERE_FIND.search(text) or WHICH.search(text) or WHAT_FOR.search(text)):
         return False
     # The field's words, and the head noun its label ends with (合作银行 → 银行).
     words = (*cue_words(field), field.label[-2:])

@@ -10,7 +10,8 @@ again). What counts is the question's form, not one sentence:
   别的) + 什么/啥/哪些/嘛 ("还能办点别的啥");
 - the list asked for: 有 + 哪些/什么/啥 + 业务/服务/功能 ("都有啥业务"), 办/查 + 的 +
   有哪些 ("能在线办的有哪些"), "我能办哪些业务", "有啥能办的";
-- anything else, asked yes/no: "还可以办别的吗", "还有其他业务吗", "还能干点别的不".
+- anything else, asked yes/no: "还可以办别的吗", "还有其他业务吗", "还能干点别的不",
+  "还有啥别的服务没".
 
 The capability and the list count only when said of the assistant: at the start of
 a clause or after 你们/这里/帮办/都/还 …, never after a thing ("电子社保卡能做什么",
@@ -48,7 +49,7 @@ _LIST = (
     r"(?:哪些|什么|啥|哪几[个项种]|哪一?类)(?:事|业务|服务|事项)")
 # Anything else to do, asked yes/no: "还可以办别的吗", "还有其他业务吗".
 _OTHER = (_OF_ASSISTANT + r"(?:还|另外)(?:能|可以|会)?(?:办|查|做|有|干|弄|管|处理)(?:点|些)?"
-          r"(?:别的|其他|其它)"
+          r"(?:啥|什么)?(?:别的|其他|其它)"
           r"(?:业务|服务|事)?(?:吗|么|不|没)")
 SERVICES = re.compile(f"{_MENU}|{_CAPABILITY}|{_WHAT_I_CAN}|{_LIST}|{_OTHER}")
 
