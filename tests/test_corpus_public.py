@@ -5,8 +5,12 @@ The scoring is ``run_public`` of scripts/bench_rag.py (the benchmark prints the 
 table per topic). Items are never edited to fit the engine.
 
 Issue 25's target is 85% handled well and no unrelated passage; it is not reached yet
-(34.3% and 22 at the first pass, 48.4% and 10 now). These tests hold what was reached,
+(34.3% and 22 at the first pass, 49.2% and 10 now). These tests hold what was reached,
 so that a change that loses ground fails; raise the floors as the answers improve.
+
+tests/corpus_public_holdout is a second public corpus (79 questions, no page in common),
+gathered later without reading the engine or the knowledge base and never used to tune
+them: 60.8% handled well before this stop's changes (6a3c501), 62.0% after.
 """
 
 from __future__ import annotations
@@ -29,8 +33,11 @@ pytest.importorskip("pymilvus")
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "corpus_public" / "questions.yaml"
-HANDLED_WELL_FLOOR = 0.48  # the issue's target: 0.85
-UNRELATED_CEILING = 10  # the issue's target: 0
+HOLDOUT = ROOT / "tests" / "corpus_public_holdout" / "questions.yaml"
+# (corpus, least items, handled well floor, unrelated passages ceiling); the issue's
+# targets are 0.85 and 0.
+CORPORA = {"corpus_public": (CORPUS, 200, 0.49, 10),
+           "corpus_public_holdout": (HOLDOUT, 75, 0.60, 3)}
 KINDS = {"question", "request", "value_midflow", "other"}
 
 
@@ -41,9 +48,13 @@ def _bench():
     return module
 
 
-def test_corpus_shape():
-    items = yaml.safe_load(CORPUS.read_text(encoding="utf-8"))
-    assert len(items) >= 200
+@pytest.mark.parametrize("name", CORPORA)
+def test_corpus_shape(name):
+    path, least, _, _ = CORPORA[name]
+    items = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert len(items) >= least
+    if path == HOLDOUT:  # one item a page (the first corpus has several from some pages)
+        assert len({i["url"] for i in items}) == len(items)
     catalog = load_businesses(ROOT / "businesses")
     for item in items:
         assert item["q"].strip() and item["url"].startswith("http"), item
@@ -53,8 +64,13 @@ def test_corpus_shape():
             assert group and all(isinstance(alt, str) and alt for alt in group), item
 
 
-@pytest.fixture(scope="module")
-def scored(tmp_path_factory):
+def test_holdout_shares_no_page():
+    urls = {i["url"] for i in yaml.safe_load(CORPUS.read_text(encoding="utf-8"))}
+    assert not urls & {i["url"] for i in yaml.safe_load(HOLDOUT.read_text(encoding="utf-8"))}
+
+
+@pytest.fixture(scope="module", params=list(CORPORA))
+def scored(request, tmp_path_factory):
     bench = _bench()
     settings = Settings(business_dir=ROOT / "businesses", kb_dir=ROOT / "rag" / "knowledge",
                         data_dir=tmp_path_factory.mktemp("corpus-public"))
@@ -62,15 +78,18 @@ def scored(tmp_path_factory):
     knowledge = create_knowledge(settings, catalog)
     controller = Controller(catalog, MemoryStore(), create_engine("rules", catalog, settings),
                             Executors(settings), knowledge=knowledge)
+    path, _, floor, ceiling = CORPORA[request.param]
+    bench.SETS["public"] = path
     rows, misses = bench.run_public(controller, knowledge, bench.load_set("public"))
-    return {row[0]: dict(zip(bench.PUBLIC_HEAD, row, strict=True)) for row in rows}, misses
+    table = {row[0]: dict(zip(bench.PUBLIC_HEAD, row, strict=True)) for row in rows}
+    return table, misses, floor, ceiling
 
 
 def test_handled_well(scored):
-    table, misses = scored
-    assert table["all"]["handled well"] >= HANDLED_WELL_FLOOR, misses["not handled well"]
+    table, misses, floor, _ = scored
+    assert table["all"]["handled well"] >= floor, misses["not handled well"]
 
 
 def test_unrelated_passages_do_not_grow(scored):
-    table, misses = scored
-    assert table["all"]["unrelated passages"] <= UNRELATED_CEILING, misses["unrelated passage"]
+    table, misses, _, ceiling = scored
+    assert table["all"]["unrelated passages"] <= ceiling, misses["unrelated passage"]

@@ -118,3 +118,59 @@ def test_a_question_about_the_city_asked(catalog, text, asks):
 def test_this_thing_points_at_the_field(catalog):
     field = catalog["pension_estimate"].field("contribution_index")
     assert asks_about_field(field, "这玩意儿我上哪看去")
+
+
+# -- the third blind corpus's first pass ---------------------------------------------------
+
+@pytest.mark.parametrize(("text", "asks"), [
+    ("啥保险也没有哇", False),
+    ("什么都不知道", False),
+    ("啥也没买过", False),
+    ("我也没有", False),
+    ("你有什么保险", True),
+    ("要带啥", True),
+    ("审核过没有", True),
+])
+def test_none_at_all_asks_nothing(text, asks):
+    assert L.is_question(text) is asks
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("年收入十五六万", 155000.0),
+    ("二十七八万", 275000.0),
+    ("十五万", 150000.0),
+    ("七八万", 75000.0),
+])
+def test_rough_amounts_with_a_ten(text, value):
+    from si_agent.validators.numbers import extract_number
+    assert [f.value for f in extract_number(text)][-1] == value
+
+
+@pytest.mark.parametrize(("text", "act"), [
+    ("想做个养老金测算，估一下以后能领多少", "request"),  # a look-up: running it answers
+    ("我要办社保卡，要带什么", "question"),  # answered first (答疑优先)
+    ("养老金测算怎么算", "question"),
+])
+def test_a_wish_to_run_a_look_up(catalog, text, act):
+    from si_agent.engine.speech_act import classify
+    query = "测算" in text
+    assert classify(text, text, query=query)[0].value == act
+
+
+def test_other_services_asked_with_sha():
+    assert asks_for_services("提交前问一嘴，你们这儿还有啥别的服务没")
+    assert not asks_for_services("社保卡还有啥别的功能吗")
+
+
+@pytest.mark.parametrize(("business", "key", "text", "asks"), [
+    ("card_apply", "bank", "这卡跟银行有啥关系啊，我就想要张社保卡", True),
+    ("medical_filing", "start_date", "这个日子是随便写一个就行吗", True),
+    ("card_apply", "bank", "工商银行", False),
+])
+def test_what_a_field_is_for(catalog, business, key, text, asks):
+    assert asks_about_field(catalog[business].field(key), text) is asks
+
+
+def test_cannot_say_it_is_negates(consult):
+    values = extract_slots(consult, _at(consult, 1), "说不上是，家里开销大头是我爱人在出，有一个儿子").values
+    assert values.get("is_breadwinner") == "否"
