@@ -60,7 +60,8 @@ def other_of_two(field: FieldDef, text: str) -> str | None:
     if field.type != "enum" or len(field.options) != 2:
         return None
     words = [(o.value, w) for o in field.options for w in (o.value, *o.aliases) if w]
-    turned_down, chosen = set(), set()
+    turned_down: set[str] = set()
+    chosen: set[str] = set()
     for value, word in words:
         at = text.find(word)
         while at >= 0:
