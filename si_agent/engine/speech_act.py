@@ -60,7 +60,7 @@ def classify(text: str, rest: str, *, query: bool, values: int = 0) -> tuple[Spe
         return SpeechAct.QUESTION, "a wish not to do it"
     if _ends_with_request(text):
         return SpeechAct.REQUEST, "ends with a request"
-    if query and _wishes(text):
+    if query and _wishes(_parts(text)):
         return SpeechAct.REQUEST, "a wish to run a look-up: its result answers"
     if L.is_how_question(rest):
         return SpeechAct.QUESTION, "how/what question"
@@ -84,14 +84,17 @@ def classify(text: str, rest: str, *, query: bool, values: int = 0) -> tuple[Spe
 def _ends_with_request(text: str) -> bool:
     """A request with no question after it: "退休金能领多少 帮我算算", "退休能领多少？我想算一下，
     退休年龄55周岁" (values may follow), not "我要办社保卡，要带什么" nor "我要领失业金吗"."""
-    parts = [p.strip() for p in _PARTS.split(text) if p.strip()]
-    wishes = _wishes(text)
+    parts = _parts(text)
+    wishes = _wishes(parts)
     return bool(wishes) and not any(L.is_question(p) for p in parts[wishes[-1] + 1:])
 
 
-def _wishes(text: str) -> list[int]:
-    """The clauses of ``text`` that ask for something outright ("想做个养老金测算")."""
-    parts = [p.strip() for p in _PARTS.split(text) if p.strip()]
+def _parts(text: str) -> list[str]:
+    return [p.strip() for p in _PARTS.split(text) if p.strip()]
+
+
+def _wishes(parts: list[str]) -> list[int]:
+    """The clauses that ask for something outright ("想做个养老金测算")."""
     return [i for i, p in enumerate(parts) if L.REQUEST_OPENING.match(p) and not L.is_question(p)]
 
 

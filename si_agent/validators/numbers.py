@@ -73,17 +73,20 @@ def rough(m: re.Match[str]) -> tuple[Decimal, str] | None:
     "三五万"."""
     low, high, tens, ten_digit, some, tens_of, low_unit, high_unit, unit = m.groups()
     if low_unit is not None:  # "十五六万", "二十七八万": a ten, then two neighbouring units
-        a, b = _DIGIT_VALUES[low_unit], _DIGIT_VALUES[high_unit]
-        if b != a + 1:
-            return None
-        return (_DIGIT_VALUES[tens_of] if tens_of else 1) * 10 + Decimal(a + b) / 2, unit
+        between = _between(low_unit, high_unit)
+        return None if between is None else (
+            (_DIGIT_VALUES[tens_of] if tens_of else 1) * 10 + between, unit)
     if low is not None:
-        a, b = _DIGIT_VALUES[low], _DIGIT_VALUES[high]
-        if b != a + 1:
-            return None
-        return Decimal(a + b) / 2 * (10 if tens else 1), unit
+        between = _between(low, high)
+        return None if between is None else (between * (10 if tens else 1), unit)
     base = (_DIGIT_VALUES[ten_digit] if ten_digit else 1) * 10
     return Decimal(base + (0 if some == "来" else 5)), unit
+
+
+def _between(low: str, high: str) -> Decimal | None:
+    """The middle of two neighbouring digits ("七八" 7.5); None for others ("三五")."""
+    a, b = _DIGIT_VALUES[low], _DIGIT_VALUES[high]
+    return Decimal(a + b) / 2 if b == a + 1 else None
 
 
 def _rough_value(m: re.Match[str]) -> Decimal | None:

@@ -9,6 +9,7 @@ a stored value ("改回张伟" → "张伟"). The cue words are ``engine.cues``'
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from si_agent.config.model import Business, FieldDef
 from si_agent.core import actions as T
@@ -17,6 +18,14 @@ from si_agent.engine import cues
 from si_agent.validators import extract
 
 _CHOICE_TYPES = ("enum", "multi_enum")
+
+
+def occurrences(word: str, text: str) -> Iterator[int]:
+    """Where ``word`` starts in ``text``, every time (overlapping ones too)."""
+    at = text.find(word) if word else -1
+    while at >= 0:
+        yield at
+        at = text.find(word, at + 1)
 
 
 def _mentions(business: Business, text: str) -> list[tuple[int, int]]:
@@ -28,12 +37,7 @@ def _mentions(business: Business, text: str) -> list[tuple[int, int]]:
             continue
         for option in f.options:
             for word in (option.value, *option.aliases):
-                if not word:
-                    continue
-                at = text.find(word)
-                while at >= 0:
-                    spans.add((at, at + len(word)))
-                    at = text.find(word, at + 1)
+                spans.update((at, at + len(word)) for at in occurrences(word, text))
     if any(f.type == "city" for f in business.fields):
         spans |= {(x.start, x.end) for x in extract("city", text)}
     return [(s, e) for s, e in spans
@@ -63,11 +67,8 @@ def other_of_two(field: FieldDef, text: str) -> str | None:
     turned_down: set[str] = set()
     chosen: set[str] = set()
     for value, word in words:
-        at = text.find(word)
-        while at >= 0:
-            end = at + len(word)
-            (turned_down if cues.negated(text, at, end) else chosen).add(value)
-            at = text.find(word, at + 1)
+        for at in occurrences(word, text):
+            (turned_down if cues.negated(text, at, at + len(word)) else chosen).add(value)
     if len(turned_down) != 1 or chosen - turned_down:
         return None
     parts = [c for c in re.split(r"[\s,，。.!！~～、;；:：…]+", text) if c]

@@ -10,6 +10,7 @@ from si_agent.engine.rules.calls import Ruled, answer_call, cancel_call, switch_
 from si_agent.engine.rules.idle import start
 from si_agent.engine.rules.matching import MARGIN, MATCH_THRESHOLD, BusinessIndex, mask_codes
 from si_agent.engine.rules.mentions import mentioned_field, whole_message_fits
+from si_agent.engine.rules.polarity import occurrences
 
 
 def decide(index: BusinessIndex, view: SessionView, text: str,
@@ -63,11 +64,8 @@ def _inside_own_option(business: Business, text: str, span: tuple[int, int]) -> 
     for f in business.fields:
         for option in f.options:
             for word in (option.value, *option.aliases):
-                if len(word) <= span[1] - span[0]:
-                    continue
-                at = text.find(word)
-                while at >= 0:
-                    if at <= span[0] and span[1] <= at + len(word):
-                        return True
-                    at = text.find(word, at + 1)
+                if len(word) > span[1] - span[0] and any(
+                        at <= span[0] and span[1] <= at + len(word)
+                        for at in occurrences(word, text)):
+                    return True
     return False
