@@ -18,6 +18,11 @@ implements is in ``base``.
                                 is the in-process demo backend (``demo_host``)
     builtin   BuiltinExecutor   an in-process handler from ``builtin.HANDLERS``
 
+``missing(businesses)`` is the start-up check: what each business's executor
+lacks on this machine (a kind may define ``requirements(options)`` returning
+``si_agent.requirements.Missing`` items: the rpa kind checks Playwright, the
+browser and whether the portal answers).
+
 Failures raise ``ExecutorError`` (message and field errors in Chinese, for the
 citizen; ``retryable`` says whether resubmitting the same data may succeed);
 an unknown kind raises ``UnknownBackendError``; options that do not validate
@@ -27,8 +32,9 @@ raise ``ConfigErrors`` (businesses loaded from YAML were checked at load).
 from __future__ import annotations
 
 import importlib
+import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel
@@ -43,7 +49,7 @@ from si_agent.config.kinds import (
 from si_agent.config.model import Api, Business
 from si_agent.config.settings import Settings
 from si_agent.config.yamlio import format_path
-from si_agent.errors import ConfigError, ConfigErrors, UnknownBackendError
+from si_agent.errors import ConfigError, ConfigErrors, SiAgentError, UnknownBackendError
 from si_agent.executor.base import (
     Discovers,
     Executor,
@@ -54,6 +60,7 @@ from si_agent.executor.base import (
 )
 from si_agent.executor.options import BuiltinOptions, HttpOptions
 from si_agent.executor.registry import Capabilities, build_executor, capabilities
+from si_agent.requirements import Missing
 
 if TYPE_CHECKING:
     import httpx
@@ -78,6 +85,8 @@ __all__ = [
     "executor_kinds",
     "register_executor",
 ]
+
+log = logging.getLogger(__name__)
 
 _LAZY = {  # imported on first use, so importing this package imports no executor
     "DEMO_ORIGIN": "si_agent.executor.demo_host",
@@ -169,6 +178,29 @@ class Executors:
             )
         self._options[business.id] = (api, options)
         return options
+
+    def missing(self, businesses: Iterable[Business]) -> dict[str, list[Missing]]:
+        """What the executors of ``businesses`` lack on this machine, by business id
+        (only businesses with something missing). Kinds that declare no
+        ``requirements`` need nothing; a kind that cannot even be built or whose
+        options do not validate is left to fail when it runs, as before."""
+        found: dict[str, list[Missing]] = {}
+        for business in businesses:
+            if business.api is None:
+                continue
+            kind = business.api.kind
+            try:
+                declared = self._instances.get(kind) or executor_class(kind)
+                if not callable(getattr(declared, "requirements", None)):
+                    continue
+                missing = list(self.get(business).requirements(  # type: ignore[attr-defined]
+                    self.options(business)))
+            except SiAgentError as exc:
+                log.debug("business %s: requirements not checked: %s", business.id, exc)
+                continue
+            if missing:
+                found[business.id] = missing
+        return found
 
     def prepare(self, business: Business) -> Business:
         """``business`` ready to collect: with ``fields: discover``, the fields its

@@ -19,6 +19,9 @@ RPA_MODEL_DOWN = "智能填表服务暂时不可用，请稍后回复“重试�
 RPA_FORM_CHANGED = "办理网站的表单已变化，暂时无法自动填写，请稍后再试或到窗口办理。"
 RPA_REFUSED = "办理网站提示：{reason}"
 RPA_NO_OPTION = "办理网站上只能选择：{options}。"
+# This machine cannot fill web forms (no Playwright or no browser): retrying cannot help.
+RPA_UNAVAILABLE = ("该业务暂时无法在线办理，申请没有提交。请携带身份证到社保经办窗口办理，"
+                   "或联系{handoff}咨询。")
 RPA_LOGIN_FAILED = "无法登录办理网站，请联系工作人员。"
 # The browser agent's task when it takes a form over (it shows in the agent's trace).
 RPA_AGENT_TASK = "在办理网站上填写并提交【{name}】"

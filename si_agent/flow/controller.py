@@ -67,6 +67,7 @@ from si_agent.flow.steps import (
 from si_agent.flow.turn import Turn
 from si_agent.jobs import JobRunner, JobStore, ThreadRunner, create_job_store
 from si_agent.knowledge import Knowledge, NoKnowledge
+from si_agent.requirements import Missing
 from si_agent.session.base import ExpiryMarks, SessionStore, session_ref
 from si_agent.session.files import StepFiles, create_step_files
 from si_agent.session.model import Session
@@ -153,9 +154,27 @@ class Controller:
         for bid, names in self.unavailable.items():
             log.warning("business %s is not available online: step handler(s) %s not "
                         "registered on this deployment", bid, ", ".join(names))
+        self._check_requirements()
         self._locks = SessionLocks()
         self._toolsets: dict[tuple, list[dict]] = {}
         self._toolsets_version = self.catalog.version
+
+    def _check_requirements(self) -> None:
+        """Each executor's requirements, checked once at start: one warning line per
+        missing thing (with the businesses needing it and the fix); a business whose
+        executor cannot run here is not available online (citizens are told so
+        before they start, not offered a retry that cannot help)."""
+        needing: dict[Missing, list[str]] = {}
+        for bid, missing in self.executor.missing(self.catalog.values()).items():
+            for m in missing:
+                needing.setdefault(m, []).append(bid)
+                if m.blocking:
+                    self.unavailable = {**self.unavailable,
+                                        bid: [*self.unavailable.get(bid, []), m.what]}
+        for m, bids in needing.items():
+            log.warning("%s%s (needed by %s): %s", m.what,
+                        "; those businesses are not available online" if m.blocking else "",
+                        ", ".join(bids), m.fix)
 
     # -- public API -------------------------------------------------------
 

@@ -74,7 +74,7 @@ class TurnDeps:
     machine: DialogueMachine
     texts: AssistantTexts
     handoff_text: str
-    unavailable: Mapping[str, list[str]]  # business id -> missing step handlers
+    unavailable: Mapping[str, list[str]]  # business id -> what it lacks (step handlers, executor requirements)
     files: FileReader
     jobs: JobReader
     discoverer: Discoverer

@@ -69,6 +69,7 @@ from pydantic import BaseModel
 from si_agent import origins
 from si_agent.config.envsubst import expand_env
 from si_agent.config.model import Business
+from si_agent.config.settings import DEFAULT_HANDOFF
 from si_agent.errors import ExecutorError, ModelUnavailable
 from si_agent.executor import texts
 from si_agent.executor.base import ExecutorBase, JobContext, Progress
@@ -76,6 +77,7 @@ from si_agent.executor.rpa import browsers, discover
 from si_agent.executor.rpa.job import Job
 from si_agent.executor.rpa.options import RpaOptions
 from si_agent.executor.rpa.trace import Trace
+from si_agent.requirements import Missing, browser_missing, unreachable
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +91,8 @@ class RpaExecutor(ExecutorBase):
     discovers: ClassVar[bool] = True
 
     def __init__(self, trace_dir: Path, *, chromium: str = "/usr/bin/chromium",
-                 retention_days: int = 7, headed: bool = False, decider: Any = None) -> None:
+                 retention_days: int = 7, headed: bool = False, decider: Any = None,
+                 handoff_text: str = DEFAULT_HANDOFF) -> None:
         from si_agent.agent import FormPolicy
 
         self.trace_dir = trace_dir
@@ -97,6 +100,8 @@ class RpaExecutor(ExecutorBase):
         self.retention_days = retention_days
         self.headed = headed
         self.decider = decider or FormPolicy()  # for the agent, when matching falls short
+        self.handoff_text = handoff_text
+        self._probed: dict[str | None, Missing | None] = {}  # portal origin -> start-up probe
 
     @classmethod
     def from_settings(cls, settings: Any) -> RpaExecutor:
@@ -107,7 +112,30 @@ class RpaExecutor(ExecutorBase):
 
             decider = ModelDecider.from_settings(settings)
         return cls(settings.data_dir / "rpa", chromium=str(settings.rpa_chromium),
-                   retention_days=settings.rpa_retention_days, decider=decider)
+                   retention_days=settings.rpa_retention_days, decider=decider,
+                   handoff_text=settings.handoff_text)
+
+    def requirements(self, options: RpaOptions) -> list[Missing]:
+        """What a job of these options lacks here (checked at start-up): Playwright and
+        the browser (blocking), else whether the portal answers now (a warning only)."""
+        missing = browser_missing(self.chromium)
+        if missing:
+            return missing
+        url = expand_env(options.url)
+        origin = origins.origin_of(url)
+        if origin not in self._probed:
+            self._probed[origin] = unreachable(url)
+        probe = self._probed[origin]
+        return [probe] if probe is not None else []
+
+    def _check_browser(self, business: Business) -> None:
+        """Refuse a job that cannot start here, for good (no retry can help)."""
+        missing = browser_missing(self.chromium)
+        if missing:
+            log.error("rpa: %s cannot run here: %s", business.id,
+                      "; ".join(str(m) for m in missing))
+            raise ExecutorError(texts.RPA_UNAVAILABLE.format(handoff=self.handoff_text),
+                                retryable=False, unknown=True)
 
     def discovered(self, business: Business, options: RpaOptions) -> Business:
         """``business`` (``fields: discover``) with the fields its form asks for: from
@@ -122,6 +150,7 @@ class RpaExecutor(ExecutorBase):
         """Open the form, read its first page's required controls, cache the fields."""
         if threading.current_thread() is threading.main_thread():
             return browsers.own_thread.submit(self.discover, business, options).result()
+        self._check_browser(business)
         trace = Trace(self.trace_dir / f"discover-{business.id}",
                       self.trace_dir / "drafts" / f"discover-{business.id}.json")
         policy = _policy(options, trace)
@@ -155,6 +184,7 @@ class RpaExecutor(ExecutorBase):
             return browsers.own_thread.submit(self.run, business, values, idempotency_key=idempotency_key,
                                       options=options, progress=progress, job=job).result()
         job = job or JobContext(id=idempotency_key[:16])
+        self._check_browser(business)
         self._purge_traces()
         # The draft this data was last sent to: after a crash or a "重试" the same key
         # opens it again (a submitted draft shows its number, nothing is sent twice).
