@@ -2,15 +2,19 @@
 # Install si_agent into .venv and start it on its embedded defaults:
 # rule engine, SQLite sessions, the built-in demo backend, a Milvus Lite knowledge
 # base built offline on first start, the photo steps (ID-card OCR, face match) with
-# their models from the wheels; no API key, no external service.
-# Usage: scripts/run.sh [si-agent arguments...]
+# their models from the wheels, Playwright for the web-form examples (examples/portal,
+# with Debian's chromium); no API key, no external service.
+# Usage: scripts/run.sh [si-agent arguments...]  (any si-agent command, run from .venv)
 #   default: serve the web page and API on http://127.0.0.1:8000/
-#   scripts/run.sh chat     chat in the terminal instead
+#   scripts/run.sh chat                    chat in the terminal instead
+#   scripts/run.sh validate [DIR]          check business YAML (DIR relative to the repository)
+#   scripts/run.sh replay tests/dialogues  replay dialogue transcripts
+#   scripts/run.sh portal                  the demo government portal (docs/demo-portal.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 . scripts/venv.sh
-ensure_venv run rag,dates,photo,ocr
+ensure_venv run rag,dates,photo,ocr,rpa
 export SI_SESSION_STORE=${SI_SESSION_STORE:-sqlite}
 if [ "$#" -eq 0 ]; then
   set -- serve
