@@ -35,24 +35,37 @@ def _reporting(command: Command) -> Command:
 
 def register(subparsers) -> argparse.ArgumentParser:
     """Add ``kb ingest|search|ask`` to the ``si-agent`` sub-command parsers."""
-    kb = subparsers.add_parser("kb", help="the knowledge base: ingest, search, ask")
+    kb = subparsers.add_parser(
+        "kb", help="the knowledge base: ingest, search, ask",
+        description="The knowledge base the assistant answers policy questions from "
+                    "(docs/rag.md): embed its documents, search it, ask it.")
     kb.set_defaults(func=lambda args, settings: _usage(kb))
     sub = kb.add_subparsers(dest="kb_command")
 
-    ing = sub.add_parser("ingest", help="embed new and changed documents, delete removed ones")
+    ing = sub.add_parser(
+        "ingest", help="embed new and changed documents, delete removed ones",
+        description="Bring the knowledge base in step with its directory: embed new and "
+                    "changed documents (by content hash), delete removed ones.")
     ing.add_argument("directory", nargs="?", default=None,
                      help="knowledge directory (default: SI_KB_DIR or rag/knowledge)")
     ing.add_argument("--rebuild", action="store_true", help="drop the collection and embed everything")
     ing.set_defaults(func=_reporting(_ingest))
 
-    search = sub.add_parser("search", help="ranked chunks with scores")
-    search.add_argument("query")
-    search.add_argument("-k", type=int, default=5, help="how many chunks (default 5)")
-    search.add_argument("--mode", choices=MODES, default="hybrid")
+    search = sub.add_parser(
+        "search", help="ranked chunks with scores",
+        description="Print the chunks a question finds, ranked, with their scores and the "
+                    "question as rewritten (typos, dialect).")
+    search.add_argument("query", help="the question")
+    search.add_argument("-k", type=int, default=5, help="how many chunks")
+    search.add_argument("--mode", choices=MODES, default="hybrid",
+                        help="dense (embeddings), bm25 (words) or hybrid (both)")
     search.set_defaults(func=_reporting(_search))
 
-    ask = sub.add_parser("ask", help="answer a question as the assistant would")
-    ask.add_argument("question")
+    ask = sub.add_parser(
+        "ask", help="answer a question as the assistant would",
+        description="Answer a question from the knowledge base as the assistant would, "
+                    "with its sources.")
+    ask.add_argument("question", help="the question")
     ask.set_defaults(func=_reporting(_ask))
     return kb
 

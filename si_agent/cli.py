@@ -1,12 +1,11 @@
-"""The ``si-agent`` command: chat, validate, graph, replay."""
+"""The ``si-agent`` command: serve, chat (``cli_chat``), portal, validate, graph, replay,
+and the sub-commands of ``rag.cli``, ``cli_jobs`` and ``cli_audit``."""
 
 from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -49,17 +48,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="si-agent", description="Social-insurance assistant.")
+    p = argparse.ArgumentParser(
+        prog="si-agent",
+        description="Social-insurance assistant: serve the web page, chat in the terminal, "
+                    "check business files, replay transcripts. `scripts/run.sh COMMAND ...` "
+                    "runs these from the repository's .venv.")
     sub = p.add_subparsers(dest="command")
 
-    chat = sub.add_parser("chat", help="chat in the terminal")
-    chat.add_argument("--user", default=None, help="session/user id (default: a new one)")
-    chat.add_argument("--engine", default=None, help="intent engine (default: SI_ENGINE or rules)")
-    chat.add_argument("--store", default=None, help="session store: memory, sqlite, redis, auto")
-    chat.add_argument("--quiet", action="store_true", help="hide the state/fields line")
-    chat.add_argument("--trace", action="store_true",
-                      help="show each turn's decision record (engine, tools, calls, reason)")
-    chat.set_defaults(func=_chat)
+    from si_agent.cli_chat import register as register_chat
+
+    register_chat(sub)
 
     serve = sub.add_parser("serve", help="serve the HTTP API and the web page")
     serve.add_argument("--host", default="127.0.0.1")
@@ -68,22 +66,42 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--key", default=None, help="TLS private key (PEM) for HTTPS")
     serve.set_defaults(func=_serve)
 
-    portal = sub.add_parser("portal", help="serve the demo government portal (web forms only)")
-    portal.add_argument("--host", default="127.0.0.1")
-    portal.add_argument("--port", type=int, default=8100)
+    portal = sub.add_parser(
+        "portal", help="serve the demo government portal (web forms only)",
+        description="Serve the demo government portal: a web site with a login, forms for the "
+                    "four businesses of examples/portal/businesses (multi-page, drafts, "
+                    "per-field errors) that the rpa executor fills in Chromium. Its data "
+                    "is in $SI_DATA_DIR/demo_portal.db; see docs/demo-portal.md.")
+    portal.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    portal.add_argument("--port", type=int, default=8100, help="port to listen on")
     portal.set_defaults(func=_portal)
 
-    val = sub.add_parser("validate", help="check business YAML files")
-    val.add_argument("directory", nargs="?", default=None)
+    val = sub.add_parser(
+        "validate", help="check business YAML files",
+        description="Check a directory of business YAML files as the server does at start: "
+                    "YAML syntax, the schema, then meaning (unique ids, known field types, "
+                    "regexes that compile...). Prints file:line: path: message for each "
+                    "problem; exits 1 on any.")
+    val.add_argument("directory", nargs="?", default=None,
+                     help="the business directory (default: SI_BUSINESS_DIR or businesses/)")
     val.set_defaults(func=_validate)
 
-    graph = sub.add_parser("graph", help="print the state machine as Mermaid")
+    graph = sub.add_parser(
+        "graph", help="print the state machine as Mermaid",
+        description="Print the dialogue's state machine (states and triggers) as a "
+                    "Mermaid state diagram.")
     graph.set_defaults(func=_graph)
 
-    rep = sub.add_parser("replay", help="replay YAML dialogue transcripts")
-    rep.add_argument("paths", nargs="+")
-    rep.add_argument("--store", default="memory")
-    rep.add_argument("-v", "--verbose", action="store_true")
+    rep = sub.add_parser(
+        "replay", help="replay YAML dialogue transcripts",
+        description="Replay YAML dialogue transcripts against the configured businesses "
+                    "and print PASS (with -v), FAIL or SKIP (an unmet requires:) for each, "
+                    "then a summary; exits 1 on any failure.")
+    rep.add_argument("paths", nargs="+", help="transcript files or directories of them")
+    rep.add_argument("--store", default="memory",
+                     help="session store: memory, sqlite, redis, auto")
+    rep.add_argument("-v", "--verbose", action="store_true",
+                     help="print passing transcripts too, and the log at INFO")
     rep.set_defaults(func=_replay)
 
     from rag.cli import register as register_kb
@@ -95,7 +113,9 @@ def _parser() -> argparse.ArgumentParser:
     from si_agent.cli_audit import register as register_audit
 
     register_audit(sub)
-    return p
+    from si_agent.cli_help import finish
+
+    return finish(p)
 
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
@@ -162,66 +182,6 @@ def _graph(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _chat(args: argparse.Namespace, settings: Settings) -> int:
-    from si_agent.app import build_controller
-
-    if args.store:
-        settings = settings.replace(session_store=args.store)
-    controller = build_controller(settings, engine=args.engine)
-    _prepare_knowledge(controller)
-    user = args.user or f"cli-{uuid.uuid4().hex[:8]}"
-    print("社保智能帮办（输入 /quit 退出，/reset 重新开始，/upload 照片路径 上传照片）")
-    print(controller.handle(user, "你好").reply)
-    while True:
-        try:
-            line = input("您> ")
-        except (EOFError, KeyboardInterrupt):
-            print()
-            return 0
-        if line.strip() in ("/quit", "/exit"):
-            return 0
-        if line.strip() == "/reset":
-            controller.reset(user)
-            print("助手> 已重新开始。")
-            continue
-        if line.strip().startswith("/upload"):
-            turn = _upload(controller, settings, user, line.strip()[len("/upload"):].strip())
-            if turn is None:
-                continue
-        else:
-            turn = controller.handle(user, line)
-        print(f"助手> {turn.reply}")
-        if not args.quiet:
-            print(_status_line(turn))
-        if args.trace:
-            session = controller.store.load(user)
-            if session and session.memory:
-                print(_trace(session.memory[-1]))
-
-
-def _upload(controller, settings: Settings, user: str, path: str):
-    """``/upload PATH``: the photo checked like the API does; None after printing why not."""
-    from si_agent.errors import NoStepAwaited
-    from si_agent.uploads import NO_STEP, UploadRejected, clean_image
-
-    if not path:
-        print("助手> 请在 /upload 后写照片的路径，例如：/upload ~/身份证.jpg")
-        return None
-    try:
-        with open(os.path.expanduser(path), "rb") as f:
-            data = f.read(settings.upload_max_bytes + 1)
-        image = clean_image(data, max_bytes=settings.upload_max_bytes,
-                            max_pixels=settings.upload_max_pixels)
-        return controller.upload(user, image)
-    except OSError:
-        print(f"助手> 找不到或打不开这个文件：{path}")
-    except UploadRejected as err:
-        print("助手> " + err.message)
-    except NoStepAwaited:
-        print("助手> " + NO_STEP)
-    return None
-
-
 def _prepare_knowledge(controller) -> None:
     """Open the knowledge base now (building it on a fresh machine), not on the first question."""
     from si_agent.knowledge import NoKnowledge
@@ -236,37 +196,12 @@ def _prepare_knowledge(controller) -> None:
               "dialogues still work", file=sys.stderr)
 
 
-def _status_line(turn) -> str:
-    parts = [f"[状态 {turn.state}"]
-    if turn.business:
-        parts.append(f"业务 {turn.business.name}")
-    if turn.fields:
-        marks = {"collected": "✓", "pending": "…", "invalid": "✗", "failed": "!"}
-        parts.append(" ".join(
-            f"{marks.get(f.status, '?')}{f.label}{'=' + f.value if f.value else ''}"
-            for f in turn.fields
-        ))
-    if turn.awaiting:
-        parts.append(f"等待 {turn.awaiting}")
-    return " | ".join(parts) + "]"
-
-
-def _trace(record) -> str:
-    """A decision record, one line each, for ``chat --trace``."""
-    lines = [f"  ⤷ engine {record.engine}: {record.state_before} → {record.state_after}; "
-             f"offered {', '.join(record.offered)}",
-             f"    rule: {record.rule} ({record.confidence:.2f}); reason: {record.reason}"]
-    if record.usage is not None:
-        lines.append(f"    usage: {record.usage.model_calls} model call(s), "
-                     f"{record.usage.prompt_tokens}+{record.usage.completion_tokens} tokens")
-    lines += [f"    call {c.name}({c.arguments}) → {c.outcome}" for c in record.calls]
-    return "\n".join(lines)
-
-
 def _replay(args: argparse.Namespace, settings: Settings) -> int:
     from si_agent.app import build_controller
     from si_agent.replay import load_dialogues, replay, transcript_settings
 
+    if not args.verbose:  # only PASS/FAIL/SKIP and the summary (and what goes wrong)
+        logging.getLogger().setLevel(logging.WARNING)
     base = settings.replace(session_store=args.store)
     controllers: dict[str, tuple[Settings, object]] = {}  # one per distinct settings: block
     hook = demo_backend_hook(settings)

@@ -14,16 +14,23 @@ MAX_LIMIT = 1000
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    audit = sub.add_parser("audit", help="list audit log entries, newest first")
-    audit.add_argument("--business", default=None, help="only this business id")
+    audit = sub.add_parser(
+        "audit", help="list audit log entries, newest first",
+        description="List the audit log's entries (submissions and their outcomes, values "
+                    "masked), newest first, as a table or JSON lines; see docs/audit.md.")
+    audit.add_argument("--business", default=None,
+                       help="only this business id (default: every business)")
     audit.add_argument("--since", default=None,
-                       help="ISO time (UTC unless it says) or an age: 30m, 2h, 7d, 1w")
+                       help="ISO time (UTC unless it says) or an age: 30m, 2h, 7d, 1w "
+                            "(default: from the start)")
     audit.add_argument("--limit", type=int, default=100, help=f"at most this many (1-{MAX_LIMIT})")
     audit.add_argument("--json", action="store_true", help="one JSON object per line")
     audit.set_defaults(func=_audit)
 
-    token = sub.add_parser("admin-token",
-                           help="print an access token with the admin role (HS256 secret only)")
+    token = sub.add_parser(
+        "admin-token", help="print an access token with the admin role (HS256 secret only)",
+        description="Print a JWT with the admin role, signed with SI_JWT_SECRET (HS256), for "
+                    "GET /api/admin/audit; see docs/audit.md.")
     token.add_argument("--user", default="admin", help="the token's subject (a staff id)")
     token.set_defaults(func=_admin_token)
 

@@ -13,43 +13,71 @@ from si_agent.config.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    worker = sub.add_parser("worker", help="run a Celery worker for long-running jobs")
+    worker = sub.add_parser(
+        "worker", help="run a Celery worker for long-running jobs",
+        description="Run a Celery worker that takes the long-running jobs (web-form "
+                    "submissions) of servers started with SI_JOB_BACKEND=celery, from the "
+                    "Redis they share (SI_REDIS_URL); see docs/rpa.md.")
     worker.add_argument("--concurrency", type=int, default=1,
                         help="jobs at once (one browser per job process)")
-    worker.add_argument("--loglevel", default="info")
+    worker.add_argument("--loglevel", default="info",
+                        help="Celery's log level: debug, info, warning, error")
     worker.set_defaults(func=_worker)
 
-    rpa = sub.add_parser("rpa", help="web-form (rpa) businesses: try a form mapping")
+    rpa = sub.add_parser(
+        "rpa", help="web-form (rpa) businesses: try a form mapping",
+        description="Staff tools for web-form businesses (api.kind: rpa, docs/rpa.md): fill "
+                    "one form once, or read the fields a form asks for. They drive Debian's "
+                    "Chromium (SI_RPA_CHROMIUM) through Playwright.")
     rpa_sub = rpa.add_subparsers(dest="rpa_command", required=True)
-    run = rpa_sub.add_parser("run", help="fill and submit one business's form once")
+    run = rpa_sub.add_parser(
+        "run", help="fill and submit one business's form once",
+        description="Fill and submit the form of one rpa business of SI_BUSINESS_DIR with "
+                    "the values given, then print the per-field table, the result and "
+                    "where the trace is.")
     run.add_argument("business", help="business id (its api.kind must be rpa)")
     run.add_argument("--values", required=True, help='field values as JSON, e.g. \'{"name": "张伟"}\'')
     run.add_argument("--headed", action="store_true", help="show the browser window")
-    run.add_argument("--trace", default=None, help="directory for the trace (default $SI_DATA_DIR/rpa)")
+    run.add_argument("--trace", default=None, help="directory for the trace (default: $SI_DATA_DIR/rpa)")
     run.set_defaults(func=_rpa_run)
-    find = rpa_sub.add_parser("discover", help="print the fields a web form asks for, as YAML")
+    find = rpa_sub.add_parser(
+        "discover", help="print the fields a web form asks for, as YAML",
+        description="Open a web form, read the required controls of its first page and "
+                    "print them as the fields: list of a business YAML. With --business, "
+                    "the result is also that business's discovery cache.")
     find.add_argument("url", help="the form's address")
     find.add_argument("--business", default=None,
-                      help="take login, fixed controls and overrides from this rpa business")
+                      help="take login, fixed controls and overrides from this rpa business "
+                           "(default: none, the demo portal's login variables)")
     find.add_argument("--fixed", default='{"证件类型": "居民身份证", "我已阅读并同意承诺书": true}',
                       help="controls the business always sets, as JSON (label -> value)")
     find.set_defaults(func=_rpa_discover)
 
-    agent = sub.add_parser("agent", help="the browser agent: carry out a task on a web site")
+    agent = sub.add_parser(
+        "agent", help="the browser agent: carry out a task on a web site",
+        description="The browser agent (docs/agent.md): perceive, decide, act and observe "
+                    "on a web site in Chromium until its task is done.")
     agent_sub = agent.add_subparsers(dest="agent_command", required=True)
-    go = agent_sub.add_parser("run", help="perceive, decide, act and observe until done")
+    go = agent_sub.add_parser(
+        "run", help="perceive, decide, act and observe until done",
+        description="Carry out one task on a web site from --url, printing each step "
+                    "(thought, action, observation) and the result as JSON; exits 1 when "
+                    "the task did not succeed.")
     go.add_argument("--url", required=True, help="where to start")
     go.add_argument("--goal", required=True, help='the task, e.g. "申领失业保险金"')
     go.add_argument("--values", default="{}",
                     help="values it may type, by field key or label, as JSON")
-    go.add_argument("--target", default=None, help="the link to follow when the form is elsewhere")
+    go.add_argument("--target", default=None,
+                    help="the link to follow when the form is elsewhere (default: none)")
     go.add_argument("--decider", choices=("rules", "llm"), default="rules",
                     help="rules: the offline FormPolicy; llm: the SI_LLM_* model")
     go.add_argument("--user-env", default="SI_PORTAL_USER",
                     help="environment variable with the login name, if a login page comes")
-    go.add_argument("--password-env", default="SI_PORTAL_PASSWORD")
-    go.add_argument("--headed", action="store_true")
-    go.add_argument("--trace", default=None, help="directory for screenshots and steps.jsonl")
+    go.add_argument("--password-env", default="SI_PORTAL_PASSWORD",
+                    help="environment variable with the password, if a login page comes")
+    go.add_argument("--headed", action="store_true", help="show the browser window")
+    go.add_argument("--trace", default=None,
+                    help="directory for screenshots and steps.jsonl (default: no trace)")
     go.set_defaults(func=_agent_run)
 
 

@@ -134,3 +134,10 @@ STEP_VALUE_UNREADABLE = "{label}无法识别（{error}）。{instruction}"  # a 
 NOT_GIVEN = "未提供"  # a consultation's slot the citizen skipped, in its summary
 AMOUNT_WAN = "{amount:g}万元"  # an amount of 元 of 10,000 or more
 UPLOAD_HISTORY = "[上传照片]"  # what the history says the citizen sent: never the image
+
+# The terminal chat's status line (si_agent/cli_chat.py): where the dialogue stands.
+CHAT_STATES = {"idle": "空闲", "collecting": "填写信息", "step_executing": "上传材料",
+               "confirming": "待确认", "executing": "办理中", "done": "已办结",
+               "failed": "未成功"}
+CHAT_AWAITING = {"confirm": "确认提交", "retry": "重试或修改"}
+CHAT_AWAITING_OTHER = "您的回复"  # a consultation's question, or anything without a label
