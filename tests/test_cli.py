@@ -85,8 +85,21 @@ def test_chat_in_terminal_completes_a_query(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "养老金查询" in out.stdout
     assert "3256.80" in out.stdout
-    assert "[状态 done | 业务 养老金查询 | ✓身份证号=3301**********0178]" in out.stdout
-    assert "330122196303150178" not in out.stderr  # logs are masked
+    assert "[状态 已办结 | 业务 养老金查询 | ✓身份证号=3301**********0178]" in out.stdout
+    log = tmp_path / "data" / "logs" / "chat.log"
+    assert f"日志写入 {log}" in out.stderr  # said once, at start
+    assert " INFO " in log.read_text("utf-8") and " INFO " not in out.stdout + out.stderr
+    assert "330122196303150178" not in log.read_text("utf-8")  # logs are masked
+
+
+def test_chat_status_line_names_what_it_waits_for_in_chinese(tmp_path):
+    out = run("chat", "--engine", "rules", tmp_path=tmp_path,
+              stdin="我要把社保从杭州转到苏州\n330122196303150178\n张伟\n/quit\n")
+    assert out.returncode == 0, out.stderr
+    assert "[状态 填写信息 | 业务 社保关系转移 |" in out.stdout
+    assert "| 等待 身份证号]" in out.stdout and "| 等待 姓名]" in out.stdout
+    assert "[状态 待确认 |" in out.stdout and "| 等待 确认提交]" in out.stdout
+    assert "id_number" not in out.stdout and "collecting" not in out.stdout
 
 
 def test_chat_in_terminal_switches_and_resumes(tmp_path):
@@ -126,3 +139,30 @@ def test_chat_upload_command_checks_the_photo(tmp_path):
     assert "请在 /upload 后写照片的路径" in out.stdout
     assert "找不到或打不开这个文件" in out.stdout
     assert "只能上传 JPG、PNG 或 WebP 格式的照片。" in out.stdout
+
+
+def test_chat_beside_a_process_holding_the_knowledge_base(tmp_path):
+    """A server holds the Milvus Lite file (its LOCK): chat answers from a private copy,
+    says so once, and prints no traceback."""
+    import fcntl
+
+    pytest.importorskip("milvus_lite")
+    kb_dir = tmp_path / "kb"
+    kb_dir.mkdir()
+    for name in ("card-loss.md", "_terms.yaml"):
+        shutil.copy(ROOT / "rag" / "knowledge" / name, kb_dir / name)
+    env = {"SI_KNOWLEDGE": "milvus", "SI_KB_DIR": str(kb_dir)}
+    built = run("kb", "ingest", tmp_path=tmp_path, **env)
+    assert built.returncode == 0, built.stderr
+    lock = tmp_path / "data" / "kb.db" / "LOCK"
+    with open(lock) as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as the server's Milvus Lite does
+        out = run("chat", "--engine", "rules", tmp_path=tmp_path,
+                  stdin="社保卡临时挂失会自动解挂吗\n/quit\n", **env)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.count("正由另一个进程（如正在运行的服务）使用，本次对话使用它的副本") == 1
+    assert "Traceback" not in out.stdout + out.stderr
+    assert "解挂" in out.stdout.split("您>", 1)[1]
+    assert "知识库暂时无法使用" not in out.stdout
+    log = (tmp_path / "data" / "logs" / "chat.log").read_text("utf-8")
+    assert "Traceback" not in log and "held by another process; using a copy" in log
