@@ -10,6 +10,7 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 
 from si_agent.config.settings import Settings
+from si_agent.requirements import browser_missing
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -81,7 +82,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     go.set_defaults(func=_agent_run)
 
 
+def _browser_ready(settings: Settings) -> bool:
+    """Whether Playwright and the browser are here; if not, one line each says what to do."""
+    missing = browser_missing(settings.rpa_chromium)
+    for m in missing:
+        print(f"error: {m}", file=sys.stderr)
+    return not missing
+
+
 def _rpa_discover(args: argparse.Namespace, settings: Settings) -> int:
+    if not _browser_ready(settings):
+        return 2
     from si_agent.config.loader import load_businesses
     from si_agent.config.model import Business
     from si_agent.errors import ExecutorError
@@ -124,6 +135,8 @@ def _rpa_discover(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _agent_run(args: argparse.Namespace, settings: Settings) -> int:
+    if not _browser_ready(settings):
+        return 2
     import os
 
     from playwright.sync_api import sync_playwright
@@ -181,6 +194,8 @@ def _worker(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _rpa_run(args: argparse.Namespace, settings: Settings) -> int:
+    if not _browser_ready(settings):
+        return 2
     import uuid
 
     from si_agent.config.loader import load_businesses

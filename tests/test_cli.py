@@ -166,3 +166,14 @@ def test_chat_beside_a_process_holding_the_knowledge_base(tmp_path):
     assert "知识库暂时无法使用" not in out.stdout
     log = (tmp_path / "data" / "logs" / "chat.log").read_text("utf-8")
     assert "Traceback" not in log and "held by another process; using a copy" in log
+
+
+@pytest.mark.parametrize("command", [["rpa", "discover", "http://127.0.0.1:9/form"],
+                                     ["agent", "run", "--url", "http://127.0.0.1:9/",
+                                      "--goal", "申领社保卡"]])
+def test_browser_commands_name_a_missing_browser(tmp_path, command):
+    out = run(*command, tmp_path=tmp_path, SI_RPA_CHROMIUM=str(tmp_path / "no-chromium"))
+    assert out.returncode == 2
+    assert out.stderr.strip() == (f"error: the browser {tmp_path / 'no-chromium'} is not there: "
+                                  "install Debian's chromium (apt-get install chromium) or set "
+                                  "SI_RPA_CHROMIUM to a Chromium binary")
