@@ -22,6 +22,11 @@ citizen; ``retryable`` says whether resubmitting the same data may succeed).
 ``takes_job`` and ``discovers`` default to False (``ExecutorBase``, or left
 undeclared); a kind that says ``discovers = True`` implements ``Discovers``.
 ``close()`` (a no-op on ``ExecutorBase``) releases what the instance holds.
+A kind may also define ``requirements(options)``, checked once per business when
+the assistant starts (``Executors.missing``): a list of
+``si_agent.requirements.Missing`` (what is missing and how to fix it; a blocking
+one makes the business unavailable online, e.g. the rpa kind without Playwright
+or its browser, a non-blocking one is a warning, e.g. a portal down at start).
 
 ``Executors`` builds one instance per kind per process (so ``run`` must be
 safe across threads): ``cls.from_settings(settings)`` if the class defines
