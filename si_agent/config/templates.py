@@ -42,6 +42,8 @@ def template_errors(template: str, allowed: frozenset[str] | None) -> Iterator[s
 
 
 def did_you_mean(name: str, known: frozenset[str]) -> str:
-    """``" (did you mean {amount}?)"`` for the known name closest to ``name``, else ``""``."""
-    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+    """``" (did you mean {amount}?)"`` for the known name closest to ``name`` (a close
+    spelling, or one that begins with it: {eta} for {eta_days}), else ``""``."""
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75) or sorted(
+        (k for k in known if len(name) >= 3 and k.startswith(name)), key=len)[:1]
     return f" (did you mean {{{close[0]}}}?)" if close else ""

@@ -74,13 +74,13 @@ def keyword_collisions(catalog: Mapping[str, Business]) -> list[Collision]:
             named: dict[str, None] = {}
             shared = [o for o, p in others.items() if word in p]
             if shared:
-                reasons.append(f"also a keyword of {_names(catalog, shared)}")
+                reasons.append(f"is also a keyword of {_names(catalog, shared)}")
                 named.update(dict.fromkeys(shared))
             containing = [o for o, p in others.items() if o not in shared
                           and any(word in phrase for phrase in p)]
             if word in GENERIC_WORDS or len(containing) >= 2:
-                kind = ("a word the assistant reads as a reply" if word in REPLY_WORDS
-                        else "a generic word")
+                kind = ("is a word the assistant reads as a reply" if word in REPLY_WORDS
+                        else "is a generic word")
                 where = (f"; it is in the keywords of {_names(catalog, containing)}"
                          if containing else "")
                 reasons.append(f"{kind}: every message that says it would come to this "
@@ -95,7 +95,7 @@ def keyword_collisions(catalog: Mapping[str, Business]) -> list[Collision]:
                 named.update(dict.fromkeys(examples))
             if reasons:
                 found.append(Collision(bid, i, keyword, tuple(named),
-                                       f"keyword {keyword!r} is " + "; ".join(reasons)
+                                       f"keyword {keyword!r} " + "; ".join(reasons)
                                        + "; use a phrase only this business's citizens "
                                        "say (e.g. with the action: 补办社保卡, 查养老金到账)"))
     return found
