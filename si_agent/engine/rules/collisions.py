@@ -45,7 +45,8 @@ TOPICS: frozenset[str] = frozenset({
 REPLY_WORDS: frozenset[str] = frozenset(
     {*L.ACCEPT, *L.CONFIRM, *L.CANCEL, *L.MODIFY, *L.RETRY, *L.INTENT, *L.SWITCH_YES})
 GENERIC_WORDS: frozenset[str] = TOPICS | REPLY_WORDS
-_FILLER = "怎么"  # said inside a phrase: "社保卡怎么挂失"
+_FILLER = "怎么"
+TAKEN, TIED = "taken", "tied"  # said inside a phrase: "社保卡怎么挂失"
 
 
 @dataclass(frozen=True)
@@ -87,12 +88,15 @@ def keyword_collisions(catalog: Mapping[str, Business]) -> list[Collision]:
                                f"business{where}")
                 named.update(dict.fromkeys(containing))
             examples = taken.get(word, {})
-            if examples:
-                said = "; ".join(f"“{m}” (about {_names(catalog, [o])})" for o, m in
-                                 list(examples.items())[:3])
-                reasons.append(f"takes over messages about other businesses: {said} would "
-                               f"come to this business")
-                named.update(dict.fromkeys(examples))
+            for kind, says in ((TAKEN, "takes over messages about other businesses: {} would "
+                                       "come to this business"),
+                               (TIED, "makes messages about other businesses ambiguous: {} "
+                                      "would no longer start that business")):
+                hits = [(o, m) for o, (m, k) in examples.items() if k == kind][:3]
+                if hits:
+                    reasons.append(says.format("; ".join(
+                        f"“{m}” (about {_names(catalog, [o])})" for o, m in hits)))
+                    named.update(dict.fromkeys(o for o, _ in hits))
             if reasons:
                 found.append(Collision(bid, i, keyword, tuple(named),
                                        f"keyword {keyword!r} " + "; ".join(reasons)
@@ -102,14 +106,15 @@ def keyword_collisions(catalog: Mapping[str, Business]) -> list[Collision]:
 
 
 def _takeovers(catalog: Mapping[str, Business], bid: str,
-               probes: Mapping[str, list[tuple[str, bool]]]) -> dict[str, dict[str, str]]:
+               probes: Mapping[str, list[tuple[str, bool]]],
+               ) -> dict[str, dict[str, tuple[str, str]]]:
     """For each keyword of ``bid`` that takes over a message about another business:
-    {other business: the first such message}."""
+    {other business: (the first such message, TAKEN or TIED)}."""
     b = catalog[bid]
     without = {o: x for o, x in catalog.items() if o != bid}
     before, after = BusinessIndex(without), BusinessIndex(catalog)
     alone: dict[str, BusinessIndex] = {}  # built when first needed
-    out: dict[str, dict[str, str]] = {}
+    out: dict[str, dict[str, tuple[str, str]]] = {}
     for other, messages in probes.items():
         if other == bid:
             continue
@@ -124,23 +129,26 @@ def _takeovers(catalog: Mapping[str, Business], bid: str,
                 if phrase not in alone:
                     single = b.model_copy(update={"name": phrase, "keywords": (phrase,)})
                     alone[phrase] = BusinessIndex({**without, bid: single})
-                if _lost(before, alone[phrase], message, other, bid, verbatim):
-                    out.setdefault(phrase, {}).setdefault(other, message)
+                kind = _lost(before, alone[phrase], message, other, bid, verbatim)
+                if kind:
+                    out.setdefault(phrase, {}).setdefault(other, (message, kind))
     return out
 
 
 def _lost(before: BusinessIndex, after: BusinessIndex, message: str, other: str,
-          bid: str, verbatim: bool) -> bool:
-    """Whether ``message``, about ``other`` without ``bid``, goes to ``bid`` with it
-    (by a keyword said verbatim, if ``verbatim``), or no longer starts ``other``."""
+          bid: str, verbatim: bool) -> str:
+    """How ``message``, about ``other`` without ``bid``, fares with it: TAKEN (it goes
+    to ``bid``, by a keyword said verbatim if ``verbatim``), TIED (``other`` no longer
+    starts: the two are too close), or ``""``."""
     was, score, _, runner = before.match(message)
     if was != other or score < SUGGEST_THRESHOLD:
-        return False
+        return ""
     now, new_score, _, new_runner = after.match(message)
-    if now == bid:
-        return new_score >= (1.0 if verbatim else SUGGEST_THRESHOLD)
+    clear = new_score - new_runner >= MARGIN
+    if now == bid and clear and new_score >= (1.0 if verbatim else SUGGEST_THRESHOLD):
+        return TAKEN
     started = score >= MATCH_THRESHOLD and score - runner >= MARGIN
-    return started and now == other and new_score - new_runner < MARGIN and not verbatim
+    return TIED if started and now in (bid, other) and not clear and not verbatim else ""
 
 
 def _probes(b: Business) -> list[tuple[str, bool]]:
