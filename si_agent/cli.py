@@ -146,18 +146,24 @@ def _portal(args: argparse.Namespace, settings: Settings) -> int:
 def _validate(args: argparse.Namespace, settings: Settings) -> int:
     from si_agent.config.assistant import check_assistant_texts
     from si_agent.config.loader import ASSISTANT_FILE, check_directory
+    from si_agent.engine.rules.collisions import keyword_warnings
 
     directory = Path(args.directory) if args.directory else settings.business_dir
     catalog, errors = check_directory(directory)
     if directory.is_dir():
         errors += check_assistant_texts(directory)[1]
+    # Errors fail validate (and stop the server); warnings are printed and pass.
+    warnings = keyword_warnings(catalog)
     for err in errors:
         print(err)
+    for warning in warnings:
+        print(warning)
+    noted = f"; {len(warnings)} warning(s), which do not fail validate" if warnings else ""
     if errors:
-        print(f"{len(errors)} error(s) in {directory}", file=sys.stderr)
+        print(f"{len(errors)} error(s) in {directory}{noted}", file=sys.stderr)
         return 1
     texts = ASSISTANT_FILE if (directory / ASSISTANT_FILE).is_file() else "built-in defaults"
-    print(f"ok: {len(catalog)} businesses in {directory}; assistant texts: {texts}")
+    print(f"ok: {len(catalog)} businesses in {directory}; assistant texts: {texts}{noted}")
     for business in (b for b in catalog.values() if b.discover):
         print(_discovery_report(business, settings))
     return 0

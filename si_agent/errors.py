@@ -29,7 +29,9 @@ staff (English) and stop a load or a start; run-time errors
 rendered from reply templates (or a Chinese ``message`` the error carries),
 never from an exception's text.
 
-Outside this tree on purpose: the ``rag`` package has its own root
+Outside this tree on purpose: ``ConfigWarning`` (a ``UserWarning``), something in a
+business YAML worth a second look that stops nothing (``si-agent validate`` prints
+it, e.g. a keyword that takes over another business's messages); the ``rag`` package has its own root
 (``rag.errors.RagError``; ``rag`` never imports si_agent), and the demo
 backend's ``DemoError`` belongs to the stand-in for a government system.
 Old import paths keep working: ``si_agent.engine.chat.ModelUnavailable``,
@@ -65,6 +67,22 @@ class ConfigError(DefinitionError, ValueError):
         line = self.line if self.line is not None else 0
         path = self.path or "<root>"
         return f"{self.file}:{line}: {path}: {self.message}"
+
+
+class ConfigWarning(UserWarning):
+    """Something in a business file worth a second look; stops no load.
+
+    Located like ``ConfigError``: ``file:line: path: warning: message``."""
+
+    def __init__(self, file: str, line: int | None, path: str, message: str) -> None:
+        self.file = file
+        self.line = line
+        self.path = path
+        self.message = message
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line or 0}: {self.path or '<root>'}: warning: {self.message}"
 
 
 class ConfigErrors(DefinitionError, ValueError):

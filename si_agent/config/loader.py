@@ -37,7 +37,7 @@ from pydantic import ValidationError
 from si_agent.config.meaning import meaning_errors
 from si_agent.config.model import Business
 from si_agent.config.yamlio import YamlDocument, format_path, load_yaml
-from si_agent.errors import ConfigError, ConfigErrors
+from si_agent.errors import ConfigError, ConfigErrors, ConfigWarning
 from si_agent.validators import TYPES as BUILTIN_TYPES
 
 log = logging.getLogger(__name__)
@@ -151,6 +151,13 @@ def read_document(path: Path) -> tuple[YamlDocument | None, list[ConfigError]]:
             ConfigError(file, p.line, format_path(p.path), p.message) for p in doc.problems
         ]
     return doc, []
+
+
+def located(business: Business, where: tuple[str | int, ...], message: str) -> ConfigWarning:
+    """A warning about ``business`` at ``where`` in its file (the line read again)."""
+    doc, _ = read_document(Path(business.source)) if business.source else (None, [])
+    line = doc.line_of(where) if doc is not None else None
+    return ConfigWarning(business.source or business.id, line, format_path(where), message)
 
 
 def _line_key(error: ConfigError) -> int:

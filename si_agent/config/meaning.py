@@ -18,9 +18,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from si_agent.config.backends import backend_errors, result_keys
 from si_agent.config.kinds import executor_kinds, executor_options, option_errors
 from si_agent.config.model import Business, FieldDef
-from si_agent.config.templates import template_errors
+from si_agent.config.templates import placeholders, template_errors
 from si_agent.errors import DefinitionError, UnknownBackendError
 from si_agent.validators import check, field_types
 
@@ -28,6 +29,8 @@ CONFIRM_PLACEHOLDERS: frozenset[str] = frozenset({"summary", "name"})
 # A field's why/help text, and the assistant's default why text: the business
 # name and the field's label.
 FIELD_TEXT_PLACEHOLDERS: frozenset[str] = frozenset({"business", "label"})
+# What the templating fills in any result template besides the values and the answer.
+RESULT_BUILTINS: frozenset[str] = frozenset({"handoff"})
 _NUMERIC = frozenset({"year", "integer", "number"})
 _LENGTH_TYPES = frozenset({"text", "name"})
 _DATED = frozenset({"date", "year"})
@@ -35,7 +38,18 @@ _ORDERED_OPS = frozenset({"<", "<=", ">", ">="})
 
 
 def meaning_errors(b: Business, stem: str, raw: Mapping) -> Iterator[tuple[tuple, str]]:
-    """What the schema cannot say; yields (path, message). ``raw`` is the YAML data."""
+    """What the schema cannot say; yields (path, message). ``raw`` is the YAML data.
+
+    What the business's backend cannot serve (``backends``) is checked last, and
+    only on a business with no other problem (a field key misspelt is reported
+    once, not again as a key the backend misses)."""
+    problems = list(_own_errors(b, stem, raw))
+    yield from problems
+    if not problems and b.api is not None:
+        yield from backend_errors(b, raw["api"])
+
+
+def _own_errors(b: Business, stem: str, raw: Mapping) -> Iterator[tuple[tuple, str]]:
     if b.id != stem:
         yield ("id",), f"business id {b.id!r} must equal the file name {stem!r}"
     if b.discover and (b.api is None or b.api.kind != "rpa"):
@@ -66,6 +80,7 @@ def meaning_errors(b: Business, stem: str, raw: Mapping) -> Iterator[tuple[tuple
         yield from _field_errors(("fields", i), f)
     yield from _check_errors(b)
     yield from _step_errors(b)
+    yield from _literal_errors(b)
     assert b.api is not None  # required by the schema for every type but consult
     yield from _api_errors(b, raw["api"])
     if b.type == "handle" and not b.require_confirm and not b.steps:
@@ -74,7 +89,39 @@ def meaning_errors(b: Business, stem: str, raw: Mapping) -> Iterator[tuple[tuple
         if not b.require_confirm:
             yield ("confirm_text",), "confirm_text is set but require_confirm is not true"
         yield from _template_errors(("confirm_text",), b.confirm_text, CONFIRM_PLACEHOLDERS)
-    yield from _template_errors(("api", "result_template"), b.api.result_template, None)
+    yield from _template_errors(("api", "result_template"), b.api.result_template,
+                                result_placeholders(b))
+
+
+def result_placeholders(b: Business) -> frozenset[str] | None:
+    """What ``b``'s result template may name: its fields and steps, its backend's
+    answer and the templating's own names; None (any plain name) when the answer's
+    keys are not declared (an external backend) or the fields are discovered."""
+    answer = result_keys(b)
+    if answer is None or b.discover:
+        return None
+    return frozenset(b.field_keys) | {s.id for s in b.steps} | answer | RESULT_BUILTINS
+
+
+def _literal_errors(b: Business) -> Iterator[tuple[tuple, str]]:
+    """Texts shown as written (prompts, error messages, check messages) hold no
+    ``{placeholder}``: the citizen would see it literally."""
+    texts: list[tuple[tuple, str | None]] = []
+    for i, f in enumerate(b.fields):
+        texts += [(("fields", i, "prompt"), f.prompt), (("fields", i, "error_msg"), f.error_msg)]
+    for i, step in enumerate(b.steps):
+        texts += [(("steps", i, "prompt"), step.prompt),
+                  (("steps", i, "error_msg"), step.error_msg)]
+    texts += [(("checks", i, "message"), c.message) for i, c in enumerate(b.checks)]
+    for at, text in texts:
+        try:
+            names = [n for n in placeholders(text or "") if n.isidentifier()]
+        except ValueError:  # a lone brace is shown as written, as intended
+            continue
+        for name in names:
+            yield at, (f"{{{name}}} would be shown to the citizen as written: prompts, "
+                       f"error messages and check messages are not filled in; write the words "
+                       f"themselves")
 
 
 _CONSULT_ONLY_NOT = ("fields", "steps", "checks", "api", "require_confirm", "confirm_text")

@@ -8,6 +8,7 @@ than showing up in front of a citizen.
 
 from __future__ import annotations
 
+import difflib
 import string
 from collections.abc import Iterator
 
@@ -33,8 +34,16 @@ def template_errors(template: str, allowed: frozenset[str] | None) -> Iterator[s
             yield f"placeholder {{{name}}} must be a plain name such as {{application_no}}"
         elif allowed is not None and name not in allowed:
             if allowed:
-                yield (f"unknown placeholder {{{name}}}; allowed: "
+                yield (f"unknown placeholder {{{name}}}{did_you_mean(name, allowed)}; allowed: "
                        + ", ".join(f"{{{n}}}" for n in sorted(allowed)))
             else:
                 yield (f"unknown placeholder {{{name}}}; this text takes no placeholders "
                        f"(write {{{{ and }}}} for literal braces)")
+
+
+def did_you_mean(name: str, known: frozenset[str]) -> str:
+    """``" (did you mean {amount}?)"`` for the known name closest to ``name`` (a close
+    spelling, or one that begins with it: {eta} for {eta_days}), else ``""``."""
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75) or sorted(
+        (k for k in known if len(name) >= 3 and k.startswith(name)), key=len)[:1]
+    return f" (did you mean {{{close[0]}}}?)" if close else ""

@@ -5,6 +5,12 @@ only ``true``/``false`` are booleans (``on``, ``off``, ``yes``, ``no`` stay
 strings), ``2024-01-01`` stays a string, ``010`` is ten, and a mapping may not
 repeat a key. ``load_yaml`` returns the data plus the line of every node, keyed
 by its path, so later checks can report ``file:line: path: message``.
+
+A syntax error caused by a mistake staff often make gets a hint, in English and
+in Chinese (the staff guide's language), at the line of the mistake: a
+full-width colon after a key (``name： 值``), a tab in the indentation, and a
+backslash in a double-quoted string (``validate: "\\d{6}"``, a regular
+expression: single quotes keep it as written).
 """
 
 from __future__ import annotations
@@ -114,7 +120,12 @@ def load_yaml(text: str) -> YamlDocument:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
-        doc.problems.append(YamlProblem(line, (), f"YAML syntax error: {_describe(exc)}"))
+        message = f"YAML syntax error: {_describe(exc)}"
+        hinted = syntax_hint(exc, text)
+        if hinted is not None:
+            line, hint = hinted
+            message += f"; {hint}"
+        doc.problems.append(YamlProblem(line, (), message))
     except yaml.YAMLError as exc:
         doc.problems.append(YamlProblem(None, (), f"YAML syntax error: {exc}"))
     except ValueError as exc:  # an explicit tag on a bad scalar, e.g. "!!int abc"
@@ -171,3 +182,41 @@ def _index(node: Node, path: Path, line: int, doc: YamlDocument, active: set[int
 def _describe(exc: yaml.MarkedYAMLError) -> str:
     parts = [exc.context, exc.problem]
     return "; ".join(p for p in parts if p) or "invalid YAML"
+
+
+# A key followed by a full-width colon (before any ASCII one): "name： 值", "- key： a".
+_FULL_WIDTH_KEY = re.compile(r"^\s*(?:-\s+)?(?P<key>[^\s:：#'\"\[\]{},][^:：#]*?)\s*：")
+_LOOK_BACK = 3  # lines before the error's line where the mistake may be
+
+HINT_FULL_WIDTH_COLON = (
+    "hint: the colon after {key!r} is a full-width '：'; YAML needs an ASCII colon and a "
+    "space: '{key}: ...' (提示：“{key}”后面是中文全角冒号“：”，请改成英文半角冒号加空格“{key}: ”)")
+HINT_TAB = (
+    "hint: this line is indented with a tab; YAML indents with spaces only "
+    "(提示：这一行用了 Tab 键缩进，YAML 只能用空格缩进，请把 Tab 换成空格)")
+HINT_ESCAPE = (
+    "hint: in double quotes a backslash starts an escape; write a regular expression in "
+    "single quotes, e.g. validate: '^\\d{6}$' (提示：双引号里的反斜杠会被当作转义符，"
+    "正则表达式请用单引号括起来，例如 validate: '^\\d{6}$')")
+
+
+def syntax_hint(exc: yaml.MarkedYAMLError, text: str) -> tuple[int, str] | None:
+    """(1-based line of the mistake, hint) for a syntax error staff often cause, else None."""
+    mark = exc.problem_mark or exc.context_mark
+    if mark is None:
+        return None
+    problem = exc.problem or ""
+    if "found character '\\t'" in problem:
+        return mark.line + 1, HINT_TAB
+    if "unknown escape character" in problem and "double-quoted" in (exc.context or ""):
+        return mark.line + 1, HINT_ESCAPE
+    lines = text.splitlines()
+    nearby = range(min(mark.line, len(lines) - 1), max(0, mark.line - _LOOK_BACK) - 1, -1)
+    for i in nearby:
+        found = _FULL_WIDTH_KEY.match(lines[i])
+        if found:
+            return i + 1, HINT_FULL_WIDTH_COLON.format(key=found.group("key"))
+    for i in nearby:
+        if "\t" in lines[i][: len(lines[i]) - len(lines[i].lstrip())]:
+            return i + 1, HINT_TAB
+    return None

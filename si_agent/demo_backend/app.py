@@ -126,10 +126,20 @@ def _serve(conn: sqlite3.Connection, business_id: str, service: Service, key: st
     if missing:
         return error_response(400, texts.MISSING_FIELDS.format(keys="、".join(missing)))
     if not service.handle:
-        return json_response(service.run(Ctx(conn, clock.now()), body))
+        return json_response(_declared(business_id, service, service.run(Ctx(conn, clock.now()), body)))
     if not key:
         return error_response(400, texts.MISSING_IDEMPOTENCY_KEY)
     return _handle(conn, business_id, service, key, body)
+
+
+def _declared(business_id: str, service: Service, result: dict) -> dict:
+    """``result``, if it has exactly the keys its endpoint declares (a 500 otherwise:
+    ``si-agent validate`` checks result templates against the declaration)."""
+    differ = service.undeclared(result)
+    if differ:
+        raise RuntimeError(f"demo backend: {business_id} answered keys that differ from "
+                           f"endpoints.ENDPOINTS: {sorted(differ)}")
+    return result
 
 
 def _body() -> dict:
@@ -161,7 +171,7 @@ def _handle(
         "SELECT business_id, response FROM idempotency WHERE key = ?", (key,)
     ).fetchone()
     if stored is None:
-        result = service.run(Ctx(conn, clock.now()), body)
+        result = _declared(business_id, service, service.run(Ctx(conn, clock.now()), body))
         # The UNIQUE key is the last line of defence; the write lock taken by the
         # call's transaction already keeps concurrent duplicates out.
         conn.execute(

@@ -1,9 +1,11 @@
 """What each of the twelve demo businesses does with a submitted body.
 
 Each service is a function ``(Ctx, body) -> dict`` registered in ``SERVICES``
-with the fields it requires and whether it is a handle-type business (which
-creates an application and needs an ``Idempotency-Key``). Problems are raised
-as ``DemoError`` and become ``{"error": {"message", "fields"}}`` responses.
+under a business id declared in ``endpoints.ENDPOINTS`` (with the fields it
+requires, what it answers and whether it is a handle-type business, which
+creates an application and needs an ``Idempotency-Key``); importing this module
+fails if the two disagree. Problems are raised as ``DemoError`` and become
+``{"error": {"message", "fields"}}`` responses.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import io
 import json
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
@@ -22,6 +24,7 @@ from PIL import Image
 
 from si_agent.demo_backend import texts
 from si_agent.demo_backend.clock import add_months
+from si_agent.demo_backend.endpoints import ENDPOINTS, Endpoint
 from si_agent.errors import ExecutorError
 from si_agent.pension import pension_estimate as _pension_estimate
 
@@ -90,22 +93,35 @@ class Ctx:
 
 @dataclass(frozen=True)
 class Service:
-    """One demo business: its handler, required fields and whether it handles (writes)."""
+    """One demo business: its handler and its declared endpoint."""
 
     run: Callable[[Ctx, dict], dict]
-    handle: bool
-    required: tuple[str, ...] = field(default=())
+    endpoint: Endpoint
+
+    @property
+    def handle(self) -> bool:
+        return self.endpoint.handle
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        return self.endpoint.required
 
     def missing(self, body: dict) -> list[str]:
         return [key for key in self.required if _blank(body.get(key))]
+
+    def undeclared(self, result: dict) -> set[str]:
+        """The keys by which ``result`` differs from the declared answer."""
+        return set(result) ^ set(self.endpoint.returns)
 
 
 SERVICES: dict[str, Service] = {}
 
 
-def _service(business_id: str, *, handle: bool, required: tuple[str, ...]):
+def _service(business_id: str):
+    endpoint = ENDPOINTS[business_id]  # a KeyError here: declare the endpoint first
+
     def register(fn: Callable[[Ctx, dict], dict]) -> Callable[[Ctx, dict], dict]:
-        SERVICES[business_id] = Service(fn, handle, required)
+        SERVICES[business_id] = Service(fn, endpoint)
         return fn
 
     return register
@@ -114,7 +130,7 @@ def _service(business_id: str, *, handle: bool, required: tuple[str, ...]):
 # ---- queries -----------------------------------------------------------------
 
 
-@_service("pension_query", handle=False, required=("id_number",))
+@_service("pension_query")
 def pension_query(ctx: Ctx, body: dict) -> dict:
     person = ctx.person(_id_number(body))
     row = None if person is None else ctx.conn.execute(
@@ -133,7 +149,7 @@ def pension_query(ctx: Ctx, body: dict) -> dict:
     }
 
 
-@_service("insurance_record", handle=False, required=("id_number", "start_year", "end_year"))
+@_service("insurance_record")
 def insurance_record(ctx: Ctx, body: dict) -> dict:
     start, end = _year(body, "start_year"), _year(body, "end_year")
     if end < start:
@@ -160,7 +176,7 @@ def insurance_record(ctx: Ctx, body: dict) -> dict:
     }
 
 
-@_service("progress_query", handle=False, required=("application_no",))
+@_service("progress_query")
 def progress_query(ctx: Ctx, body: dict) -> dict:
     number = str(body["application_no"]).strip().upper()
     row = ctx.conn.execute(
@@ -177,11 +193,7 @@ def progress_query(ctx: Ctx, body: dict) -> dict:
     }
 
 
-@_service(
-    "pension_estimate", handle=False,
-    required=("retire_age", "contribution_years", "avg_wage", "contribution_index",
-              "account_balance"),
-)
+@_service("pension_estimate")
 def pension_estimate(ctx: Ctx, body: dict) -> dict:
     try:
         return _pension_estimate(body)
@@ -192,7 +204,7 @@ def pension_estimate(ctx: Ctx, body: dict) -> dict:
 # ---- handle-type businesses -------------------------------------------------------
 
 
-@_service("social_transfer", handle=True, required=("from_city", "to_city", "id_number", "name"))
+@_service("social_transfer")
 def social_transfer(ctx: Ctx, body: dict) -> dict:
     id_number = _check_person(ctx, body)
     if str(body["from_city"]).strip() == str(body["to_city"]).strip():
@@ -201,8 +213,7 @@ def social_transfer(ctx: Ctx, body: dict) -> dict:
             "eta_days": 15}
 
 
-@_service("card_apply", handle=True,
-          required=("name", "id_number", "phone", "bank", "mailing_address"))
+@_service("card_apply")
 def card_apply(ctx: Ctx, body: dict) -> dict:
     id_number = _check_person(ctx, body)
     if not _blank(body.get("id_photo")) and not _is_card_photo(body["id_photo"]):
@@ -210,7 +221,7 @@ def card_apply(ctx: Ctx, body: dict) -> dict:
     return {"application_no": ctx.new_application("card_apply", body, id_number), "eta_days": 20}
 
 
-@_service("card_loss", handle=True, required=("id_number", "name", "phone", "loss_type"))
+@_service("card_loss")
 def card_loss(ctx: Ctx, body: dict) -> dict:
     id_number = _check_person(ctx, body)
     lost = ctx.conn.execute(
@@ -225,9 +236,7 @@ def card_loss(ctx: Ctx, body: dict) -> dict:
     }
 
 
-@_service("unemployment_benefit", handle=True,
-          required=("id_number", "name", "phone", "separation_date", "separation_reason",
-                    "bank_card"))
+@_service("unemployment_benefit")
 def unemployment_benefit(ctx: Ctx, body: dict) -> dict:
     id_number = _check_person(ctx, body)
     if _date(body, "separation_date") > ctx.today:
@@ -236,9 +245,7 @@ def unemployment_benefit(ctx: Ctx, body: dict) -> dict:
             "eta_days": 10}
 
 
-@_service("medical_filing", handle=True,
-          required=("id_number", "name", "insured_city", "destination_city", "filing_type",
-                    "start_date"))
+@_service("medical_filing")
 def medical_filing(ctx: Ctx, body: dict) -> dict:
     id_number = _check_person(ctx, body)
     if str(body["insured_city"]).strip() == str(body["destination_city"]).strip():
@@ -251,7 +258,7 @@ def medical_filing(ctx: Ctx, body: dict) -> dict:
     }
 
 
-@_service("pension_certification", handle=True, required=("id_card_photo", "face_photo"))
+@_service("pension_certification")
 def pension_certification(ctx: Ctx, body: dict) -> dict:
     id_number = None
     face = body["face_photo"]
@@ -267,8 +274,7 @@ def pension_certification(ctx: Ctx, body: dict) -> dict:
     }
 
 
-@_service("flexible_employment", handle=True,
-          required=("name", "id_number", "phone", "hukou_type", "contribution_grade"))
+@_service("flexible_employment")
 def flexible_employment(ctx: Ctx, body: dict) -> dict:
     id_number = _check_person(ctx, body)
     base = (DEMO_AVERAGE_WAGE * _grade(body["contribution_grade"])).quantize(CENT, ROUND_HALF_UP)
@@ -280,13 +286,18 @@ def flexible_employment(ctx: Ctx, body: dict) -> dict:
     }
 
 
-@_service("phone_change", handle=True, required=("id_number", "name", "new_phone"))
+@_service("phone_change")
 def phone_change(ctx: Ctx, body: dict) -> dict:
     id_number = _check_person(ctx, body)
     person = ctx.person(id_number)
     if person is not None and person["phone"] == str(body["new_phone"]).strip():
         raise field_error(422, "new_phone", texts.SAME_PHONE)
     return {"application_no": ctx.new_application("phone_change", body, id_number)}
+
+
+if set(SERVICES) != set(ENDPOINTS):
+    raise RuntimeError(f"demo backend: endpoints declared without a service: "
+                       f"{sorted(set(ENDPOINTS) - set(SERVICES))}")
 
 
 # ---- helpers -------------------------------------------------------------------------

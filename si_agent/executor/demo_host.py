@@ -17,12 +17,12 @@ from typing import Any
 
 import httpx
 
+from si_agent.demo_backend.endpoints import DEMO_HOST, DEMO_ORIGIN
 from si_agent.executor import texts
 
 logger = logging.getLogger(__name__)
 
-DEMO_HOST = "demo.si-agent"
-DEMO_ORIGIN = f"http://{DEMO_HOST}"
+__all__ = ["DEMO_HOST", "DEMO_ORIGIN", "demo_app", "demo_transport"]
 
 _apps: dict[str, Callable[..., Iterable[bytes]]] = {}
 _apps_lock = threading.Lock()

@@ -30,7 +30,8 @@ def test_the_shipped_consultation_loads_with_slots_as_fields(copy):
      "themes[5].slots[0].key: duplicate slot key 'occupation'; first used at themes[0].slots[1]"),
     ("summary: 家庭结构：家庭经济支柱：{is_breadwinner}，", "summary: 家庭结构：家庭经济支柱：{breadwinner}，",
      "summary: 家庭结构",
-     "themes[1].summary: unknown placeholder {breadwinner}; allowed: {children_count}, "
+     "themes[1].summary: unknown placeholder {breadwinner} (did you mean {is_breadwinner}?); "
+     "allowed: {children_count}, "
      "{is_breadwinner}"),
     ("{slot: children_count, op: \">\"", "{slot: kids, op: \">\"", "{slot: kids",
      "consult.recommendations[1].when[0].slot: unknown slot 'kids'; slots of this business: "

@@ -248,3 +248,27 @@ def test_the_portal_asks_for_the_id_photo_size_the_photo_step_checks():
     from si_agent.photo.idphoto import SIZE
 
     assert ID_PHOTO_SIZE == SIZE
+
+
+def test_the_routes_serve_exactly_the_declared_endpoints():
+    from si_agent.demo_backend.endpoints import ENDPOINTS
+    from si_agent.demo_backend.services import SERVICES
+
+    assert set(SERVICES) == set(ENDPOINTS)
+    assert all(SERVICES[b].endpoint is ENDPOINTS[b] for b in ENDPOINTS)
+
+
+def test_an_answer_that_differs_from_its_declaration_is_a_500(db_path: Path, monkeypatch,
+                                                               caplog):
+    from si_agent.demo_backend import services
+
+    real = services.SERVICES["pension_query"]
+    monkeypatch.setitem(services.SERVICES, "pension_query", services.Service(
+        lambda ctx, body: {**real.run(ctx, body), "amont": "1"}, real.endpoint))
+    client = create_demo_app(db_path).test_client()
+    with caplog.at_level(logging.ERROR):
+        response = client.post("/api/pension_query", json={"id_number": ZHANG_WEI})
+    assert response.status_code == 500
+    assert "differ from endpoints.ENDPOINTS: ['amont']" in caplog.text
+    monkeypatch.setitem(services.SERVICES, "pension_query", real)
+    assert client.post("/api/pension_query", json={"id_number": ZHANG_WEI}).status_code == 200

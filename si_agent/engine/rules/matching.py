@@ -103,24 +103,10 @@ class BusinessIndex:
     def match(self, text: str) -> Match:
         """Best business for ``text``: (id, score, matched span, runner-up score)."""
         low = mask_codes(text.lower())
-        scores: dict[str, tuple[float, int, tuple[int, int] | None]] = {}
         grams = _bigrams(low)
         chars = set(low)
-        for bid, phrases in self._phrases.items():
-            best: tuple[float, int, tuple[int, int] | None] = (0.0, 0, None)
-            for p in phrases:
-                cand: tuple[float, int, tuple[int, int] | None]
-                at = low.find(p)
-                if at >= 0:
-                    cand = (1.0, len(p), (at, at + len(p)))
-                elif self._chars[p] <= chars and _scattered(p, low):
-                    cand = (SCATTERED_SCORE, len(p), None)
-                else:
-                    pg, total = self._phrase_grams[p]
-                    cand = (sum(self._idf[g] for g in pg & grams) / total, 0, None)
-                if cand[:2] > best[:2]:
-                    best = cand
-            scores[bid] = best
+        scores = {bid: self._best(phrases, low, grams, chars)
+                  for bid, phrases in self._phrases.items()}
         ranked = sorted(scores.items(), key=lambda kv: kv[1][:2], reverse=True)
         if not ranked or ranked[0][1][0] <= 0:
             return None, 0.0, None, 0.0
@@ -130,3 +116,26 @@ class BusinessIndex:
         if score == runner[0] == 1.0 and length > runner[1]:
             runner_score = 0.0  # the longer keyword wins: "社保卡挂失" over "社保卡"
         return bid, score, span, runner_score
+
+    def score(self, business_id: str, text: str) -> float:
+        """How well ``text`` matches the one business ``business_id`` (as in ``match``)."""
+        low = mask_codes(text.lower())
+        return self._best(self._phrases[business_id], low, _bigrams(low), set(low))[0]
+
+    def _best(self, phrases: tuple[str, ...], low: str, grams: set[str],
+              chars: set[str]) -> tuple[float, int, tuple[int, int] | None]:
+        """(score, length of the phrase found verbatim, its span) of the best phrase."""
+        best: tuple[float, int, tuple[int, int] | None] = (0.0, 0, None)
+        for p in phrases:
+            cand: tuple[float, int, tuple[int, int] | None]
+            at = low.find(p)
+            if at >= 0:
+                cand = (1.0, len(p), (at, at + len(p)))
+            elif self._chars[p] <= chars and _scattered(p, low):
+                cand = (SCATTERED_SCORE, len(p), None)
+            else:
+                pg, total = self._phrase_grams[p]
+                cand = (sum(self._idf[g] for g in pg & grams) / total, 0, None)
+            if cand[:2] > best[:2]:
+                best = cand
+        return best

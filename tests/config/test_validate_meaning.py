@@ -1,0 +1,226 @@
+"""``si-agent validate`` checks meaning: keywords that take over other businesses
+(warnings), placeholders, what the backend implements, hints for YAML mistakes."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from si_agent.cli import main
+from si_agent.config.loader import check_directory, load_businesses
+from si_agent.engine.rules.collisions import keyword_collisions
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# A new business a staff member adds: 养老金补发 (its keywords are set per test).
+NEW = """\
+# 养老金补发：补发漏发的养老金。
+id: pension_arrears
+name: 养老金补发申请
+type: handle
+description: 养老金漏发或少发时，申请补发。
+keywords: [{keywords}]
+fields:
+  - key: id_number
+    label: 身份证号
+    type: idcard
+    prompt: 请提供您的18位身份证号码。
+  - key: amount
+    label: 补发金额
+    type: number
+    prompt: 请问需要补发多少元？
+require_confirm: true
+api:
+  kind: http
+  url: {url}
+  result_template: 已受理，补发{{amount}}元。
+"""
+EXTERNAL = "https://backend.example.gov.cn/api/pension_arrears"
+
+
+def write_new(directory: Path, keywords: str = "养老金补发, 补发养老金", url: str = EXTERNAL,
+              **edits: str) -> Path:
+    text = NEW.format(keywords=keywords, url=url)
+    for old, new in edits.items():
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    path = directory / "pension_arrears.yaml"
+    path.write_text(text, "utf-8")
+    return path
+
+
+def line_of(path: Path, anchor: str) -> int:
+    text = path.read_text("utf-8")
+    assert text.count(anchor) == 1, anchor
+    return text[: text.index(anchor)].count("\n") + 1
+
+
+def validate(directory: Path, capsys) -> tuple[int, list[str]]:
+    code = main(["validate", str(directory)])
+    return code, capsys.readouterr().out.replace(f"{directory}/", "").splitlines()
+
+
+@pytest.fixture
+def shipped(tmp_path, monkeypatch) -> Path:
+    monkeypatch.delenv("SI_BACKEND_URL", raising=False)
+    monkeypatch.setenv("SI_DATA_DIR", str(tmp_path / "data"))
+    target = tmp_path / "businesses"
+    shutil.copytree(ROOT / "businesses", target)
+    return target
+
+
+# --- 1. keywords that take over other businesses: warnings ------------------------
+
+
+@pytest.mark.parametrize("directory", ["businesses", "examples/portal/businesses"])
+def test_the_shipped_keywords_collide_with_nothing(directory):
+    assert keyword_collisions(load_businesses(ROOT / directory)) == []
+
+
+def test_a_generic_keyword_is_a_warning_naming_the_businesses_it_takes(shipped, capsys):
+    path = write_new(shipped, keywords="养老金补发, 养老金, 社保卡")
+    code, out = validate(shipped, capsys)
+    assert code == 0  # warnings do not fail validate
+    line = line_of(path, "keywords:")
+    pension, card = out[0], out[1]
+    assert pension.startswith(
+        f"pension_arrears.yaml:{line}: keywords[1]: warning: keyword '养老金' is a generic word: "
+        "every message that says it would come to this business; it is in the keywords of "
+        "pension_certification (养老金资格认证), pension_estimate (养老金测算), "
+        "pension_query (养老金查询); takes over messages about other businesses: ")
+    assert "“养老金怎么测算” (about pension_estimate (养老金测算))" in pension
+    assert card.startswith(
+        f"pension_arrears.yaml:{line}: keywords[2]: warning: keyword '社保卡' is a generic word")
+    assert "“社保卡怎么挂失” (about card_loss (社保卡挂失))" in card
+    assert out[2] == (f"ok: 14 businesses in {shipped}; assistant texts: _assistant.yaml; "
+                      "2 warning(s), which do not fail validate")
+
+
+def test_a_keyword_of_another_business_is_a_warning(shipped, capsys):
+    path = write_new(shipped, keywords="养老金补发, 转社保")
+    code, out = validate(shipped, capsys)
+    assert code == 0
+    assert out[0].startswith(f"pension_arrears.yaml:{line_of(path, 'keywords:')}: keywords[1]: "
+                             "warning: keyword '转社保' is also a keyword of social_transfer "
+                             "(社保关系转移)")
+
+
+def test_a_takeover_the_matcher_finds_is_a_warning(shipped, capsys):
+    # 认证 is no generic word and no other business's keyword, but with it
+    # "养老金怎么认证" (about 养老金资格认证) would come to the new business.
+    write_new(shipped, keywords="养老金补发, 认证")
+    code, out = validate(shipped, capsys)
+    assert code == 0
+    assert out[0].endswith(
+        "keywords[1]: warning: keyword '认证' takes over messages about other businesses: "
+        "“养老金怎么认证” (about pension_certification (养老金资格认证)) would come to this "
+        "business; use a phrase only this business's citizens say (e.g. with the action: "
+        "补办社保卡, 查养老金到账)")
+
+
+def test_distinct_keywords_give_no_warning(shipped, capsys):
+    write_new(shipped)
+    code, out = validate(shipped, capsys)
+    assert (code, out) == (0, [f"ok: 14 businesses in {shipped}; assistant texts: _assistant.yaml"])
+
+
+# --- 2. placeholders ----------------------------------------------------------------
+
+
+def test_a_misspelt_result_placeholder_is_an_error_with_a_hint(shipped, capsys):
+    path = shipped / "pension_query.yaml"
+    path.write_text(path.read_text("utf-8").replace("{amount}", "{amont}"), "utf-8")
+    code, out = validate(shipped, capsys)
+    assert code == 1
+    assert out == [
+        f"pension_query.yaml:{line_of(path, 'result_template:')}: api.result_template: "
+        "unknown placeholder {amont} (did you mean {amount}?); allowed: {amount}, {bank}, "
+        "{handoff}, {id_number}, {month}, {name}, {paid_on}"]
+
+
+def test_an_external_backend_answer_is_not_known(shipped):
+    # What https://backend.example.gov.cn answers is not declared: any plain name.
+    write_new(shipped, **{"补发{amount}元": "补发{amount}元，编号{application_no}"})
+    assert check_directory(shipped)[1] == []
+
+
+def test_a_placeholder_in_a_prompt_is_an_error(shipped):
+    path = write_new(shipped, **{"请问需要补发多少元？": "请问{name}需要补发多少元？"})
+    [error] = check_directory(shipped)[1]
+    assert str(error) == (
+        f"{path}:{line_of(path, '请问{name}')}: fields[1].prompt: {{name}} would be shown to the "
+        "citizen as written: prompts, error messages and check messages are not filled in; "
+        "write the words themselves")
+
+
+# --- 3. what the backend implements -------------------------------------------------
+
+
+def test_a_business_the_demo_backend_does_not_implement_is_an_error(shipped):
+    url = "${SI_BACKEND_URL:-http://demo.si-agent}/api/pension_arrears"
+    path = write_new(shipped, url=url)
+    [error] = check_directory(shipped)[1]
+    assert str(error).startswith(
+        f"{path}:{line_of(path, 'url:')}: api.url: the demo backend does not implement "
+        "'pension_arrears' (http://demo.si-agent/api/pension_arrears); a citizen would be told "
+        "业务系统不支持该业务 on submitting. It implements: card_apply, card_loss, ")
+
+
+def test_the_configured_backend_decides(shipped, monkeypatch):
+    write_new(shipped, url="${SI_BACKEND_URL:-http://demo.si-agent}/api/pension_arrears")
+    monkeypatch.setenv("SI_BACKEND_URL", "https://backend.example.gov.cn")
+    assert check_directory(shipped)[1] == []
+
+
+def test_a_key_the_demo_backend_requires_is_an_error(shipped):
+    path = shipped / "phone_change.yaml"
+    text = path.read_text("utf-8").replace("key: new_phone", "key: mobile")
+    path.write_text(text, "utf-8")
+    [error] = check_directory(shipped)[1]
+    assert str(error) == (
+        f"{path}:{line_of(path, 'fields:')}: fields: the demo backend's phone_change needs "
+        "new_phone in the submission, and no field or step of this business has that key")
+
+
+def test_a_demo_result_template_names_only_what_the_demo_answers(shipped):
+    path = shipped / "card_apply.yaml"
+    path.write_text(path.read_text("utf-8").replace("{eta_days}", "{eta}"), "utf-8")
+    [error] = check_directory(shipped)[1]
+    assert "unknown placeholder {eta} (did you mean {eta_days}?)" in str(error)
+
+
+def test_rpa_fields_must_be_fields_of_the_business(tmp_path):
+    shutil.copytree(ROOT / "examples/portal/businesses", tmp_path / "b")
+    path = tmp_path / "b" / "card_apply.yaml"
+    text = path.read_text("utf-8").replace("    fixed:", "    fields: {bank_name: 开户银行}\n    fixed:")
+    path.write_text(text, "utf-8")
+    [error] = check_directory(tmp_path / "b")[1]
+    assert str(error) == (
+        f"{path}:{line_of(path, 'fields: {bank_name')}: api.options.fields.bank_name: unknown "
+        "field 'bank_name'; options.fields maps fields of this business to form labels "
+        "(name, id_number, phone, bank, mailing_address)")
+
+
+# --- 4. hints for the YAML mistakes staff make -----------------------------------------
+
+
+@pytest.mark.parametrize(("old", "new", "anchor", "hint"), [
+    ("name: 养老金补发申请", "name： 养老金补发申请", "name：",
+     "hint: the colon after 'name' is a full-width '：'; YAML needs an ASCII colon and a space: "
+     "'name: ...' (提示：“name”后面是中文全角冒号“：”，请改成英文半角冒号加空格“name: ”)"),
+    ("    label: 补发金额", "\tlabel: 补发金额", "\tlabel",
+     "hint: this line is indented with a tab; YAML indents with spaces only "
+     "(提示：这一行用了 Tab 键缩进，YAML 只能用空格缩进，请把 Tab 换成空格)"),
+    ("    type: idcard\n", '    type: text\n    validate: "\\d{18}"\n', "validate:",
+     "hint: in double quotes a backslash starts an escape; write a regular expression in "
+     "single quotes, e.g. validate: '^\\d{6}$' (提示：双引号里的反斜杠会被当作转义符，"
+     "正则表达式请用单引号括起来，例如 validate: '^\\d{6}$')"),
+])
+def test_yaml_mistakes_get_a_hint_at_their_line(shipped, old, new, anchor, hint):
+    path = write_new(shipped, **{old: new})
+    [error] = check_directory(shipped)[1]
+    assert error.line == line_of(path, anchor)
+    assert error.message.startswith("YAML syntax error: ")
+    assert error.message.endswith(hint)
