@@ -61,3 +61,22 @@ def test_bench_api_walks_the_dialogues_with_wrk_and_deletes_its_keys(redis_url, 
     assert prefix, done.stdout
     assert not list(redis_client.scan_iter(f"{prefix.group(1)}*"))
     assert not list(redis_client.scan_iter(f"LIMITS:*{prefix.group(2)}"))
+
+
+def test_bench_turns_deletes_its_redis_keys(redis_url, redis_client):
+    """scripts/bench_turns.py writes under a prefix of its own and leaves nothing there."""
+    import os
+    import subprocess
+
+    root = SCRIPTS.parent
+    transcript = root / "tests" / "dialogues" / "card_apply__address_in_one_message.yaml"
+    before = set(redis_client.scan_iter("si-bench-turns-*"))
+    done = subprocess.run(
+        [sys.executable, str(SCRIPTS / "bench_turns.py"), "--rounds", "1",
+         "--dialogues", str(transcript), "--redis-url", redis_url],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(root)},
+        cwd=root, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    redis_row = next(line for line in done.stdout.splitlines() if line.startswith("redis"))
+    assert int(redis_row.split()[1]) > 0 and redis_row.split()[-1] == "0", redis_row  # turns, failed
+    assert set(redis_client.scan_iter("si-bench-turns-*")) <= before
