@@ -2,6 +2,8 @@
 
 Prints turns/s and p50/p99 turn latency for the memory, sqlite and redis
 session stores. Executions go to the embedded demo backend (in-process HTTP).
+The Redis store writes under a prefix of this run's own (``si-bench-turns-…:``),
+deleted at the end, also after a failure or Ctrl-C.
 
     python scripts/bench_turns.py [--rounds 3] [--redis-url redis://127.0.0.1:6379/15]
 """
@@ -9,10 +11,14 @@ session stores. Executions go to the embedded demo backend (in-process HTTP).
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import tempfile
 import time
+import uuid
 from pathlib import Path
+
+import redis
 
 from si_agent.cli import demo_backend_hook
 from si_agent.config.loader import load_businesses
@@ -49,13 +55,36 @@ def main() -> None:
     args = ap.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="si-bench-"))
+    prefix = f"si-bench-turns-{uuid.uuid4().hex[:10]}:session:"
+    try:
+        _run(args, tmp, prefix)
+    finally:
+        left = delete_prefix(args.redis_url, prefix.removesuffix("session:"))
+        shutil.rmtree(tmp, ignore_errors=True)
+    if left:
+        raise SystemExit(f"{left} Redis keys under {prefix} were left behind")
+
+
+def delete_prefix(redis_url: str, prefix: str) -> int:
+    """Delete every key under ``prefix``; return how many are left (0 normally)."""
+    client = redis.Redis.from_url(redis_url)
+    try:
+        keys = list(client.scan_iter(f"{prefix}*", count=1000))
+        for i in range(0, len(keys), 1000):
+            client.delete(*keys[i:i + 1000])
+        return sum(1 for _ in client.scan_iter(f"{prefix}*", count=1000))
+    finally:
+        client.close()
+
+
+def _run(args: argparse.Namespace, tmp: Path, prefix: str) -> None:
     settings = Settings(business_dir=ROOT / "businesses", data_dir=tmp)
     catalog = load_businesses(settings.business_dir)
     dialogues = load_dialogues([args.dialogues])
     stores = {
         "memory": MemoryStore(),
         "sqlite": SQLiteStore(tmp / "sessions.db"),
-        "redis": RedisStore(args.redis_url, prefix=f"si-bench-{time.time_ns()}:"),
+        "redis": RedisStore(args.redis_url, prefix=prefix),
     }
     executors = Executors(settings)
     # Warm up once (imports, the demo backend's database) outside the timings.

@@ -32,6 +32,13 @@ if [ ! -x /usr/bin/chromium ]; then
 fi
 export SI_REQUIRE_BROWSER=1
 
+# The API benchmark's test drives gunicorn with wrk (scripts/wrk_dialogue.lua).
+if ! command -v wrk >/dev/null 2>&1; then
+  echo "installing wrk" >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null
+fi
+export SI_REQUIRE_WRK=1
+
 # The ID-card OCR tests render synthetic cards with Debian's Noto CJK fonts.
 if [ ! -e /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc ]; then
   echo "installing fonts-noto-cjk" >&2

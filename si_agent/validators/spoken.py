@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from . import bank_card, idcard, phone
 from .base import Found
@@ -54,10 +55,16 @@ class Reading:
         return self.origin[start], self.origin[end - 1] + 1
 
 
+# A turn reads the same message for every identifier type and again to redact it
+# (privacy), so the readings of recent texts are kept (``Reading`` is immutable).
+READ_CACHE = 1024
+
+
+@lru_cache(maxsize=READ_CACHE)
 def read(text: str, *, min_run: int = MIN_RUN) -> Reading:
     """``text`` with every run of at least ``min_run`` single digits, one of them
     spoken, written in Arabic digits: fillers dropped, groups joined into numbers
-    (see :func:`_starts`) kept one space apart."""
+    (see :func:`_starts`) kept one space apart (remembered for recent texts)."""
     out: list[str] = []
     origin: list[int] = []
     at = 0
