@@ -16,6 +16,14 @@ ensure_venv() {
   if [ ! -x .venv/bin/python ]; then
     "$python" -m venv .venv
   fi
+  # Nothing to do when this same lock and pyproject.toml were the last installed (a
+  # second start); another set (run after test) installs again.
+  local stamp=.venv/.si-installed want
+  want="$name $(cat "$lock" pyproject.toml | sha256sum | cut -d' ' -f1)"
+  if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+    return 0
+  fi
+  rm -f "$stamp"
   if [ "${SI_INSTALLER:-uv}" = uv ] && { [ -x .venv/bin/uv ] ||
        .venv/bin/python -m pip install "${pip_quiet[@]}" --require-hashes -r requirements/uv.lock; }; then
     local uv=(env UV_PYTHON_DOWNLOADS=never .venv/bin/uv pip install --quiet --python .venv/bin/python)
@@ -26,4 +34,5 @@ ensure_venv() {
     .venv/bin/python -m pip install "${pip_quiet[@]}" --require-hashes -r "$lock"
     .venv/bin/python -m pip install "${pip_quiet[@]}" --no-deps -e .
   fi
+  echo "$want" > "$stamp"
 }
