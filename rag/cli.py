@@ -34,7 +34,7 @@ def _reporting(command: Command) -> Command:
 
 
 def register(subparsers) -> argparse.ArgumentParser:
-    """Add ``kb ingest|search|ask`` to the ``si-agent`` sub-command parsers."""
+    """Add ``kb ingest|embed-ship|search|ask`` to the ``si-agent`` sub-command parsers."""
     kb = subparsers.add_parser(
         "kb", help="the knowledge base: ingest, search, ask",
         description="The knowledge base the assistant answers policy questions from "
@@ -50,6 +50,16 @@ def register(subparsers) -> argparse.ArgumentParser:
                      help="knowledge directory (default: SI_KB_DIR or rag/knowledge)")
     ing.add_argument("--rebuild", action="store_true", help="drop the collection and embed everything")
     ing.set_defaults(func=_reporting(_ingest))
+
+    ship = sub.add_parser(
+        "embed-ship", help="refresh the vectors shipped with the corpus (_embeddings.*)",
+        description="Write DIR/_embeddings.json and _embeddings.npy: the vector of every chunk "
+                    "of the documents, by the configured embedder (SI_EMBED_MODEL). Vectors "
+                    "still current are kept; only new and changed chunks are embedded. Run it "
+                    "after editing rag/knowledge/ and commit both files.")
+    ship.add_argument("directory", nargs="?", default=None,
+                      help="knowledge directory (default: SI_KB_DIR or rag/knowledge)")
+    ship.set_defaults(func=_reporting(_embed_ship))
 
     search = sub.add_parser(
         "search", help="ranked chunks with scores",
@@ -81,6 +91,18 @@ def _ingest(args: argparse.Namespace, settings) -> int:
     kb = build_knowledge(settings, build_missing=False)
     report = kb.ingest(rebuild=args.rebuild, progress=True)
     print(f"{kb.store.location}: {report.summary()}")
+    return 0
+
+
+def _embed_ship(args: argparse.Namespace, settings) -> int:
+    from rag import shipped
+    from rag.embedders import create_embedder
+
+    directory = Path(args.directory) if args.directory else settings.kb_dir
+    embedder = create_embedder(settings.embed_model)
+    kept, embedded = shipped.write(directory, embedder)
+    print(f"{directory / shipped.VECTORS}: {kept + embedded} chunks ({kept} kept, "
+          f"{embedded} embedded) by {shipped.embedder_id(embedder)}")
     return 0
 
 

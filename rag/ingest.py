@@ -6,6 +6,10 @@ the chunker or switching models re-embeds what it must and nothing else.
 Documents no longer in the directory are deleted. A collection whose vector
 size differs from the embedder's is rebuilt (it is derived data). After any
 change the collection is flushed and compacted so searches use its indexes.
+
+A chunk whose vector ships with the corpus (``rag/shipped.py``: the
+directory's ``_embeddings.*``, made by the same embedder) is copied from there,
+not embedded: a new data dir is built in seconds.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rag import chunking
+from rag import chunking, shipped
 from rag.documents import Document, load_documents
 from rag.embedders import Embedder
 from rag.store import MilvusStore
@@ -31,12 +35,16 @@ class IngestReport:
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     chunks_embedded: int = 0
+    chunks_shipped: int = 0  # vectors copied from the shipped file, not embedded
     rebuilt: bool = False
 
     def summary(self) -> str:
         return (f"{len(self.added)} added, {len(self.updated)} updated, "
                 f"{len(self.unchanged)} unchanged, {len(self.removed)} removed; "
-                f"{self.chunks_embedded} chunks embedded" + (" (rebuilt)" if self.rebuilt else ""))
+                f"{self.chunks_embedded} chunks embedded"
+                + (f", {self.chunks_shipped} copied from shipped vectors" if self.chunks_shipped
+                   else "")
+                + (" (rebuilt)" if self.rebuilt else ""))
 
 
 def document_hash(doc: Document, embedder_name: str) -> str:
@@ -75,21 +83,27 @@ def ingest(store: MilvusStore, embedder: Embedder, directory: Path, *, rebuild: 
     report.removed = sorted(set(stored) - set(hashes))
     store.delete_documents(report.removed + report.updated)
     chunks = [c for d in todo for c in chunking.chunk_document(d)]
-    _embed_and_insert(store, embedder, chunks, hashes, progress)
-    report.chunks_embedded = len(chunks)
+    vectors = shipped.load(directory, embedder) if chunks else None
+    report.chunks_embedded = _embed_and_insert(store, embedder, chunks, hashes, vectors, progress)
+    report.chunks_shipped = len(chunks) - report.chunks_embedded
     if chunks or report.removed or report.updated:
         store.flush()
     log.info("ingest %s: %s", store.location, report.summary())
     return report
 
 
-def _embed_and_insert(store, embedder, chunks, hashes, progress: bool, batch: int = 32) -> None:
+def _embed_and_insert(store, embedder, chunks, hashes, known, progress: bool,
+                      batch: int = 32) -> int:
+    """Insert ``chunks`` with their vectors (``known`` ones copied); how many were embedded."""
     from tqdm import tqdm
 
+    embedded = 0
     with tqdm(total=len(chunks), desc="embedding", unit="chunk", disable=not progress or not chunks,
               file=sys.stderr) as bar:
         for i in range(0, len(chunks), batch):
             part = chunks[i:i + batch]
-            vectors = embedder.embed([c.search_text for c in part])
+            vectors, fresh = shipped.vectors_for(part, embedder, known)
             store.insert(part, vectors, doc_hashes=hashes, embedder=embedder.name)
+            embedded += fresh
             bar.update(len(part))
+    return embedded

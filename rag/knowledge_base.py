@@ -5,9 +5,13 @@ added: ``rag/query.py``) → embed → hybrid search → relevance gate (a named
 only from documents naming it, a domain word, the cosine floor) → answer
 (extractive, or a generator's) → suggested business from the document tags.
 
-The store is opened on first use; a missing (or empty) collection is built
-then from the knowledge directory, so the first ``serve``/``chat`` on a
-fresh machine works. Any store failure — a missing, locked or corrupt Milvus
+The store is opened on first use, or in the background by ``prepare()`` (what
+``si-agent serve`` calls as it starts listening); a missing (or empty)
+collection is built then from the knowledge directory, its vectors copied from
+the ones shipped with the corpus (``rag/shipped.py``), so the first
+``serve``/``chat`` on a fresh machine works. While ``prepare()`` is at work,
+``answer`` says the knowledge base is being prepared and ``status`` reports
+``building``; nothing waits for it. Any store failure — a missing, locked or corrupt Milvus
 Lite directory, an unreachable server, an embedder whose package is
 missing — makes ``answer`` return an apology
 (no suggestion) and ``status`` report ``ok: False``; the next attempt to
@@ -70,6 +74,8 @@ class KnowledgeBase:
         self._as_of: dict[str, str] = {}
         self._doc_texts: dict[str, str] = {}  # what each document says (the scheme check)
         self._ready = False
+        self._building = threading.Event()  # prepare()'s thread is opening the store
+        self._activity = "opening the store"
         self._error: KnowledgeUnavailable | None = None
         self._failed_at = 0.0
 
@@ -87,6 +93,8 @@ class KnowledgeBase:
         question = (question or "").strip()
         if not question:
             return None
+        if self._building.is_set():
+            return Answer(text=texts.BUILDING)
         try:
             query = self.understand(question, context=context)
             if must_refuse(f"{question}\n{query.text}", self.understanding.refuse):
@@ -113,8 +121,12 @@ class KnowledgeBase:
     def status(self) -> dict:
         """``{"ok", "state", "detail"}`` for /readyz; opens (and builds) the store if needed.
 
-        ``state`` is ``ready`` or ``unavailable``.
+        ``state`` is ``ready``, ``unavailable``, or ``building`` while ``prepare()``'s
+        thread opens (or builds) the store: then it returns at once.
         """
+        if self._building.is_set():
+            return {"ok": False, "state": "building",
+                    "detail": f"{self._activity}: {self.store.location}"}
         try:
             self.ensure_ready()
             count = self.store.count()
@@ -122,6 +134,33 @@ class KnowledgeBase:
             return {"ok": False, "state": "unavailable", "detail": str(exc)}
         return {"ok": True, "state": "ready",
                 "detail": f"{count} chunks in {self.store.location}, embedder {self.embedder.name}"}
+
+    def prepare(self) -> None:
+        """Open (building when missing) the store in a background thread; returns at once.
+
+        Meanwhile ``answer`` says the knowledge base is being prepared and ``status``
+        reports ``building``. A failure ends as ``ensure_ready``'s would: logged, then
+        reported by ``status`` and apologised for by ``answer``.
+        """
+        with self._lock:
+            if self._ready or self._building.is_set():
+                return
+            self._building.set()
+        threading.Thread(target=self._prepare, name="knowledge-prepare", daemon=True).start()
+
+    def _prepare(self) -> None:
+        started = time.monotonic()
+        try:
+            self.ensure_ready()
+            log.info("knowledge base ready in %.1f s: %s", time.monotonic() - started,
+                     self.store.location)
+        except KnowledgeUnavailable as exc:
+            log.warning("%s", exc)
+        except Exception:  # the thread must not die silently, nor leave "building" behind
+            log.exception("preparing the knowledge base failed")
+            self._fail(KnowledgeUnavailable(self.store.location, "preparing it failed"))
+        finally:
+            self._building.clear()
 
     # -- the rest ---------------------------------------------------------------
 
@@ -185,7 +224,9 @@ class KnowledgeBase:
             if missing:
                 log.info("knowledge base %s is missing: building it from %s",
                          self.store.location, self.kb_dir)
-                ingest(self.store, self.embedder, self.kb_dir)
+                self._activity = f"building it from {self.kb_dir}"
+                report = ingest(self.store, self.embedder, self.kb_dir)
+                log.info("built the knowledge base: %s", report.summary())
             docs = load_documents(self.kb_dir)
         except DocumentError as exc:
             if missing:
@@ -210,5 +251,7 @@ class KnowledgeBase:
 
     def _fail(self, exc: KnowledgeUnavailable) -> None:
         self._ready = False
+        self._building = threading.Event()  # prepare()'s thread is opening the store
+        self._activity = "opening the store"
         self._error = exc
         self._failed_at = time.monotonic()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 APOLOGY = "抱歉，知识库暂时无法使用，请稍后再试或拨打12333咨询。"
+# While the store is opened or built in the background (``KnowledgeBase.prepare``).
+BUILDING = "知识库正在准备，请稍后再问；办理业务不受影响。"
 SOURCE_TITLE = "《{title}》"
 AS_OF = "（{year}年{month}月）"  # when the document's facts were checked
 # What a grounded model answers when the passages do not answer the question.

@@ -39,3 +39,7 @@ while read -r _ name extras; do
   { echo "# extras: $extras"; grep -v '^# extras: ' "$lock"; } > "$lock.tmp"
   mv "$lock.tmp" "$lock"
 done <<< "$sets"
+# The installer scripts/venv.sh puts into each .venv first (this same uv), pinned by hash.
+echo "locking requirements/uv.lock (uv $UV_VERSION)" >&2
+echo "uv==$UV_VERSION" | "$tools/bin/uv" pip compile - --generate-hashes \
+  --custom-compile-command "scripts/lock.sh" --quiet --output-file requirements/uv.lock

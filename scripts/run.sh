@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Install si_agent into .venv and start it on its embedded defaults:
-# rule engine, SQLite sessions, the built-in demo backend, a Milvus Lite knowledge
-# base built offline on first start, the photo steps (ID-card OCR, face match) with
-# their models from the wheels, Playwright for the web-form examples (examples/portal,
-# with Debian's chromium); no API key, no external service.
+# gunicorn, rule engine, SQLite sessions, the built-in demo backend, a Milvus Lite
+# knowledge base built in the background on first start (from the shipped vectors),
+# the photo steps (ID-card OCR, face match) with their models from the wheels,
+# Playwright for the web-form examples (examples/portal, with Debian's chromium);
+# no API key, no external service.
 # Usage: scripts/run.sh [si-agent arguments...]  (any si-agent command, run from .venv)
 #   default: serve the web page and API on http://127.0.0.1:8000/
 #   scripts/run.sh chat                    chat in the terminal instead

@@ -59,11 +59,34 @@ def _parser() -> argparse.ArgumentParser:
 
     register_chat(sub)
 
-    serve = sub.add_parser("serve", help="serve the HTTP API and the web page")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--cert", default=None, help="TLS certificate (PEM) for HTTPS")
-    serve.add_argument("--key", default=None, help="TLS private key (PEM) for HTTPS")
+    serve = sub.add_parser(
+        "serve", help="serve the HTTP API and the web page (gunicorn)",
+        description="Serve the HTTP API and the web page with gunicorn (threaded workers). "
+                    "The port answers at once; the knowledge base is prepared in the "
+                    "background (/readyz reports it as 'building' until then).")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="address to listen on (default: 127.0.0.1; 0.0.0.0 for every "
+                            "interface)")
+    serve.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000)")
+    serve.add_argument("--cert", default=None,
+                       help="TLS certificate (PEM) for HTTPS, with --key (default: none, HTTP)")
+    serve.add_argument("--key", default=None,
+                       help="TLS private key (PEM) for HTTPS, with --cert (default: none, HTTP)")
+    serve.add_argument("--workers", type=_positive, default=1,
+                       help="gunicorn worker processes (default: 1). The embedded Milvus Lite "
+                            "knowledge base opens in one process only, so with more workers "
+                            "only one answers knowledge questions, unless SI_MILVUS_URI names a "
+                            "Milvus server; sessions must then be shared (SI_SESSION_STORE="
+                            "redis or sqlite). See docs/deploy.md")
+    serve.add_argument("--threads", type=_positive, default=8,
+                       help="threads per worker: requests served at once by each (default: 8)")
+    serve.add_argument("--access-log", default=None, metavar="FILE",
+                       help="write gunicorn's access log to FILE, '-' for stdout "
+                            "(default: none)")
+    serve.add_argument("--dev", action="store_true",
+                       help="use Werkzeug's development server (one process, threads) instead "
+                            "of gunicorn; --workers, --threads and --access-log do not apply "
+                            "(default: off)")
     serve.set_defaults(func=_serve)
 
     portal = sub.add_parser(
@@ -118,19 +141,25 @@ def _parser() -> argparse.ArgumentParser:
     return finish(p)
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
-    from si_agent.server import create_app
+    from si_agent.server.running import serve_dev, serve_gunicorn
 
     if bool(args.cert) != bool(args.key):
         print("error: --cert and --key go together", file=sys.stderr)
         return 2
-    app = create_app(settings)
-    _prepare_knowledge(app.config["SI_CONTROLLER"])
-    scheme = "https" if args.cert else "http"
-    print(f"si_agent serving on {scheme}://{args.host}:{args.port}/ (Ctrl-C to stop)",
-          file=sys.stderr)
-    app.run(host=args.host, port=args.port, threaded=True, use_reloader=False,
-            ssl_context=(args.cert, args.key) if args.cert else None)
+    if args.dev:
+        serve_dev(settings, host=args.host, port=args.port, cert=args.cert, key=args.key)
+    else:
+        serve_gunicorn(settings, host=args.host, port=args.port, workers=args.workers,
+                       threads=args.threads, cert=args.cert, key=args.key,
+                       access_log=args.access_log)
     return 0
 
 
@@ -189,13 +218,14 @@ def _graph(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _prepare_knowledge(controller) -> None:
-    """Open the knowledge base now (building it on a fresh machine), not on the first question."""
+    """Open the knowledge base now (building it in a new data dir), not on the first question."""
     from si_agent.knowledge import NoKnowledge
 
     if isinstance(controller.knowledge, NoKnowledge):
         return
     status = controller.knowledge.status
-    print("正在准备知识库（首次运行需要约半分钟）……", file=sys.stderr)
+    print("正在打开知识库（新的数据目录先用随附的向量建库，约需十几秒；改过的文档要重新计算向量，"
+          "会更久）……", file=sys.stderr)
     result = status()
     if not result.get("ok"):
         print(f"warning: knowledge base unavailable: {result.get('detail')}; business "

@@ -7,7 +7,9 @@ core ships ``NoKnowledge``, which knows nothing and says so.
 ``create_knowledge`` picks one by ``Settings.knowledge``.
 
 ``status()`` feeds ``/readyz``: ``{"ok": bool, "state": str, "detail": str}``
-with ``state`` one of ``ready``, ``unavailable`` (the store cannot be
+with ``state`` one of ``ready``, ``building`` (being opened or built in the
+background: an implementation may have ``prepare()``, which starts that and
+returns at once; ``si-agent serve`` calls it), ``unavailable`` (the store cannot be
 reached), ``disabled`` (``milvus`` chosen but the ``rag`` extra is not
 installed) or ``not configured`` (``SI_KNOWLEDGE=none``).
 """

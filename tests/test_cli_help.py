@@ -11,7 +11,7 @@ from si_agent.cli_help import takes_value, walk
 
 # The serve sub-command's help is written with the server's start-up work; until
 # it is, it is left out here (remove once `serve --help` is described).
-PENDING = {("serve",)}
+PENDING: set[tuple[str, ...]] = set()
 
 COMMANDS = [(path, parser) for path, parser in walk(_parser()) if path not in PENDING]
 

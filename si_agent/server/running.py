@@ -1,0 +1,103 @@
+"""How ``si-agent serve`` runs the app: gunicorn by default, Werkzeug's server with ``--dev``.
+
+gunicorn runs in this process as the master, with the threaded worker
+(``gthread``) as docs/deploy.md describes, and without ``--preload``: each
+worker builds its own app (``create_app``) after the fork. Every app starts
+preparing its knowledge base in the background (``prepared_app``), so the port
+answers at once and ``/readyz`` reports the knowledge base as ``building``
+until it is ready.
+
+A worker that cannot build its app (an invalid business configuration, unsafe
+settings) prints why, as ``si-agent`` does, and exits with gunicorn's boot-error
+code, which stops the master: the server refuses to start, it does not retry.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from flask import Flask
+
+from si_agent.config.settings import Settings
+from si_agent.errors import ConfigErrors, SiAgentError
+
+log = logging.getLogger(__name__)
+
+WORKER_BOOT_ERROR = 3  # gunicorn's arbiter halts on a worker exiting with this code
+
+
+def _announce(host: str, port: int, tls: bool) -> None:
+    url = f"{'https' if tls else 'http'}://{host}:{port}/"
+    print(f"si_agent serving on {url} (Ctrl-C to stop); the knowledge base is prepared in "
+          "the background: /readyz says 'building' until it is ready", file=sys.stderr,
+          flush=True)
+
+
+def prepared_app(settings: Settings) -> Flask:
+    """The app, with its knowledge base being opened (or built) in the background."""
+    from si_agent.server import create_app
+
+    app = create_app(settings)
+    prepare = getattr(app.config["SI_CONTROLLER"].knowledge, "prepare", None)
+    if prepare is not None:  # a Knowledge without it opens on the first question
+        prepare()
+    return app
+
+
+def serve_gunicorn(settings: Settings, *, host: str, port: int, workers: int, threads: int,
+                   cert: str | None = None, key: str | None = None,
+                   access_log: str | None = None) -> None:
+    """Run gunicorn in this process until it is stopped (Ctrl-C, SIGTERM)."""
+    from gunicorn.app.base import BaseApplication
+
+    options: dict[str, Any] = {
+        "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
+        "workers": workers,
+        "threads": threads,
+        "worker_class": "gthread",
+        "graceful_timeout": 30,
+        "accesslog": access_log,
+        "control_socket_disable": True,  # gunicorn 27's ~/.gunicorn socket: one per user
+        "proc_name": "si-agent",
+        # Once, when the first worker has built its app (not before: it may refuse to start).
+        "post_worker_init": lambda worker: worker.age == 1 and _announce(host, port, bool(cert)),
+    }
+    if cert:
+        options.update(certfile=cert, keyfile=key)
+
+    class Application(BaseApplication):
+        def load_config(self) -> None:
+            for name, value in options.items():
+                if name in self.cfg.settings and value is not None:
+                    self.cfg.set(name, value)
+
+        def load(self) -> Callable:
+            return _booted(settings)
+
+    Application().run()
+
+
+def _booted(settings: Settings) -> Flask:
+    """``prepared_app`` in a worker; on a configuration error, say why and stop gunicorn."""
+    try:
+        return prepared_app(settings)
+    except ConfigErrors as exc:
+        print("error: the business configuration is invalid; refusing to start:", file=sys.stderr)
+        for err in exc.errors:
+            print(f"  {err}", file=sys.stderr)
+    except SiAgentError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+    sys.stderr.flush()
+    raise SystemExit(WORKER_BOOT_ERROR)
+
+
+def serve_dev(settings: Settings, *, host: str, port: int, cert: str | None = None,
+              key: str | None = None) -> None:
+    """Werkzeug's development server (one process, threads), for ``--dev``."""
+    app = prepared_app(settings)
+    _announce(host, port, bool(cert))
+    app.run(host=host, port=port, threaded=True, use_reloader=False,
+            ssl_context=(cert, key) if cert else None)
