@@ -251,7 +251,6 @@ class KnowledgeBase:
 
     def _fail(self, exc: KnowledgeUnavailable) -> None:
         self._ready = False
-        self._building = threading.Event()  # prepare()'s thread is opening the store
-        self._activity = "opening the store"
+        self._activity = "opening the store"  # what a later prepare() starts with
         self._error = exc
         self._failed_at = time.monotonic()
