@@ -81,8 +81,13 @@ def ingest(store: MilvusStore, embedder: Embedder, directory: Path, *, rebuild: 
         else:
             report.unchanged.append(d.doc_id)
     report.removed = sorted(set(stored) - set(hashes))
-    store.delete_documents(report.removed + report.updated)
-    chunks = [c for d in todo for c in chunking.chunk_document(d)]
+    # An added document may have left chunks behind from an interrupted ingest: gone first.
+    store.delete_documents(report.removed + report.updated + report.added)
+    # A document counts as stored once its first chunk is (``store.documents()``): that
+    # chunk goes in after the others, so an ingest stopped half-way (a killed first start)
+    # leaves the document missing, to be added again, never half of it passing for whole.
+    chunks = sorted((c for d in todo for c in chunking.chunk_document(d)),
+                    key=lambda c: c.number == 0)
     vectors = shipped.load(directory, embedder) if chunks else None
     report.chunks_embedded = _embed_and_insert(store, embedder, chunks, hashes, vectors, progress)
     report.chunks_shipped = len(chunks) - report.chunks_embedded

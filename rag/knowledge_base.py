@@ -236,18 +236,34 @@ class KnowledgeBase:
             log.warning("cannot check the knowledge documents for changes: %s", exc)
             return
         if not missing:
-            self._warn_if_stale(docs)
+            self._complete_or_warn(docs)
         self._picker = SentencePicker(d.body for d in docs)
         self.understanding.normaliser.warm()
         self._as_of = {d.doc_id: d.as_of for d in docs}
         self._doc_texts = {d.doc_id: f"{d.title}\n{d.body}" for d in docs}
 
-    def _warn_if_stale(self, docs) -> None:
-        stored = self.store.documents()
+    def _complete_or_warn(self, docs) -> None:
+        """Finish a build that stopped half-way; warn of documents changed since the last ingest.
+
+        Every stored document as it is in the directory, some not stored yet: a first build
+        was interrupted (the server stopped while building) or documents were added. Those
+        are added now (from the shipped vectors where they match). A changed or removed
+        document is left to ``si-agent kb ingest``, which staff run on purpose.
+        """
+        stored = {k: v[0] for k, v in self.store.documents().items()}
         current = {d.doc_id: document_hash(d, self.embedder.name) for d in docs}
-        if {k: v[0] for k, v in stored.items()} != current:
-            log.warning("knowledge documents in %s changed since the last ingest; "
-                        "run: si-agent kb ingest", self.kb_dir)
+        if stored == current:
+            return
+        if all(current.get(k) == h for k, h in stored.items()):
+            log.warning("knowledge base %s lacks %d of the %d documents of %s (a build that "
+                        "stopped half-way, or new documents): adding them", self.store.location,
+                        len(current) - len(stored), len(current), self.kb_dir)
+            self._activity = f"completing it from {self.kb_dir}"
+            log.info("completed the knowledge base: %s",
+                     ingest(self.store, self.embedder, self.kb_dir).summary())
+            return
+        log.warning("knowledge documents in %s changed since the last ingest; "
+                    "run: si-agent kb ingest", self.kb_dir)
 
     def _fail(self, exc: KnowledgeUnavailable) -> None:
         self._ready = False

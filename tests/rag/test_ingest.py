@@ -104,3 +104,47 @@ def test_an_existing_collection_is_used_as_is_and_changes_are_reported(tmp_path,
     kb = KnowledgeBase(MilvusStore(store.uri, store.collection), hashing, kb_dir=small_corpus)
     assert kb.status()["ok"]
     assert "changed since the last ingest" in caplog.text
+
+
+def test_a_build_stopped_half_way_is_completed_at_the_next_start(tmp_path, small_corpus, hashing,
+                                                                  caplog):
+    """A first start killed while building: the next start adds what is missing, and a
+    document whose later chunks made it in but not its first is added whole, not twice."""
+    from rag import chunking
+    from rag.documents import load_documents
+    from rag.knowledge_base import KnowledgeBase
+
+    store = _store(tmp_path)
+    ingest(store, hashing, small_corpus)
+    full = store.count()
+    docs = {d.doc_id: d for d in load_documents(small_corpus)}
+    longest = max(docs, key=lambda k: len(chunking.chunk_document(docs[k])))
+    assert len(chunking.chunk_document(docs[longest])) > 1
+    other = next(k for k in docs if k != longest)
+    # What a kill leaves: one document not stored at all, another without its first chunk.
+    store.delete_documents([other])
+    store.client().delete(store.collection, filter=f'doc_id == "{longest}" and number == 0')
+    store.flush()
+    assert set(store.documents()) == set(docs) - {other, longest}
+    kb = KnowledgeBase(MilvusStore(store.uri, store.collection), hashing, kb_dir=small_corpus)
+    assert kb.status()["ok"]
+    assert "stopped half-way" in caplog.text
+    assert set(store.documents()) == set(docs)
+    assert store.count() == full
+
+
+def test_an_ingest_puts_each_document_first_chunk_last(tmp_path, small_corpus, hashing):
+    """The order that makes a stopped ingest safe: a document is listed once its first
+    chunk is stored, so that chunk goes in after the others."""
+    store = _store(tmp_path)
+    inserted: list[int] = []
+    real = store.insert
+
+    def spy(chunks, vectors, **kw):
+        inserted.extend(c.number for c in chunks)
+        return real(chunks, vectors, **kw)
+
+    store.insert = spy  # type: ignore[method-assign]
+    ingest(store, hashing, small_corpus)
+    firsts = [i for i, n in enumerate(inserted) if n == 0]
+    assert firsts and min(firsts) > max(i for i, n in enumerate(inserted) if n != 0)
