@@ -12,6 +12,8 @@ from si_agent.config.loader import load_businesses
 from si_agent.config.settings import Settings
 from si_agent.core.catalog import Catalog
 from si_agent.engine.registry import create_engine
+from si_agent.engine.rules.collisions import keyword_errors
+from si_agent.errors import ConfigErrors
 from si_agent.executor import Executors
 from si_agent.flow.controller import Controller
 from si_agent.flow.steps import registered_step_handlers
@@ -31,6 +33,8 @@ def build_controller(settings: Settings | None = None, *, engine: str | None = N
     """A controller over the configured businesses; raises ``ConfigErrors`` on bad YAML."""
     settings = with_dev_secret(settings or Settings.from_env())
     catalog = Catalog(load_businesses(settings.business_dir))  # one, shared by the engines
+    if errors := keyword_errors(catalog):  # a reply word as a keyword breaks every dialogue
+        raise ConfigErrors(errors)
     log.info("loaded %d businesses from %s", len(catalog), settings.business_dir)
     store = create_store(settings)
     controller = Controller(

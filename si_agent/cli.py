@@ -175,13 +175,14 @@ def _portal(args: argparse.Namespace, settings: Settings) -> int:
 def _validate(args: argparse.Namespace, settings: Settings) -> int:
     from si_agent.config.assistant import check_assistant_texts
     from si_agent.config.loader import ASSISTANT_FILE, check_directory
-    from si_agent.engine.rules.collisions import keyword_warnings
+    from si_agent.engine.rules.collisions import keyword_errors, keyword_warnings
 
     directory = Path(args.directory) if args.directory else settings.business_dir
     catalog, errors = check_directory(directory)
     if directory.is_dir():
         errors += check_assistant_texts(directory)[1]
     # Errors fail validate (and stop the server); warnings are printed and pass.
+    errors += keyword_errors(catalog)
     warnings = keyword_warnings(catalog)
     for err in errors:
         print(err)

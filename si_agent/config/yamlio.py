@@ -91,6 +91,7 @@ class YamlDocument:
     data: Any = None
     lines: dict[Path, int] = field(default_factory=dict)
     problems: list[YamlProblem] = field(default_factory=list)
+    visited: int = 0  # nodes indexed, aliases counted each time (MAX_NODES)
 
     def line_of(self, path: Sequence[str | int]) -> int | None:
         """Line of the node at ``path``, or of its nearest ancestor that exists."""
@@ -114,7 +115,14 @@ def load_yaml(text: str) -> YamlDocument:
         if node is None:
             doc.problems.append(YamlProblem(1, (), "the file is empty; expected a mapping"))
             return doc
-        _index(node, (), node.start_mark.line + 1, doc, set())
+        try:
+            _index(node, (), node.start_mark.line + 1, doc, set())
+        except _TooManyNodes as exc:
+            doc.problems.append(YamlProblem(exc.line, (), (
+                f"the file expands to more than {MAX_NODES:,} values (anchors '&' and aliases "
+                "'*' repeating each other); write the values out (提示：文件里的锚点“&”和别名“*”"
+                "层层引用，展开后过大，请直接写出各项内容)")))
+            return doc
         if not doc.problems:
             doc.data = loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
@@ -146,8 +154,21 @@ def format_path(path: Sequence[str | int]) -> str:
     return out
 
 
+# A business file has a few hundred values; aliases of aliases ("billion laughs") expand
+# exponentially, and every later check walks the expansion.
+MAX_NODES = 50_000
+
+
+class _TooManyNodes(Exception):
+    def __init__(self, line: int) -> None:
+        self.line = line
+
+
 def _index(node: Node, path: Path, line: int, doc: YamlDocument, active: set[int]) -> None:
     """Record the line of every node under ``node`` and every duplicate key."""
+    doc.visited += 1
+    if doc.visited > MAX_NODES:
+        raise _TooManyNodes(line)
     doc.lines.setdefault(path, line)
     if id(node) in active:  # a recursive alias; nothing more to index
         return

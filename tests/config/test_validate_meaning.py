@@ -120,6 +120,25 @@ def test_a_takeover_the_matcher_finds_is_a_warning(shipped, capsys):
         "补办社保卡, 查养老金到账)")
 
 
+@pytest.mark.parametrize("word", ["确认", "取消", "办理"])
+def test_a_reply_word_as_a_keyword_is_an_error_and_the_server_refuses_it(shipped, capsys, word):
+    # With 确认 as a keyword, "确认" at another business's confirmation came here instead.
+    from si_agent.app import build_controller
+    from si_agent.config.settings import Settings
+    from si_agent.errors import ConfigErrors
+
+    path = write_new(shipped, keywords=f"养老金补发, {word}")
+    code, out = validate(shipped, capsys)
+    assert code == 1
+    assert out[0].startswith(f"pension_arrears.yaml:{line_of(path, 'keywords:')}: keywords[1]: "
+                             f"keyword '{word}' is a word the assistant reads as a reply")
+    assert "请删除" in out[0]
+    assert not any("warning" in line and f"'{word}'" in line for line in out)
+    with pytest.raises(ConfigErrors, match=f"keyword '{word}' is a word the assistant reads"):
+        build_controller(Settings(business_dir=shipped, session_store="memory",
+                                  knowledge="none"))
+
+
 def test_distinct_keywords_give_no_warning(shipped, capsys):
     write_new(shipped)
     code, out = validate(shipped, capsys)
@@ -224,3 +243,14 @@ def test_yaml_mistakes_get_a_hint_at_their_line(shipped, old, new, anchor, hint)
     assert error.line == line_of(path, anchor)
     assert error.message.startswith("YAML syntax error: ")
     assert error.message.endswith(hint)
+
+
+def test_aliases_of_aliases_are_refused_before_they_expand(shipped, capsys):
+    # "Billion laughs": nine levels of nine aliases took 16 GB before this check.
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 10)]
+    (shipped / "laughs.yaml").write_text("\n".join(lines) + "\n", "utf-8")
+    code, out = validate(shipped, capsys)
+    assert code == 1
+    assert any(line.startswith("laughs.yaml:") and "expands to more than 50,000 values" in line
+               and "锚点" in line for line in out)

@@ -32,7 +32,7 @@ from si_agent.config.loader import located
 from si_agent.config.model import Business
 from si_agent.engine import lexicon as L
 from si_agent.engine.rules.matching import MARGIN, MATCH_THRESHOLD, SUGGEST_THRESHOLD, BusinessIndex
-from si_agent.errors import ConfigWarning
+from si_agent.errors import ConfigError, ConfigWarning
 
 # Umbrella topics of social insurance: every business is about one of them, so
 # none of them alone says which business a citizen means.
@@ -71,6 +71,8 @@ def keyword_collisions(catalog: Mapping[str, Business]) -> list[Collision]:
         taken = _takeovers(catalog, bid, probes)
         for i, keyword in enumerate(b.keywords):
             word = _norm(keyword)
+            if word in REPLY_WORDS:  # an error (keyword_errors), not a warning
+                continue
             reasons: list[str] = []
             named: dict[str, None] = {}
             shared = [o for o, p in others.items() if word in p]
@@ -80,8 +82,7 @@ def keyword_collisions(catalog: Mapping[str, Business]) -> list[Collision]:
             containing = [o for o, p in others.items() if o not in shared
                           and any(word in phrase for phrase in p)]
             if word in GENERIC_WORDS or len(containing) >= 2:
-                kind = ("is a word the assistant reads as a reply" if word in REPLY_WORDS
-                        else "is a generic word")
+                kind = "is a generic word"
                 where = (f"; it is in the keywords of {_names(catalog, containing)}"
                          if containing else "")
                 reasons.append(f"{kind}: every message that says it would come to this "
@@ -201,3 +202,23 @@ def keyword_warnings(catalog: Mapping[str, Business]) -> list[ConfigWarning]:
     return [located(catalog[c.business], ("keywords", c.index) if c.index is not None
                     else ("name",), c.message)
             for c in keyword_collisions(catalog)]
+
+
+def keyword_errors(catalog: Mapping[str, Business]) -> list[ConfigError]:
+    """Keywords that are replies in every dialogue ("确认", "取消", "办理"…): errors.
+
+    Such a keyword would take the citizen's "确认" at the confirmation of another business
+    to this one, in every dialogue: validate fails and the server refuses to start.
+    """
+    found = []
+    for b in catalog.values():
+        for i, keyword in enumerate(b.keywords):
+            if _norm(keyword) in REPLY_WORDS:
+                w = located(b, ("keywords", i), "")
+                found.append(ConfigError(
+                    w.file, w.line, w.path,
+                    f"keyword {keyword!r} is a word the assistant reads as a reply in every "
+                    "dialogue (confirm, cancel, accept, modify, retry, or the request's verb): "
+                    "a citizen saying it while doing another business would be taken to this "
+                    f"one; remove it (关键词“{keyword}”是对话里的回复用语，会打断其他业务的办理，请删除)"))
+    return found
