@@ -148,3 +148,22 @@ def test_an_ingest_puts_each_document_first_chunk_last(tmp_path, small_corpus, h
     ingest(store, hashing, small_corpus)
     firsts = [i for i, n in enumerate(inserted) if n == 0]
     assert firsts and min(firsts) > max(i for i, n in enumerate(inserted) if n != 0)
+
+
+def test_the_dense_query_reads_only_the_start_of_a_pasted_page(tmp_path, small_corpus, hashing):
+    # A 2,000-character message cost the real embedder ~2.5 s of CPU per question.
+    from rag.retriever import QUERY_CHARS, MilvusRetriever
+
+    store = _store(tmp_path)
+    ingest(store, hashing, small_corpus)
+    seen: list[str] = []
+    real = hashing.embed
+
+    def spy(texts, *, query=False):
+        seen.extend(texts)
+        return real(texts, query=query)
+
+    hashing.embed = spy  # type: ignore[method-assign]
+    hits = MilvusRetriever(store, hashing).search("社保卡挂失怎么办" * 250, k=1)
+    assert seen == [("社保卡挂失怎么办" * 250)[:QUERY_CHARS]]
+    assert hits and hits[0].doc_id == "card"
