@@ -53,8 +53,10 @@ class DefinitionError(SiAgentError):
     """A definition (business YAML, state machine) is wrong; found at load time."""
 
 
-class ConfigError(DefinitionError, ValueError):
-    """One problem in one business file, located as ``file:line: path: message``."""
+class _Located(Exception):
+    """Something at a place in a business file: ``file:line: path: {label}message``."""
+
+    label = ""
 
     def __init__(self, file: str, line: int | None, path: str, message: str) -> None:
         self.file = file
@@ -64,25 +66,19 @@ class ConfigError(DefinitionError, ValueError):
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        line = self.line if self.line is not None else 0
-        path = self.path or "<root>"
-        return f"{self.file}:{line}: {path}: {self.message}"
+        return f"{self.file}:{self.line or 0}: {self.path or '<root>'}: {self.label}{self.message}"
 
 
-class ConfigWarning(UserWarning):
+class ConfigError(_Located, DefinitionError, ValueError):
+    """One problem in one business file, located as ``file:line: path: message``."""
+
+
+class ConfigWarning(_Located, UserWarning):
     """Something in a business file worth a second look; stops no load.
 
     Located like ``ConfigError``: ``file:line: path: warning: message``."""
 
-    def __init__(self, file: str, line: int | None, path: str, message: str) -> None:
-        self.file = file
-        self.line = line
-        self.path = path
-        self.message = message
-        super().__init__(str(self))
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line or 0}: {self.path or '<root>'}: warning: {self.message}"
+    label = "warning: "
 
 
 class ConfigErrors(DefinitionError, ValueError):
