@@ -16,14 +16,7 @@ cd "$(dirname "$0")/.."
 
 . scripts/venv.sh
 ensure_venv run rag,dates,photo,ocr,rpa
-# Keep Python's compiled bytecode between starts. With PYTHONDONTWRITEBYTECODE set (as in
-# many containers, this machine's included) every start compiled again the ~1,600 modules
-# a server imports: 4 s of CPU before the first knowledge answer on a 2-core machine. The
-# bytecode goes under .venv/pycache (PYTHONPYCACHEPREFIX), not next to the sources.
-if [ -n "${PYTHONDONTWRITEBYTECODE:-}" ]; then
-  unset PYTHONDONTWRITEBYTECODE
-  export PYTHONPYCACHEPREFIX=${PYTHONPYCACHEPREFIX:-$PWD/.venv/pycache}
-fi
+keep_bytecode
 export SI_SESSION_STORE=${SI_SESSION_STORE:-sqlite}
 if [ "$#" -eq 0 ]; then
   set -- serve

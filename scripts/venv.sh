@@ -1,5 +1,5 @@
 # Sourced by run.sh and test.sh: make .venv (once), install the locked dependencies of one
-# set, then the project itself (editable, without dependencies).
+# set, then the project itself (editable, without dependencies); keep_bytecode.
 # Usage: ensure_venv NAME EXTRAS, e.g. `ensure_venv test test,rag`: installs
 # requirements/NAME.lock with --require-hashes (every file checked against the lock's
 # sha256). scripts/lock.sh makes each lock from the EXTRAS named in these calls.
@@ -35,4 +35,16 @@ ensure_venv() {
     .venv/bin/python -m pip install "${pip_quiet[@]}" --no-deps -e .
   fi
   echo "$want" > "$stamp"
+}
+
+# Keep Python's compiled bytecode between runs. With PYTHONDONTWRITEBYTECODE set (as in
+# many containers, this machine's included) every start compiled again the ~1,600 modules
+# a server imports: 4 s of CPU before the first knowledge answer on a 2-core machine
+# (docs/performance.md, "Start-up"). The bytecode goes under .venv/pycache
+# (PYTHONPYCACHEPREFIX), not next to the sources; a prefix already set is kept.
+keep_bytecode() {
+  if [ -n "${PYTHONDONTWRITEBYTECODE:-}" ]; then
+    unset PYTHONDONTWRITEBYTECODE
+    export PYTHONPYCACHEPREFIX=${PYTHONPYCACHEPREFIX:-$PWD/.venv/pycache}
+  fi
 }
