@@ -47,3 +47,8 @@ def test_nothing_changes_when_python_writes_its_bytecode_anyway():
 def test_run_sh_keeps_the_bytecode():
     text = (ROOT / "scripts" / "run.sh").read_text(encoding="utf-8")
     assert text.index("keep_bytecode") < text.index("exec .venv/bin/si-agent")
+
+
+def test_test_sh_keeps_the_bytecode():
+    text = (ROOT / "scripts" / "test.sh").read_text(encoding="utf-8")
+    assert text.index("keep_bytecode") < text.index(".venv/bin/python -m pytest")
