@@ -139,6 +139,48 @@ def test_a_reply_word_as_a_keyword_is_an_error_and_the_server_refuses_it(shipped
                                   knowledge="none"))
 
 
+@pytest.mark.parametrize("blank", ['" "', '"　"', '""'])
+def test_a_blank_keyword_is_an_error_and_the_server_refuses_it(shipped, capsys, blank):
+    # A keyword of one space matched every message with a space in it ("养老金 查询"),
+    # and blanking it out of the message looped for ever: a worker at 100% CPU.
+    from si_agent.app import build_controller
+    from si_agent.config.settings import Settings
+    from si_agent.errors import ConfigErrors
+
+    path = write_new(shipped, keywords=f"养老金补发, {blank}")
+    code, out = validate(shipped, capsys)
+    assert code == 1
+    if blank == '""':  # the schema's own check
+        assert out[0] == (f"pension_arrears.yaml:{line_of(path, 'keywords:')}: keywords[1]: "
+                          "must not be empty")
+        return
+    assert out[0].startswith(f"pension_arrears.yaml:{line_of(path, 'keywords:')}: keywords[1]: "
+                             "keyword ")
+    assert "is blank" in out[0] and "请删除" in out[0]
+    with pytest.raises(ConfigErrors, match="is blank"):
+        build_controller(Settings(business_dir=shipped, session_store="memory",
+                                  knowledge="none"))
+
+
+def test_blanking_a_phrase_of_spaces_out_of_a_message_ends():
+    from si_agent.engine.rules.matching import BusinessIndex
+
+    shipped = load_businesses(ROOT / "businesses")
+    b = shipped["pension_query"]
+    spaced = b.model_copy(update={"keywords": (*b.keywords, " ")})
+    index = BusinessIndex({**shipped, b.id: spaced})
+    assert index.without_keywords(spaced, "养老金查询 查一下") == "      查一下"
+
+
+def test_a_one_character_keyword_is_a_warning(shipped, capsys):
+    path = write_new(shipped, keywords="养老金补发, 补")
+    code, out = validate(shipped, capsys)
+    assert code == 0
+    assert out[0].startswith(f"pension_arrears.yaml:{line_of(path, 'keywords:')}: keywords[1]: "
+                             "warning: keyword '补' is a single character: it is found inside "
+                             "many words")
+
+
 def test_distinct_keywords_give_no_warning(shipped, capsys):
     write_new(shipped)
     code, out = validate(shipped, capsys)

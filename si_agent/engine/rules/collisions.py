@@ -71,10 +71,13 @@ def keyword_collisions(catalog: Mapping[str, Business]) -> list[Collision]:
         taken = _takeovers(catalog, bid, probes)
         for i, keyword in enumerate(b.keywords):
             word = _norm(keyword)
-            if word in REPLY_WORDS:  # an error (keyword_errors), not a warning
+            if not word or word in REPLY_WORDS:  # an error (keyword_errors), not a warning
                 continue
             reasons: list[str] = []
             named: dict[str, None] = {}
+            if len(word) == 1:
+                reasons.append("is a single character: it is found inside many words "
+                               "citizens type about other things")
             shared = [o for o, p in others.items() if word in p]
             if shared:
                 reasons.append(f"is also a keyword of {_names(catalog, shared)}")
@@ -205,7 +208,7 @@ def keyword_warnings(catalog: Mapping[str, Business]) -> list[ConfigWarning]:
 
 
 def keyword_errors(catalog: Mapping[str, Business]) -> list[ConfigError]:
-    """Keywords that are replies in every dialogue ("确认", "取消", "办理"…): errors.
+    """Keywords that are blank, or replies in every dialogue ("确认", "取消", "办理"…): errors.
 
     Such a keyword would take the citizen's "确认" at the confirmation of another business
     to this one, in every dialogue: validate fails and the server refuses to start.
@@ -213,7 +216,14 @@ def keyword_errors(catalog: Mapping[str, Business]) -> list[ConfigError]:
     found = []
     for b in catalog.values():
         for i, keyword in enumerate(b.keywords):
-            if _norm(keyword) in REPLY_WORDS:
+            if not _norm(keyword):
+                w = located(b, ("keywords", i), "")
+                found.append(ConfigError(
+                    w.file, w.line, w.path,
+                    f"keyword {keyword!r} is blank: only spaces would match every message "
+                    "with a space in it; remove it or write the phrase "
+                    "(关键词只有空格，会匹配所有带空格的消息，请删除或填写词语)"))
+            elif _norm(keyword) in REPLY_WORDS:
                 w = located(b, ("keywords", i), "")
                 found.append(ConfigError(
                     w.file, w.line, w.path,

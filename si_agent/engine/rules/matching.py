@@ -89,11 +89,13 @@ class BusinessIndex:
         """``text`` with the business's own name and keywords blanked out (same length)."""
         low = text.lower()
         for phrase in sorted(self._phrases.get(business.id, ()), key=len, reverse=True):
+            if not phrase:
+                continue
             at = low.find(phrase)
-            while at >= 0:
+            while at >= 0:  # searched on after the blank: a phrase of spaces ends too
                 text = text[:at] + " " * len(phrase) + text[at + len(phrase):]
                 low = text.lower()
-                at = low.find(phrase)
+                at = low.find(phrase, at + len(phrase))
         return text
 
     def names_a_business(self, text: str) -> bool:
