@@ -35,7 +35,6 @@ from si_agent.config.settings import Settings
 log = logging.getLogger(__name__)
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
-MILVUS_LOCK = "LOCK"  # the file a Milvus Lite directory is flock-ed through while open
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -137,8 +136,10 @@ def _knowledge_beside_a_server(settings: Settings) -> Iterator[Settings]:
     """``settings``, with a private copy of the Milvus Lite knowledge base when another
     process holds it (the copy is removed at the end); without knowledge answers when
     no copy can be made."""
+    from rag.store import MILVUS_LOCK, lite_held
+
     location = Path(settings.kb_location)
-    if settings.knowledge != "milvus" or "://" in settings.kb_location or not held(location):
+    if settings.knowledge != "milvus" or "://" in settings.kb_location or not lite_held(location):
         yield settings
         return
     with tempfile.TemporaryDirectory(prefix="si-agent-chat-") as scratch:
@@ -156,28 +157,6 @@ def _knowledge_beside_a_server(settings: Settings) -> Iterator[Settings]:
         log.info("knowledge base %s is held by another process; using a copy in %s",
                  location, copy)
         yield settings.replace(kb_uri=str(copy))
-
-
-def held(location: Path) -> bool:
-    """Whether another process has the Milvus Lite directory ``location`` open."""
-    lock = location / MILVUS_LOCK
-    if not lock.is_file():
-        return False
-    import fcntl
-
-    try:
-        fd = os.open(lock, os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
-    finally:
-        os.close(fd)
 
 
 def _prepare_knowledge(controller) -> None:
