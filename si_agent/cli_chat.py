@@ -22,6 +22,7 @@ import argparse
 import contextlib
 import logging
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -71,9 +72,13 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return _converse(controller, settings, args)
 
 
+_COMMANDS = "输入 /quit 退出，/reset 重新开始，/upload 照片路径 上传照片"
+_UNKNOWN_COMMAND = re.compile(r"/[A-Za-z]+")  # "/foo": a typo of a command, not a message
+
+
 def _converse(controller, settings: Settings, args: argparse.Namespace) -> int:
     user = args.user or f"cli-{uuid.uuid4().hex[:8]}"
-    print("社保智能帮办（输入 /quit 退出，/reset 重新开始，/upload 照片路径 上传照片）")
+    print(f"社保智能帮办（{_COMMANDS}）")
     print(controller.handle(user, "你好").reply)
     while True:
         try:
@@ -91,6 +96,9 @@ def _converse(controller, settings: Settings, args: argparse.Namespace) -> int:
             turn = _upload(controller, settings, user, line.strip()[len("/upload"):].strip())
             if turn is None:
                 continue
+        elif command := _UNKNOWN_COMMAND.fullmatch(line.strip()):
+            print(f"助手> 没有“{command[0]}”这个命令。{_COMMANDS}")
+            continue
         else:
             turn = controller.handle(user, line)
         print(f"助手> {turn.reply}")

@@ -102,6 +102,15 @@ def test_chat_status_line_names_what_it_waits_for_in_chinese(tmp_path):
     assert "id_number" not in out.stdout and "collecting" not in out.stdout
 
 
+def test_chat_names_an_unknown_command_and_keeps_the_business(tmp_path):
+    out = run("chat", "--engine", "rules", tmp_path=tmp_path,
+              stdin="我要把社保从杭州转到苏州\n/foo\n330122196303150178\n/quit\n")
+    assert out.returncode == 0, out.stderr
+    assert ("助手> 没有“/foo”这个命令。输入 /quit 退出，/reset 重新开始，/upload 照片路径 "
+            "上传照片") in out.stdout
+    assert "| 等待 姓名]" in out.stdout  # the ID number after it was still taken
+
+
 def test_chat_in_terminal_switches_and_resumes(tmp_path):
     lines = ["社保卡丢了，身份证330122196303150178", "查养老金", "好", "330122196303150178",
              "继续", "上个月底", "取消", "谢谢", "/quit"]
