@@ -9,9 +9,10 @@
  * Every text the page itself shows is in TEXTS below; replies come from the server.
  * Server data is only ever inserted with textContent, never as HTML.
  *
- * In the widget's frame (/?embed=1, see widget.js) the header is compact, and Esc with
- * nothing of the page's own to close asks the widget to close ("si-agent:close", the
- * only message sent to the host page). Storage may be blocked there (a third-party
+ * In the widget's frame (/?embed=1, see widget.js) the header is compact; the page
+ * tells the widget it runs ("si-agent:ready"), and Esc with nothing of the page's own
+ * to close asks the widget to close ("si-agent:close"): two constants, the only
+ * messages sent to the host page. Storage may be blocked there (a third-party
  * frame): the page then keeps the user id and token in memory only.
  */
 "use strict";
@@ -64,6 +65,7 @@
   const STORAGE_TOKEN = "si_agent.token";
   const EMBEDDED = new URLSearchParams(location.search).get("embed") === "1" && window.parent !== window;
   const CLOSE_MESSAGE = "si-agent:close";
+  const READY_MESSAGE = "si-agent:ready";
   const NARROW = window.matchMedia("(max-width: 767.98px)");
   const TOAST_MS = 6000;
 
@@ -822,7 +824,10 @@
   }
 
   async function init() {
-    if (EMBEDDED) els.app.dataset.embed = "true";
+    if (EMBEDDED) {
+      els.app.dataset.embed = "true";
+      window.parent.postMessage(READY_MESSAGE, "*"); // a constant: the widget shows the frame
+    }
     bind();
     watchScrolling();
     const [cfg, businesses] = await Promise.allSettled([

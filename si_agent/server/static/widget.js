@@ -10,8 +10,11 @@
  *
  * Everything the widget draws sits in a shadow root, so the host page's styles and
  * the widget's do not touch each other. Plain ES5, no eval, no inline handlers.
- * The chat page sends one message to this script, the constant "si-agent:close"
- * (Esc pressed inside the frame); nothing else crosses the frame.
+ * The chat page sends this script two constant messages and nothing else:
+ * "si-agent:ready" (it runs in the frame) and "si-agent:close" (Esc in the frame).
+ * A frame that is not ready soon after it loaded (the site is not in
+ * SI_EMBED_ORIGINS, the assistant is down) is replaced by a link that opens the
+ * assistant in a new window.
  *
  * window.SiAgentWidget: open(), close(), toggle(), isOpen().
  */
@@ -22,11 +25,14 @@
 
   var DEFAULT_TITLE = "社保智能帮办";
   var CLOSE_MESSAGE = "si-agent:close";
+  var READY_MESSAGE = "si-agent:ready";
+  var READY_GRACE_MS = 3000; // after the frame's load event
   var FONTS = '"PingFang SC", "Hiragino Sans GB", "Microsoft YaHei", "Noto Sans CJK SC", ' +
     '"Noto Sans SC", "Source Han Sans SC", "WenQuanYi Micro Hei", system-ui, sans-serif';
   var CSS = [
     ":host { all: initial; }",
     "[hidden] { display: none !important; }",
+    ".box, .box * { box-sizing: border-box; }",
     ".launcher { position: fixed; right: 20px; bottom: 20px; z-index: 2147483000;",
     "  display: flex; align-items: center; gap: 8px; min-height: 48px; margin: 0;",
     "  padding: 6px 18px 6px 6px; border: 2px solid #fff; border-radius: 999px;",
@@ -53,6 +59,9 @@
     ".close:hover { background: rgba(255, 255, 255, .14); }",
     ".close:focus-visible { outline-color: #fff; }",
     ".frame { flex: 1; display: block; width: 100%; min-height: 0; border: 0; }",
+    ".notice { margin: 0; padding: 24px 16px; color: #1e293b; }",
+    ".notice a { color: #1659a8; font-weight: 600; }",
+    ".notice a:focus-visible { outline: 3px solid #0b2e5c; outline-offset: 2px; }",
     ".left .launcher, .left .panel { right: auto; left: 20px; }",
     "@media (max-width: 480px) {",
     "  .launcher { right: 12px; bottom: 12px; }",
@@ -132,6 +141,13 @@
     }, "关闭");
     head.appendChild(close);
     panel.appendChild(head);
+    var notice = element("p", { "class": "notice", role: "status", "data-testid": "si-agent-notice" },
+      "智能帮办暂时无法在本页打开，");
+    notice.appendChild(element("a", { href: origin + "/", target: "_blank", rel: "noopener" },
+      "请点此在新窗口中打开"));
+    notice.appendChild(document.createTextNode("。"));
+    notice.hidden = true;
+    panel.appendChild(notice);
     box.appendChild(launcher);
     box.appendChild(panel);
     root.appendChild(box);
@@ -146,10 +162,12 @@
       }
     });
     window.addEventListener("message", function (event) {
-      if (ui.frame && event.source === ui.frame.contentWindow && event.origin === origin &&
-          event.data === CLOSE_MESSAGE) closePanel();
+      if (!ui.frame || event.source !== ui.frame.contentWindow || event.origin !== origin) return;
+      if (event.data === CLOSE_MESSAGE) closePanel();
+      else if (event.data === READY_MESSAGE) showFrame(true);
     });
-    ui = { launcher: launcher, panel: panel, close: close, frame: null };
+    ui = { launcher: launcher, panel: panel, close: close, notice: notice, root: root, frame: null,
+      ready: false };
     if (wanted) openPanel();
   }
 
@@ -162,6 +180,7 @@
         "data-testid": "si-agent-frame"
       });
       ui.frame.addEventListener("load", function () {
+        setTimeout(function () { if (!ui.ready) showFrame(false); }, READY_GRACE_MS);
         if (!ui.panel.hidden) ui.frame.focus();
       });
       ui.panel.appendChild(ui.frame);
@@ -169,6 +188,15 @@
     ui.panel.hidden = false;
     ui.launcher.setAttribute("aria-expanded", "true");
     ui.frame.focus();
+  }
+
+  /** The frame (it said it is ready) or, in its place, the link to a new window. */
+  function showFrame(ready) {
+    var active = ui.root.activeElement !== undefined ? ui.root.activeElement : document.activeElement;
+    ui.ready = ready;
+    ui.frame.hidden = !ready;
+    ui.notice.hidden = ready;
+    if (!ready && active === ui.frame && !ui.panel.hidden) ui.notice.querySelector("a").focus();
   }
 
   function closePanel() {
