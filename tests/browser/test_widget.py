@@ -10,6 +10,7 @@ Screenshots go to ``test-artifacts/browser/widget-*.png``.
 from __future__ import annotations
 
 import html
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -42,6 +43,14 @@ HOST_PAGE = """<!doctype html>
 <script src="{assistant}/widget.js" data-title="{title}" defer></script>
 </body></html>
 """
+# Where third-party storage is blocked, reading window.localStorage throws.
+BLOCK_STORAGE = """
+if (location.origin === ASSISTANT) {
+  for (const name of ["localStorage", "sessionStorage"]) {
+    Object.defineProperty(window, name, { configurable: true, get() {
+      throw new DOMException("The document is sandboxed", "SecurityError"); } });
+  }
+}"""
 HOST_CSS = """
 body { font-family: serif; color: #333; margin: 24px; }
 button { background: rgb(255, 0, 0) !important; font-size: 30px !important; }
@@ -241,13 +250,7 @@ def test_widget_fills_a_phone_screen(sites, open_host, artifacts):
 
 def test_widget_works_where_the_frame_may_not_use_storage(sites, open_host):
     """Third-party storage blocked (reading window.localStorage throws): the chat works."""
-    blocked = """
-    if (location.origin === %r) {
-      for (const name of ["localStorage", "sessionStorage"]) {
-        Object.defineProperty(window, name, { configurable: true, get() {
-          throw new DOMException("The document is sandboxed", "SecurityError"); } });
-      }
-    }""" % sites["assistant"]
+    blocked = BLOCK_STORAGE.replace("ASSISTANT", json.dumps(sites["assistant"]))
     page = open_host(sites["host"] + "/", init_script=blocked)
     chat = open_widget(page)
     assert chat.locator("html").evaluate(
