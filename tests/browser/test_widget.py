@@ -40,7 +40,7 @@ HOST_PAGE = """<!doctype html>
 <h1 class="title">某市人力资源和社会保障局</h1>
 <p class="panel">政务公开 · 办事服务 · 互动交流</p>
 <button type="button" id="host-button">本站按钮</button>
-<script src="{assistant}/widget.js" data-title="{title}" defer></script>
+<script src="{assistant}/widget.js" data-title="{title}"{position} defer></script>
 </body></html>
 """
 # Where third-party storage is blocked, reading window.localStorage throws.
@@ -66,7 +66,9 @@ def host_site(assistant: Callable[[], str]):
         if path == "/host.css":
             body, kind = HOST_CSS, "text/css"
         elif path == "/":
-            body = HOST_PAGE.format(assistant=assistant(), title=html.escape(TITLE))
+            left = environ.get("QUERY_STRING") == "position=left"
+            body = HOST_PAGE.format(assistant=assistant(), title=html.escape(TITLE),
+                                    position=' data-position="left"' if left else "")
             kind = "text/html; charset=utf-8"
         else:
             start_response("404 Not Found", [("Content-Type", "text/plain")])
@@ -246,6 +248,15 @@ def test_widget_fills_a_phone_screen(sites, open_host, artifacts):
     page.get_by_role("button", name="关闭" + TITLE).click()
     expect(page.get_by_test_id("si-agent-panel")).to_be_hidden()
     assert focused_in_widget(page) == "si-agent-launcher"
+
+
+def test_widget_on_the_left(sites, open_host):
+    page = open_host(sites["host"] + "/?position=left")
+    box = launcher(page).bounding_box()
+    assert box and box["x"] == 20
+    open_widget(page)
+    panel = page.get_by_test_id("si-agent-panel").bounding_box()
+    assert panel and panel["x"] == 20
 
 
 def test_widget_works_where_the_frame_may_not_use_storage(sites, open_host):
