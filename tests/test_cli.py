@@ -220,3 +220,36 @@ def test_run_sh_runs_the_command_in_the_callers_cwd(tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [f"cwd={caller}", "args=validate mine",
                                        f"data={repo}/data"]
+
+
+def _guide_section(title: str) -> str:
+    text = (ROOT / "docs" / "businesses.zh.md").read_text("utf-8")
+    start = text.index(title)
+    return text[start:text.index("\n### ", start + 1)]
+
+
+def test_the_staff_guides_chat_example_is_what_chat_prints(tmp_path):
+    section = _guide_section("### 9.4 ")
+    block = section.split("$ scripts/run.sh chat\n", 1)[1].split("```", 1)[0]
+    said = [line[len("您> "):] for line in block.splitlines() if line.startswith("您> ")]
+    assert said == ["查养老金", "330122196303150178", "/quit"]
+    out = run("chat", tmp_path=tmp_path, stdin="\n".join(said) + "\n")
+    assert out.returncode == 0, out.stderr
+    # Every line shown but the greeting's (elided) and the payment's (dated by today)
+    for line in block.splitlines():
+        line = line.removeprefix("您> ").removeprefix("助手> ")
+        if line and "……" not in line and "年" not in line and line not in said:
+            assert line in out.stdout, line
+
+
+def test_the_staff_guides_replay_example_passes_from_its_directory(tmp_path):
+    section = _guide_section("### 9.4 ")
+    transcript = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "dialogues").mkdir()
+    (tmp_path / "dialogues" / "pension_query__try.yaml").write_text(transcript, "utf-8")
+    env = {**os.environ, "SI_DATA_DIR": str(tmp_path / "data"), "SI_KNOWLEDGE": "none",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    for target in ("dialogues/pension_query__try.yaml", "dialogues"):
+        out = subprocess.run([sys.executable, "-m", "si_agent.cli", "replay", target],
+                             capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
+        assert (out.returncode, out.stdout) == (0, "1 passed, 0 failed\n"), out.stderr
