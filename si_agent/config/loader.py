@@ -268,10 +268,14 @@ def _string_hint(expected: Any, value: str) -> str:
     text = value.strip()
     close = _FULL_WIDTH_BRACKETS.get(text[:1])
     if expected == "array" and close is not None:
-        items = [w.strip() for w in re.split("[,，、]", text[1:].rstrip(close)) if w.strip()]
+        items = [w.strip() for w in re.split("[,，、]", text[1:].rstrip("]］】〕")) if w.strip()]
         return (f"; hint: {text[0]} {close} are full-width brackets, so YAML reads this as one "
                 f"piece of text; write a list in ASCII brackets: [{', '.join(items)}] "
                 f"(提示：列表要用英文半角方括号“[ ]”，不能用中文的“{text[0]}{close}”)")
+    if expected == "array" and text.startswith("-") and not text.startswith("- "):
+        first = text[1:].split(" - ", 1)[0].strip()
+        return (f"; hint: a list item needs a space after its '-': '- {first}' "
+                f"(提示：列表的每一项要写成“- ”加内容，短横线后面要有一个空格，例如“- {first}”)")
     if expected == "array":
         items = [w.strip() for w in re.split("[,，、]", text) if w.strip()] or [text]
         return (f"; hint: write a list in brackets, [{', '.join(items)}], or one item per "

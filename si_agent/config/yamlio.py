@@ -10,7 +10,8 @@ A syntax error caused by a mistake staff often make gets a hint, in English and
 in Chinese (the staff guide's language), at the line of the mistake: a
 full-width colon after a key (``name： 值``), a tab or an ideographic space
 (U+3000, "　") in the indentation, no space after a key's colon (``name:值``),
-and a backslash in a double-quoted string (``validate: "\\d{6}"``, a regular
+a ``[`` or ``{`` never closed (or closed with a full-width ``］``), a quote never
+closed (the parser stops lines later, at the end of the file), and a backslash in a double-quoted string (``validate: "\\d{6}"``, a regular
 expression: single quotes keep it as written). A key indented with ideographic
 spaces that still parses (``"　　kind"``) is a problem with the same hint.
 """
@@ -249,6 +250,14 @@ HINT_NO_SPACE = (
     "hint: there is no space after the colon of {key!r}, so YAML reads '{key}:{value}' as "
     "one piece of text; write '{key}: {value}' (提示：“{key}:”后面缺少空格，整行会被当成"
     "一段文字，请在冒号后面加一个空格：“{key}: {value}”)")
+HINT_UNCLOSED = (
+    "hint: the '{open}' on this line is never closed; end it with an ASCII '{close}' "
+    "(full-width '］', '】' or '｝' do not close it) (提示：这一行的“{open}”没有配对的英文半角"
+    "“{close}”，请在末尾补上“{close}”，不能用中文的“］”“】”“｝”)")
+HINT_UNCLOSED_QUOTE = (
+    "hint: the quote opened on this line is never closed; end the text with the same ASCII "
+    "quote on this line (Chinese quotes “ ” do not close it) (提示：这一行的引号没有配对，"
+    "请在文字末尾补上同样的英文引号，中文引号“ ”不算)")
 HINT_ESCAPE = (
     "hint: in double quotes a backslash starts an escape; write a regular expression in "
     "single quotes, e.g. validate: '^\\d{6}$' (提示：双引号里的反斜杠会被当作转义符，"
@@ -263,8 +272,16 @@ def syntax_hint(exc: yaml.MarkedYAMLError, text: str) -> tuple[int, str] | None:
     problem = exc.problem or ""
     if "found character '\\t'" in problem:
         return mark.line + 1, HINT_TAB
-    if "unknown escape character" in problem and "double-quoted" in (exc.context or ""):
+    context, opened = exc.context or "", exc.context_mark
+    if "unknown escape character" in problem and "double-quoted" in context:
         return mark.line + 1, HINT_ESCAPE
+    # Reported where the parser gave up (the next key's line, or the end of the file);
+    # the mistake is on the line the list, mapping or quote was opened.
+    if opened is not None and context.startswith("while parsing a flow "):
+        brackets = ("[", "]") if "sequence" in context else ("{", "}")
+        return opened.line + 1, HINT_UNCLOSED.format(open=brackets[0], close=brackets[1])
+    if opened is not None and context == "while scanning a quoted scalar":
+        return opened.line + 1, HINT_UNCLOSED_QUOTE
     lines = text.splitlines()
     nearby = range(min(mark.line, len(lines) - 1), max(0, mark.line - _LOOK_BACK) - 1, -1)
     for i in nearby:

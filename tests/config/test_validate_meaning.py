@@ -462,3 +462,37 @@ def test_two_businesses_with_the_same_name_are_a_warning_naming_both(shipped, ca
         "citizens could not tell the two apart in the list of businesses, and a message saying "
         "it would match both; give each business its own name (业务名称“养老金查询”与 "
         "pension_arrears 重复，请改成不同的名称)")
+
+
+UNCLOSED = ("hint: the '[' on this line is never closed; end it with an ASCII ']' (full-width "
+            "'］', '】' or '｝' do not close it) (提示：这一行的“[”没有配对的英文半角“]”，请在末尾"
+            "补上“]”，不能用中文的“］”“】”“｝”)")
+UNCLOSED_QUOTE = ("hint: the quote opened on this line is never closed; end the text with the "
+                  "same ASCII quote on this line (Chinese quotes “ ” do not close it) (提示：这一行"
+                  "的引号没有配对，请在文字末尾补上同样的英文引号，中文引号“ ”不算)")
+
+
+@pytest.mark.parametrize(("old", "new", "anchor", "hint"), [
+    # The parser stops at the next key, or at the end of the file: the hint names the line
+    # the list or the quote was opened on.
+    ("keywords: [X]", "keywords: [养老金补发, 补发养老金", "keywords:", UNCLOSED),
+    ("keywords: [X]", "keywords: [养老金补发, 补发养老金］", "keywords:", UNCLOSED),
+    ("name: 养老金补发申请", 'name: "养老金补发申请', "name:", UNCLOSED_QUOTE),
+    ("name: 养老金补发申请", 'name: "养老金补发申请”', "name:", UNCLOSED_QUOTE),
+])
+def test_a_list_or_a_quote_never_closed_is_reported_where_it_opens(shipped, old, new, anchor,
+                                                                    hint):
+    path = write_new(shipped, keywords="X", **{old: new})
+    [error] = check_directory(shipped)[1]
+    assert (error.line, error.message.endswith(hint)) == (line_of(path, anchor), True), error
+
+
+def test_a_list_item_without_a_space_after_its_dash_gets_a_hint(shipped):
+    path = write_new(shipped, keywords="X", **{"keywords: [X]":
+                                               "keywords:\n  -养老金补发\n  - 补发养老金"})
+    [error] = check_directory(shipped)[1]
+    assert error.line == line_of(path, "keywords:")
+    assert error.message == (
+        "expected a list, got string '-养老金补发 - 补发养老金'; hint: a list item needs a space "
+        "after its '-': '- 养老金补发' (提示：列表的每一项要写成“- ”加内容，短横线后面要有一个空格，"
+        "例如“- 养老金补发”)")
