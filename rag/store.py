@@ -70,7 +70,7 @@ MILVUS_LOCK = "LOCK"  # the file a Milvus Lite directory is flock-ed through whi
 def lite_held(location: Path) -> bool:
     """Whether another process has the Milvus Lite directory ``location`` open."""
     lock = location / MILVUS_LOCK
-    if not lock.is_file():
+    if not lock.is_file() or _opened_here(location):
         return False
     import fcntl
 
@@ -87,6 +87,16 @@ def lite_held(location: Path) -> bool:
         return False
     finally:
         os.close(fd)
+
+
+def _opened_here(location: Path) -> bool:
+    """Whether this process's Milvus Lite has ``location`` open (its lock is then ours:
+    flock refuses a second open file of the same process too)."""
+    try:
+        from milvus_lite.server_manager import server_manager_instance
+    except ImportError:
+        return False
+    return os.path.abspath(location) in getattr(server_manager_instance, "_servers", {})
 
 
 class MilvusStore:
