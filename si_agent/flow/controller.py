@@ -70,7 +70,7 @@ from si_agent.knowledge import Knowledge, NoKnowledge
 from si_agent.requirements import Missing
 from si_agent.session.base import ExpiryMarks, SessionStore, session_ref
 from si_agent.session.files import StepFiles, create_step_files
-from si_agent.session.model import Session
+from si_agent.session.model import Session, Shown
 from si_agent.uploads import CleanImage
 from si_agent.validators import relative_dates
 
@@ -316,6 +316,12 @@ class Controller:
                 self.driver.reconcile(session)
         return snapshot(session, self.catalog, job=job)
 
+    def transcript(self, session_id: str) -> list[Shown]:
+        """The recent messages as the page showed them (citizens' numbers masked), oldest
+        first: what a page loaded again shows. Reads only; empty without a session."""
+        session = self.store.load(session_id)
+        return list(session.transcript) if session is not None else []
+
     def reset(self, session_id: str) -> TurnResult:
         """Forget the session: the user starts again in idle.
 
@@ -366,6 +372,7 @@ class Controller:
                 return
             session.notice = None
             session.remember("assistant", notice)
+            session.show("assistant", notice)
             try:
                 self.store.save(session)
                 return

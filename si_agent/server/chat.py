@@ -1,4 +1,5 @@
-"""The chat API: ``POST /api/chat`` (JSON or SSE), ``GET``/``DELETE /api/session``."""
+"""The chat API: ``POST /api/chat`` (JSON or SSE), ``GET``/``DELETE /api/session``,
+``GET /api/session/history`` and ``GET /api/session/events``."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import logging
 import queue
 import re
 import threading
+import time
 from collections.abc import Iterator
 
 from flask import Blueprint, Response, current_app, jsonify, request, stream_with_context
@@ -86,6 +88,17 @@ def get_session():
         session = _controller().store.load(user)
         body["memory"] = [r.model_dump(mode="json") for r in session.memory] if session else []
     return jsonify(body)
+
+
+@bp.get("/api/session/history")
+@token_required
+def session_history():
+    """The recent messages as the page showed them, for a page loaded again; with the
+    seconds since the last one (a page opened after a long pause asks before resuming)."""
+    messages = _controller().transcript(current_user())
+    idle = max(0, round(time.time() - messages[-1].at)) if messages else None
+    return jsonify({"messages": [m.model_dump(mode="json") for m in messages],
+                    "idle_seconds": idle})
 
 
 @bp.get("/api/session/events")
