@@ -347,17 +347,26 @@ class Controller:
 
         Stops when the session is no longer executing (the last object carries
         the outcome as ``notice``, which counts as delivered and is cleared), or
-        after ``timeout``.
+        after ``timeout``. An outcome another stream delivered first (a page
+        reloaded while its old stream was still open on the server) is told again
+        to this one, when it followed that job.
         """
         deadline = time.monotonic() + timeout
         last: tuple | None = None
+        followed: str | None = None  # the job this stream saw running
         while time.monotonic() < deadline:
             turn = self.current(session_id)
             if turn.state != State.EXECUTING:
                 if turn.notice:
                     self._deliver_notice(session_id, turn.notice)
+                elif followed is not None:
+                    told = self.driver.told_elsewhere(session_id, followed)
+                    if told:
+                        turn = turn.model_copy(update={"notice": told})
                 yield turn
                 return
+            if turn.job is not None:
+                followed = turn.job.id
             mark = (turn.job.status, turn.job.progress) if turn.job else None
             if mark != last:
                 last = mark

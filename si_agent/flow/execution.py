@@ -430,6 +430,15 @@ class JobDriver:
             return session, flow.st.parts if same_turn else []
         raise SessionConflict(session_ref(session_id), expected=-1, found=None)
 
+    def told_elsewhere(self, session_id: str, job_id: str) -> str | None:
+        """The outcome of ``job_id``, already told (on another stream), to tell again;
+        None when the session has moved on to another job or it is not finished."""
+        session = self.ctl.load(session_id)
+        job = self.ctl.jobs.load(job_id)
+        if job is None or not job.finished or session.job_id != job_id:
+            return None
+        return outcome_text(Flow(session, self.ctl.deps), job)
+
     def _told_here(self, session: Session, job: Job) -> list[str]:
         if not session.notice:
             return [outcome_text(Flow(session, self.ctl.deps), job)]

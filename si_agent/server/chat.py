@@ -34,6 +34,8 @@ GROUP_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 # A turn that fails on these is answered 503 store_unavailable, as the app's error
 # handlers answer them outside a stream: the wrapped store error, and redis-py's
 # connection errors that a store did not wrap (step files, jobs next to the sessions).
+# What only a turn's answer carries: a session view (GET, DELETE, events) leaves them out.
+TURN_ONLY = {"reply", "message"}
 _STORE_DOWN: tuple[type[Exception], ...] = (StoreUnavailable, *redis_outages())
 
 
@@ -81,7 +83,7 @@ def chat():
 def get_session():
     user = current_user()
     turn = _controller().current(user)
-    body = turn.model_dump(mode="json", exclude={"reply"})
+    body = turn.model_dump(mode="json", exclude=TURN_ONLY)
     if request.args.get("debug") in ("1", "true"):
         if _settings().auth_mode != "dev":
             raise ApiError(403, "debug_disabled")
@@ -110,7 +112,7 @@ def session_events():
 
     def events() -> Iterator[str]:
         for view in controller.watch(user, timeout=WATCH_SECONDS):
-            body = view.model_dump(mode="json")
+            body = view.model_dump(mode="json", exclude={"message"})
             if view.state == "executing":
                 yield _sse("job", {k: v for k, v in body.items() if k != "reply"})
             else:
@@ -130,7 +132,7 @@ def delete_session():
     """Start over; the access token used is revoked (the page gets a new one)."""
     turn = _controller().reset(current_user())
     revoke_token(get_jwt())
-    return jsonify(turn.model_dump(mode="json", exclude={"reply"}))
+    return jsonify(turn.model_dump(mode="json", exclude=TURN_ONLY))
 
 
 def _wants_stream() -> bool:
