@@ -144,3 +144,29 @@ def test_a_slow_submission_shows_its_queued_note_and_outcome_again(slow_client, 
     messages = history(client, headers)["messages"]
     assert (messages[-1]["role"], messages[-1]["text"]) == ("assistant", outcome)
     assert messages[-2]["text"] == turn["reply"]
+
+
+def test_a_stream_opened_again_is_told_the_outcome_another_stream_took(slow_client, portal):
+    """A page reloaded while its old stream still waits on the server: the old stream
+    takes the outcome (to a page that is gone); the new one is told it all the same."""
+    client = slow_client
+    token = client.post("/api/token", json={"user_id": "twice"}).get_json()["access_token"]
+    headers = {"Authorization": f"Bearer {token}"}
+    for text in (*("我要转社保", "从杭州转到苏州", ID, "张伟"), "确认"):
+        chat(client, headers, text)
+    controller = client.application.config["SI_CONTROLLER"]
+    old, new = (controller.watch("twice", timeout=20, interval=0.01) for _ in range(2))
+    assert next(old).state == next(new).state == "executing"
+
+    portal.release.set()
+    first = next(old)
+    while first.state == "executing":  # progress, then the outcome
+        first = next(old)
+    again = next(new)
+    while again.state == "executing":
+        again = next(new)
+    assert NUMBER in (first.notice or "")
+    assert again.state == "done" and NUMBER in (again.notice or "")
+    # Told twice, kept once: the conversation has the outcome one time.
+    texts = [m["text"] for m in history(client, headers)["messages"]]
+    assert sum(NUMBER in t for t in texts) == 1
