@@ -9,6 +9,7 @@ resumes. ``social_transfer`` runs on a long-running executor the test releases.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -131,6 +132,7 @@ def test_a_reload_shows_the_conversation_again_masked(open_page, artifacts):
 
 
 def test_a_running_submission_is_followed_again_after_reload(open_page, portal, artifacts):
+    portal.release.clear()
     page = open_page()
     for text in (*TRANSFER, "确认"):
         say(page, text)
@@ -152,6 +154,31 @@ def test_a_running_submission_is_followed_again_after_reload(open_page, portal, 
     expect(replies.last).to_contain_text(f"受理编号：{NUMBER}")
     expect(replies.filter(has_text=NUMBER)).to_have_count(1)
     expect(page.get_by_test_id("job-progress")).to_have_count(0)
+
+
+def test_an_outcome_that_came_while_the_page_was_closed_is_shown_once(
+        open_page, portal, controller, live_server):
+    portal.release.clear()
+    page = open_page()
+    for text in (*TRANSFER, "确认"):
+        say(page, text)
+    uid = user_id(page)
+    page.goto("about:blank")  # the citizen closes the page while it runs
+    portal.release.set()
+    deadline = time.monotonic() + 10
+    while controller.store.load(uid).state != "done":
+        assert time.monotonic() < deadline, "the submission did not finish"
+        time.sleep(0.05)
+
+    page.goto(live_server + "/")
+    page.wait_for_selector("[data-testid=app][data-ready=true]")
+    replies = page.get_by_test_id("message-assistant")
+    expect(replies.last).to_contain_text(f"受理编号：{NUMBER}")
+    expect(replies.filter(has_text=NUMBER)).to_have_count(1)
+    expect(page.get_by_test_id("state-badge")).to_have_text("已完成")
+    expect(page.get_by_test_id("job-progress")).to_have_count(0)
+    reload(page)
+    expect(replies.filter(has_text=NUMBER)).to_have_count(1)
 
 
 def test_end_session_clears_the_conversation_and_the_identity(open_page, controller, artifacts):
