@@ -56,7 +56,21 @@ class MissingDependency(RagError, ImportError):
 class KnowledgeUnavailable(RagError):
     """The knowledge store is missing, locked, corrupt or unreachable."""
 
+    state = "unavailable"  # as /readyz reports it
+
     def __init__(self, location: str, reason: str) -> None:
         self.location = location
         self.reason = reason
         super().__init__(f"knowledge base at {location} is unavailable: {reason}")
+
+
+class KnowledgeLocked(KnowledgeUnavailable):
+    """A Milvus Lite directory that another process (another server, a CLI) has open."""
+
+    state = "locked"
+
+    def __init__(self, location: str) -> None:
+        super().__init__(location, "another process has it open (another si-agent server or "
+                                   "command on the same SI_DATA_DIR?); give this process a "
+                                   "data directory of its own (SI_DATA_DIR) or use a Milvus "
+                                   "server (SI_MILVUS_URI)")

@@ -121,7 +121,8 @@ class KnowledgeBase:
     def status(self) -> dict:
         """``{"ok", "state", "detail"}`` for /readyz; opens (and builds) the store if needed.
 
-        ``state`` is ``ready``, ``unavailable``, or ``building`` while ``prepare()``'s
+        ``state`` is ``ready``, ``unavailable`` (``locked`` when another process has the
+        Milvus Lite directory open), or ``building`` while ``prepare()``'s
         thread opens (or builds) the store: then it returns at once.
         """
         if self._building.is_set():
@@ -131,7 +132,8 @@ class KnowledgeBase:
             self.ensure_ready()
             count = self.store.count()
         except KnowledgeUnavailable as exc:
-            return {"ok": False, "state": "unavailable", "detail": str(exc)}
+            return {"ok": False, "state": exc.state,
+                    "detail": str(exc)}
         return {"ok": True, "state": "ready",
                 "detail": f"{count} chunks in {self.store.location}, embedder {self.embedder.name}"}
 

@@ -19,6 +19,7 @@ Every pymilvus / gRPC / file-system failure becomes ``KnowledgeUnavailable``.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rag.chunking import Chunk
-from rag.errors import KnowledgeUnavailable
+from rag.errors import KnowledgeLocked, KnowledgeUnavailable
 from rag.extra import INSTALL
 from rag.stopwords import STOP_WORDS
 
@@ -61,6 +62,31 @@ class Hit:
     businesses: tuple[str, ...]
     score: float
     cosine: float | None = None
+
+
+MILVUS_LOCK = "LOCK"  # the file a Milvus Lite directory is flock-ed through while open
+
+
+def lite_held(location: Path) -> bool:
+    """Whether another process has the Milvus Lite directory ``location`` open."""
+    lock = location / MILVUS_LOCK
+    if not lock.is_file():
+        return False
+    import fcntl
+
+    try:
+        fd = os.open(lock, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
 
 
 class MilvusStore:
@@ -125,6 +151,9 @@ class MilvusStore:
         path = Path(self.uri)
         if path.exists() and not path.is_dir():
             raise KnowledgeUnavailable(self.location, "not a Milvus Lite database (a plain file)")
+        if path.is_dir() and lite_held(path):
+            # Checked first: Milvus Lite would log its own traceback, then fail vaguely.
+            raise KnowledgeLocked(self.location)
         path.parent.mkdir(parents=True, exist_ok=True)
         try:  # Milvus Lite tokenises with jieba in-process; keep its start-up chatter quiet
             import jieba

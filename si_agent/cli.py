@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from si_agent import __version__
 from si_agent.config.dev_secret import with_dev_secret
 from si_agent.config.settings import Settings
 from si_agent.errors import ConfigErrors, SettingsError, SiAgentError
@@ -53,6 +54,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Social-insurance assistant: serve the web page, chat in the terminal, "
                     "check business files, replay transcripts. `scripts/run.sh COMMAND ...` "
                     "runs these from the repository's .venv.")
+    p.add_argument("--version", action="version", version=f"si-agent {__version__}")
     sub = p.add_subparsers(dest="command")
 
     from si_agent.cli_chat import register as register_chat
@@ -165,10 +167,13 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
 
 def _portal(args: argparse.Namespace, settings: Settings) -> int:
     from si_agent.demo_portal import create_portal_app
+    from si_agent.server.running import run_gunicorn
 
-    app = create_portal_app(settings.demo_portal_db)
-    print(f"demo portal on http://{args.host}:{args.port}/ (Ctrl-C to stop)", file=sys.stderr)
-    app.run(host=args.host, port=args.port, threaded=True, use_reloader=False)
+    # One worker: a demo for one person at a time (its state is in SQLite).
+    run_gunicorn(lambda: create_portal_app(settings.demo_portal_db), host=args.host,
+                 port=args.port, workers=1, threads=8, proc_name="si-agent-portal",
+                 ready=lambda: print(f"demo portal on http://{args.host}:{args.port}/ "
+                                     "(Ctrl-C to stop)", file=sys.stderr, flush=True))
     return 0
 
 

@@ -22,6 +22,7 @@ import argparse
 import contextlib
 import logging
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -35,7 +36,6 @@ from si_agent.config.settings import Settings
 log = logging.getLogger(__name__)
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
-MILVUS_LOCK = "LOCK"  # the file a Milvus Lite directory is flock-ed through while open
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -72,9 +72,13 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return _converse(controller, settings, args)
 
 
+_COMMANDS = "输入 /quit 退出，/reset 重新开始，/upload 照片路径 上传照片"
+_UNKNOWN_COMMAND = re.compile(r"/[A-Za-z]+")  # "/foo": a typo of a command, not a message
+
+
 def _converse(controller, settings: Settings, args: argparse.Namespace) -> int:
     user = args.user or f"cli-{uuid.uuid4().hex[:8]}"
-    print("社保智能帮办（输入 /quit 退出，/reset 重新开始，/upload 照片路径 上传照片）")
+    print(f"社保智能帮办（{_COMMANDS}）")
     print(controller.handle(user, "你好").reply)
     while True:
         try:
@@ -92,6 +96,9 @@ def _converse(controller, settings: Settings, args: argparse.Namespace) -> int:
             turn = _upload(controller, settings, user, line.strip()[len("/upload"):].strip())
             if turn is None:
                 continue
+        elif command := _UNKNOWN_COMMAND.fullmatch(line.strip()):
+            print(f"助手> 没有“{command[0]}”这个命令。{_COMMANDS}")
+            continue
         else:
             turn = controller.handle(user, line)
         print(f"助手> {turn.reply}")
@@ -137,8 +144,10 @@ def _knowledge_beside_a_server(settings: Settings) -> Iterator[Settings]:
     """``settings``, with a private copy of the Milvus Lite knowledge base when another
     process holds it (the copy is removed at the end); without knowledge answers when
     no copy can be made."""
+    from rag.store import MILVUS_LOCK, lite_held
+
     location = Path(settings.kb_location)
-    if settings.knowledge != "milvus" or "://" in settings.kb_location or not held(location):
+    if settings.knowledge != "milvus" or "://" in settings.kb_location or not lite_held(location):
         yield settings
         return
     with tempfile.TemporaryDirectory(prefix="si-agent-chat-") as scratch:
@@ -156,28 +165,6 @@ def _knowledge_beside_a_server(settings: Settings) -> Iterator[Settings]:
         log.info("knowledge base %s is held by another process; using a copy in %s",
                  location, copy)
         yield settings.replace(kb_uri=str(copy))
-
-
-def held(location: Path) -> bool:
-    """Whether another process has the Milvus Lite directory ``location`` open."""
-    lock = location / MILVUS_LOCK
-    if not lock.is_file():
-        return False
-    import fcntl
-
-    try:
-        fd = os.open(lock, os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
-    finally:
-        os.close(fd)
 
 
 def _prepare_knowledge(controller) -> None:

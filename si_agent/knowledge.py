@@ -10,7 +10,7 @@ core ships ``NoKnowledge``, which knows nothing and says so.
 with ``state`` one of ``ready``, ``building`` (being opened or built in the
 background: an implementation may have ``prepare()``, which starts that and
 returns at once; ``si-agent serve`` calls it), ``unavailable`` (the store cannot be
-reached), ``disabled`` (``milvus`` chosen but the ``rag`` extra is not
+reached), ``locked`` (another process has the Milvus Lite directory open), ``disabled`` (``milvus`` chosen but the ``rag`` extra is not
 installed) or ``not configured`` (``SI_KNOWLEDGE=none``).
 """
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -102,6 +103,15 @@ def test_chat_status_line_names_what_it_waits_for_in_chinese(tmp_path):
     assert "id_number" not in out.stdout and "collecting" not in out.stdout
 
 
+def test_chat_names_an_unknown_command_and_keeps_the_business(tmp_path):
+    out = run("chat", "--engine", "rules", tmp_path=tmp_path,
+              stdin="我要把社保从杭州转到苏州\n/foo\n330122196303150178\n/quit\n")
+    assert out.returncode == 0, out.stderr
+    assert ("助手> 没有“/foo”这个命令。输入 /quit 退出，/reset 重新开始，/upload 照片路径 "
+            "上传照片") in out.stdout
+    assert "| 等待 姓名]" in out.stdout  # the ID number after it was still taken
+
+
 def test_chat_in_terminal_switches_and_resumes(tmp_path):
     lines = ["社保卡丢了，身份证330122196303150178", "查养老金", "好", "330122196303150178",
              "继续", "上个月底", "取消", "谢谢", "/quit"]
@@ -177,3 +187,78 @@ def test_browser_commands_name_a_missing_browser(tmp_path, command):
     assert out.stderr.strip() == (f"error: the browser {tmp_path / 'no-chromium'} is not there: "
                                   "install Debian's chromium (apt-get install chromium) or set "
                                   "SI_RPA_CHROMIUM to a Chromium binary")
+
+
+def test_validate_resolves_a_relative_directory_against_the_callers_cwd(tmp_path):
+    shutil.copytree(ROOT / "businesses", tmp_path / "mine")
+    env = {**os.environ, "SI_DATA_DIR": str(tmp_path / "data"), "SI_KNOWLEDGE": "none",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    out = subprocess.run([sys.executable, "-m", "si_agent.cli", "validate", "mine"],
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok: 13 businesses in mine; assistant texts: _assistant.yaml"
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_run_sh_runs_the_command_in_the_callers_cwd(tmp_path):
+    # A copy of the repository's scripts with a .venv already installed, whose si-agent
+    # reports where it runs: `scripts/run.sh validate mine` from another directory must
+    # check that directory's mine/, not the repository's.
+    repo = tmp_path / "repo"
+    (repo / "scripts").mkdir(parents=True)
+    for name in ("run.sh", "venv.sh"):
+        shutil.copy(ROOT / "scripts" / name, repo / "scripts" / name)
+    (repo / "requirements").mkdir()
+    shutil.copy(ROOT / "requirements" / "run.lock", repo / "requirements" / "run.lock")
+    shutil.copy(ROOT / "pyproject.toml", repo / "pyproject.toml")
+    bin_dir = repo / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "python").symlink_to(sys.executable)
+    stamp = hashlib.sha256((repo / "requirements" / "run.lock").read_bytes()
+                           + (repo / "pyproject.toml").read_bytes()).hexdigest()
+    (repo / ".venv" / ".si-installed").write_text(f"run {stamp}\n", encoding="utf-8")
+    fake = bin_dir / "si-agent"
+    fake.write_text('#!/bin/sh\necho "cwd=$PWD"\necho "args=$*"\necho "data=$SI_DATA_DIR"\n',
+                    encoding="utf-8")
+    fake.chmod(0o755)
+    caller = tmp_path / "elsewhere"
+    caller.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "SI_DATA_DIR"}
+    out = subprocess.run(["bash", str(repo / "scripts" / "run.sh"), "validate", "mine"],
+                         capture_output=True, text=True, timeout=60, cwd=caller, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [f"cwd={caller}", "args=validate mine",
+                                       f"data={repo}/data"]
+
+
+def _guide_section(title: str) -> str:
+    text = (ROOT / "docs" / "businesses.zh.md").read_text("utf-8")
+    start = text.index(title)
+    return text[start:text.index("\n### ", start + 1)]
+
+
+def test_the_staff_guides_chat_example_is_what_chat_prints(tmp_path):
+    section = _guide_section("### 9.4 ")
+    block = section.split("$ scripts/run.sh chat\n", 1)[1].split("```", 1)[0]
+    said = [line[len("您> "):] for line in block.splitlines() if line.startswith("您> ")]
+    assert said == ["查养老金", "330122196303150178", "/quit"]
+    out = run("chat", tmp_path=tmp_path, stdin="\n".join(said) + "\n")
+    assert out.returncode == 0, out.stderr
+    # Every line shown but the greeting's (elided) and the payment's (dated by today)
+    for line in block.splitlines():
+        line = line.removeprefix("您> ").removeprefix("助手> ")
+        if line and "……" not in line and "年" not in line and line not in said:
+            assert line in out.stdout, line
+
+
+def test_the_staff_guides_replay_example_passes_from_its_directory(tmp_path):
+    section = _guide_section("### 9.4 ")
+    transcript = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "dialogues").mkdir()
+    (tmp_path / "dialogues" / "pension_query__try.yaml").write_text(transcript, "utf-8")
+    env = {**os.environ, "SI_DATA_DIR": str(tmp_path / "data"), "SI_KNOWLEDGE": "none",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    for target in ("dialogues/pension_query__try.yaml", "dialogues"):
+        out = subprocess.run([sys.executable, "-m", "si_agent.cli", "replay", target],
+                             capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
+        assert (out.returncode, out.stdout) == (0, "1 passed, 0 failed\n"), out.stderr

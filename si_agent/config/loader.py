@@ -4,16 +4,21 @@ Each file goes through three steps, and a step runs only if the one before it
 passed for that file:
 
 1. safe YAML load (``yamlio.load_yaml``): syntax, duplicate keys, the line of
-   every node; ``on``/``yes``/``no`` stay strings;
+   every node; ``on``/``yes``/``no`` stay strings; an item of a ``[...]`` list of
+   words (keywords, options, aliases, cues) with a full-width comma in it
+   (``[养老金补发，补发养老金]`` is one item to YAML) is an error;
 2. JSON Schema (``business.schema.json``, shipped in this package): keys,
-   types, enums, required keys;
+   types, enums, required keys; a list written in full-width brackets
+   (``【a, b】``, a string to YAML) and a mapping written ``key:value`` with no
+   space (a string too) get a hint;
 3. meaning checks (``meaning.meaning_errors``): what a schema cannot say, e.g. field
    keys are unique, regexes compile, checks name existing fields, ``api.kind``
    names a registered executor kind whose ``Options`` model accepts
    ``api.options`` (an option written directly under ``api`` is reported
    there, e.g. ``api.url``; one under ``api.options`` as ``api.options.url``).
 
-Business ids are then checked across files. Every problem of every file is
+Business ids are then checked across files (the second file's ``id`` names the
+first file and its line). Every problem of every file is
 reported as a ``ConfigError`` located as ``file:line: path: message``.
 
 Files whose name starts with ``_`` are not businesses and are skipped:
@@ -36,7 +41,13 @@ from pydantic import ValidationError
 
 from si_agent.config.meaning import meaning_errors
 from si_agent.config.model import Business
-from si_agent.config.yamlio import YamlDocument, format_path, load_yaml
+from si_agent.config.yamlio import (
+    YamlDocument,
+    format_path,
+    load_yaml,
+    looks_like_key_without_space,
+    no_space_hint,
+)
 from si_agent.errors import ConfigError, ConfigErrors, ConfigWarning
 from si_agent.validators import TYPES as BUILTIN_TYPES
 
@@ -94,16 +105,18 @@ def check_directory(directory: str | Path) -> tuple[dict[str, Business], list[Co
 
     validator = jsonschema.Draft202012Validator(load_schema())
     businesses: dict[str, Business] = {}
-    first_seen: dict[str, str] = {}
+    first_seen: dict[str, str] = {}  # id -> "file:line" of its first declaration
     for path in files:
         business, file_errors, id_line = _load_file(path, validator)
         if business is not None and business.id in first_seen:
             file_errors.append(ConfigError(
                 str(path), id_line, "id",
-                f"duplicate business id {business.id!r}; also declared in {first_seen[business.id]}",
+                f"duplicate business id {business.id!r}; also declared in "
+                f"{first_seen[business.id]}; give each business its own id, equal to its "
+                f"file name (业务 id 重复：每个业务的 id 必须不同，并与文件名一致)",
             ))
         elif business is not None:
-            first_seen[business.id] = str(path)
+            first_seen[business.id] = f"{path}:{id_line}" if id_line else str(path)
         errors.extend(file_errors)
         if business is not None and not file_errors:
             businesses[business.id] = business
@@ -122,7 +135,8 @@ def _load_file(
     def error(where: tuple[str | int, ...], message: str) -> ConfigError:
         return ConfigError(file, doc.line_of(where), format_path(where), message)
 
-    problems = [error(where, msg) for where, msg in schema_errors(validator, doc.data)]
+    problems = [error(where, msg) for where, msg in list_comma_errors(doc)]
+    problems += [error(where, msg) for where, msg in schema_errors(validator, doc.data)]
     if problems:
         return None, sorted(problems, key=_line_key), None
     try:
@@ -142,7 +156,7 @@ def read_document(path: Path) -> tuple[YamlDocument | None, list[ConfigError]]:
     try:
         text = path.read_text("utf-8-sig")
     except UnicodeDecodeError as exc:
-        return None, [ConfigError(file, None, "", f"not valid UTF-8: {exc.reason}")]
+        return None, [_not_utf8(file, exc)]
     except OSError as exc:
         return None, [ConfigError(file, None, "", f"cannot read the file: {exc.strerror}")]
     doc = load_yaml(text)
@@ -151,6 +165,42 @@ def read_document(path: Path) -> tuple[YamlDocument | None, list[ConfigError]]:
             ConfigError(file, p.line, format_path(p.path), p.message) for p in doc.problems
         ]
     return doc, []
+
+
+def _not_utf8(file: str, exc: UnicodeDecodeError) -> ConfigError:
+    """The file is not UTF-8: where the first bad byte is, and how to save it right."""
+    raw = exc.object if isinstance(exc.object, bytes) else b""
+    line = raw[: exc.start].count(b"\n") + 1
+    try:
+        raw.decode("gb18030")
+        saved_as = "; it looks saved as GBK (GB2312/GB18030), as Windows Notepad and Excel do"
+    except UnicodeDecodeError:
+        saved_as = ""
+    return ConfigError(file, line, "", (
+        f"not valid UTF-8: {exc.reason} at byte {exc.start}{saved_as}; save the file as "
+        "UTF-8 (提示：文件不是 UTF-8 编码，请以UTF-8编码保存，例如在记事本“另存为”里把编码选为 UTF-8)"))
+
+
+# Lists of words, where "[养老金补发，补发养老金]" is one item to YAML: the items of these
+# keys (keywords, field options and cues, aliases of an option or of a slot's value).
+WORD_LISTS: frozenset[str] = frozenset({"keywords", "options", "aliases", "cues"})
+_FULL_WIDTH_COMMAS = "，、"
+
+
+def list_comma_errors(doc: YamlDocument) -> Iterator[tuple[tuple, str]]:
+    """Unquoted items of ``[...]`` lists of words holding a full-width comma or 、:
+    the staff meant two items (quoted, ``["甲，乙"]``, the comma is kept as written)."""
+    for where, value in doc.flow_items.items():
+        comma = next((c for c in _FULL_WIDTH_COMMAS if c in value), None)
+        if comma is None or not WORD_LISTS.intersection(p for p in where[-3:-1] if isinstance(p, str)):
+            continue
+        items = [w.strip() for w in re.split(f"[{_FULL_WIDTH_COMMAS}]", value) if w.strip()]
+        yield where, (
+            f"{value!r} is one item: a full-width {comma!r} does not separate the items of a "
+            f"[...] list; write [{', '.join(items)}] with ASCII commas, or one item per line "
+            f"(- {items[0] if items else value}); put the item in quotes if the {comma!r} is part "
+            f"of it (提示：方括号里的中文“{comma}”不能分隔各项，整段会被当成一项；请改用英文半角逗号"
+            "“,”，或每行写一项“- …”)")
 
 
 def located(business: Business, where: tuple[str | int, ...], message: str) -> ConfigWarning:
@@ -190,6 +240,8 @@ def _schema_message(err: jsonschema.ValidationError) -> str:
         message = f"expected {wanted}, got {_describe(value)}"
         if expected == "string" and isinstance(value, (bool, int, float)):
             message += ' (put it in quotes, e.g. "...")'
+        elif isinstance(value, str):
+            message += _string_hint(expected, value)
         return message
     if kind == "enum":
         choices = [str(c) for c in expected]
@@ -205,6 +257,33 @@ def _schema_message(err: jsonschema.ValidationError) -> str:
         sign = ">=" if kind == "minimum" else ">"
         return f"must be {sign} {expected}, got {value!r}"
     return err.message
+
+
+_FULL_WIDTH_BRACKETS = {"【": "】", "［": "］", "〔": "〕"}
+
+
+def _string_hint(expected: Any, value: str) -> str:
+    """A hint when a string stands where a list or a mapping was meant: full-width
+    brackets around a list, ``key:value`` with no space after the colon."""
+    text = value.strip()
+    close = _FULL_WIDTH_BRACKETS.get(text[:1])
+    if expected == "array" and close is not None:
+        items = [w.strip() for w in re.split("[,，、]", text[1:].rstrip("]］】〕")) if w.strip()]
+        return (f"; hint: {text[0]} {close} are full-width brackets, so YAML reads this as one "
+                f"piece of text; write a list in ASCII brackets: [{', '.join(items)}] "
+                f"(提示：列表要用英文半角方括号“[ ]”，不能用中文的“{text[0]}{close}”)")
+    if expected == "array" and text.startswith("-") and not text.startswith("- "):
+        first = text[1:].split(" - ", 1)[0].strip()
+        return (f"; hint: a list item needs a space after its '-': '- {first}' "
+                f"(提示：列表的每一项要写成“- ”加内容，短横线后面要有一个空格，例如“- {first}”)")
+    if expected == "array":
+        items = [w.strip() for w in re.split("[,，、]", text) if w.strip()] or [text]
+        return (f"; hint: write a list in brackets, [{', '.join(items)}], or one item per "
+                f"line (- {items[0]}) (提示：这里要写成列表：用英文方括号“[ ]”括起来，或每行写一项“- …”)")
+    key_value = looks_like_key_without_space(text)
+    if expected == "object" and key_value is not None:
+        return f"; {no_space_hint(*key_value)}"
+    return ""
 
 
 def _describe(value: Any) -> str:

@@ -52,7 +52,7 @@ _REPO_ROOT = Path(__file__).resolve().parents[2]
 _REPO_BUSINESSES = _REPO_ROOT / "businesses"
 _MIN_CLIENT_SECRET = 16
 _KID = re.compile(r"[A-Za-z0-9._-]{1,64}")
-_ORIGIN = re.compile(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?")
+_ORIGIN = re.compile(r"https?://[A-Za-z0-9.-]+(?::([0-9]{1,5}))?")
 
 
 def _default_business_dir() -> Path:
@@ -173,13 +173,20 @@ def _jwt_keys(raw: Any) -> tuple[tuple[str, str], ...]:
 
 
 def _origins(raw: Any) -> tuple[str, ...]:
-    """``https://a.example,https://b.example:8443`` → exact origins (no paths, no ``*``)."""
+    """``https://a.example,https://b.example:8443`` → exact origins (``scheme://host[:port]``:
+    http or https, no path, no ``*``, a port in 1-65535), in lower case, each once."""
     items = [p.strip() for p in raw.split(",")] if isinstance(raw, str) else [str(p) for p in raw]
-    origins = tuple(item.rstrip("/") for item in items if item)
-    for origin in origins:
-        if not _ORIGIN.fullmatch(origin):
-            raise ValueError(f"must be origins like https://app.example[:port], got {origin!r}")
-    return origins
+    origins: list[str] = []
+    for origin in (item.rstrip("/").lower() for item in items if item):
+        match = _ORIGIN.fullmatch(origin)
+        if not match:
+            raise ValueError("must be origins like https://app.example[:port] (scheme://host"
+                             f"[:port], http or https, no path, no *), got {origin!r}")
+        if match.group(1) is not None and not 1 <= int(match.group(1)) <= 65535:
+            raise ValueError(f"must be origins with a port in 1-65535, got {origin!r}")
+        if origin not in origins:
+            origins.append(origin)
+    return tuple(origins)
 
 
 PositiveInt = Annotated[int, BeforeValidator(_integer(1, "positive"))]
@@ -195,7 +202,7 @@ AuthMode = Annotated[str, BeforeValidator(_one_of(AUTH_MODES))]
 JwtAlgorithm = Annotated[str, BeforeValidator(_one_of(JWT_ALGORITHMS, upper=True))]
 PemKey = Annotated[str | None, BeforeValidator(_pem_key)]
 JwtKeys = Annotated[tuple[tuple[str, str], ...], BeforeValidator(_jwt_keys)]
-CorsOrigins = Annotated[tuple[str, ...], BeforeValidator(_origins)]
+Origins = Annotated[tuple[str, ...], BeforeValidator(_origins)]  # browser origins
 GatewayClients = Annotated[tuple[tuple[str, str], ...], BeforeValidator(_clients)]
 
 
@@ -259,7 +266,10 @@ class Settings(BaseSettings):
     # jwt_public_key. The first key signs the tokens issued here.
     jwt_keys: JwtKeys = Field(default=(), repr=False)
     jwt_refresh_expires: PositiveInt = 86400  # lifetime of refresh tokens from /api/token
-    cors_origins: CorsOrigins = ()  # browser origins allowed to call /api/* (none: CORS off)
+    cors_origins: Origins = ()  # browser origins allowed to call /api/* (none: CORS off)
+    # Sites allowed to show the chat page in a frame (the widget, /widget.js): the
+    # page's CSP frame-ancestors; none: no site may frame it (docs/deploy.md).
+    embed_origins: Origins = ()
     # Reverse proxies in front of the app (nginx: 1) whose X-Forwarded-For/-Proto to
     # trust, so limits count per client, not per proxy; 0 trusts none (a client could
     # forge them).

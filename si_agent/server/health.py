@@ -1,7 +1,8 @@
 """``GET /healthz`` (the process answers) and ``GET /readyz`` (it can serve).
 
 Readiness needs the configuration and the session store. The knowledge base
-is reported (``ready``, ``unavailable``, ``disabled`` without the ``rag``
+is reported (``ready``, ``building``, ``unavailable``, ``locked`` when another
+process has its Milvus Lite directory open, ``disabled`` without the ``rag``
 extra, ``not configured``) but never makes the service unready: business
 dialogues work without it. A check that is not ok without making the service
 unready is listed in ``degraded`` (e.g. ``["knowledge_base"]`` while its Milvus

@@ -51,6 +51,17 @@ def serve_gunicorn(settings: Settings, *, host: str, port: int, workers: int, th
                    cert: str | None = None, key: str | None = None,
                    access_log: str | None = None) -> None:
     """Run gunicorn in this process until it is stopped (Ctrl-C, SIGTERM)."""
+    run_gunicorn(lambda: _booted(settings), host=host, port=port, workers=workers,
+                 threads=threads, cert=cert, key=key, access_log=access_log,
+                 proc_name="si-agent", ready=lambda: _announce(host, port, bool(cert)))
+
+
+def run_gunicorn(load: Callable[[], Callable], *, host: str, port: int, workers: int,
+                 threads: int, proc_name: str, ready: Callable[[], object],
+                 cert: str | None = None, key: str | None = None,
+                 access_log: str | None = None) -> None:
+    """gunicorn's threaded workers serving the WSGI app each worker ``load``s;
+    ``ready()`` runs once, when the first worker has its app."""
     from gunicorn.app.base import BaseApplication
 
     options: dict[str, Any] = {
@@ -61,9 +72,9 @@ def serve_gunicorn(settings: Settings, *, host: str, port: int, workers: int, th
         "graceful_timeout": 30,
         "accesslog": access_log,
         "control_socket_disable": True,  # gunicorn 27's ~/.gunicorn socket: one per user
-        "proc_name": "si-agent",
+        "proc_name": proc_name,
         # Once, when the first worker has built its app (not before: it may refuse to start).
-        "post_worker_init": lambda worker: worker.age == 1 and _announce(host, port, bool(cert)),
+        "post_worker_init": lambda worker: worker.age == 1 and ready(),
     }
     if cert:
         options.update(certfile=cert, keyfile=key)
@@ -75,7 +86,7 @@ def serve_gunicorn(settings: Settings, *, host: str, port: int, workers: int, th
                     self.cfg.set(name, value)
 
         def load(self) -> Callable:
-            return _booted(settings)
+            return load()
 
     Application().run()
 

@@ -104,7 +104,7 @@ def _import_redis() -> Any:
         import redis
     except ImportError as exc:
         raise ImportError(
-            "the redis session store needs the 'redis' package: pip install 'redis>=5'"
+            "the redis session store needs the 'redis' package: pip install 'redis>=6.4,<7'"
         ) from exc
     return redis
 

@@ -36,15 +36,17 @@ def server_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 
 
 @contextmanager
-def serving(app) -> Iterator[str]:
-    """``app`` served by werkzeug on a free local port; yields its base URL."""
+def serving(app, host: str = "127.0.0.1") -> Iterator[str]:
+    """``app`` (any WSGI app) served by werkzeug on a free port of ``host``; yields its
+    base URL. Another loopback address (127.0.0.2) is another origin and another site
+    for the browser: the widget tests serve a host page there."""
     from werkzeug.serving import make_server
 
-    server = make_server("127.0.0.1", 0, app, threaded=True)
+    server = make_server(host, 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, name="browser-test-server", daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_port}"
+        yield f"http://{host}:{server.server_port}"
     finally:
         server.shutdown()
         thread.join(timeout=10)

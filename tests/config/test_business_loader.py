@@ -141,7 +141,8 @@ def test_duplicate_business_id_across_files(copy):
         "social_transfer_copy.yaml:2: id: business id 'social_transfer' must equal the file name "
         "'social_transfer_copy'",
         "social_transfer_copy.yaml:2: id: duplicate business id 'social_transfer'; also declared in "
-        "social_transfer.yaml",
+        "social_transfer.yaml:2; give each business its own id, equal to its file name "
+        "(业务 id 重复：每个业务的 id 必须不同，并与文件名一致)",
     ]
     assert businesses["social_transfer"].source == str(copy.dir / "social_transfer.yaml")
 

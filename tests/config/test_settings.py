@@ -56,6 +56,9 @@ PARSED = [
      (("k1", "a" * 32), ("k2", "b" * 32))),
     ("SI_JWT_REFRESH_EXPIRES", "7200", "jwt_refresh_expires", 7200),
     ("SI_CORS_ORIGINS", "https://a.example", "cors_origins", ("https://a.example",)),
+    ("SI_EMBED_ORIGINS", "https://www.hrss.example.gov.cn/, HTTP://M.Example:8080,"
+     "https://www.hrss.example.gov.cn", "embed_origins",
+     ("https://www.hrss.example.gov.cn", "http://m.example:8080")),
     ("SI_PROXY_HOPS", "1", "proxy_hops", 1),
     ("SI_RATE_LIMIT", "5 per second", "rate_limit", "5 per second"),
     ("SI_RATE_LIMIT_STORAGE", "redis://127.0.0.1:6379/1", "rate_limit_storage",
@@ -108,6 +111,17 @@ INVALID = [
     ("SI_GATEWAY_CLIENTS", "portal:short", "must be 'id:secret[,id:secret]'"),
     ("SI_GATEWAY_CLIENTS", "portal", "must be 'id:secret[,id:secret]'"),
     ("SI_GATEWAY_CLIENTS", ":0123456789abcdef", "must be 'id:secret[,id:secret]'"),
+    ("SI_EMBED_ORIGINS", "*", "must be origins like https://app.example[:port]"),
+    ("SI_EMBED_ORIGINS", "https://*.example.gov.cn", "must be origins like https://app.example"),
+    ("SI_EMBED_ORIGINS", "www.example.gov.cn", "must be origins like https://app.example"),
+    ("SI_EMBED_ORIGINS", "https://a.example/widget", "must be origins like https://app.example"),
+    ("SI_EMBED_ORIGINS", "ftp://a.example", "must be origins like https://app.example"),
+    ("SI_EMBED_ORIGINS", "https://a.example 'unsafe-inline'", "must be origins like"),
+    ("SI_EMBED_ORIGINS", "https://a.example;script-src *", "must be origins like"),
+    ("SI_EMBED_ORIGINS", "https://a.example:99999", "must be origins with a port in 1-65535, "
+     "got 'https://a.example:99999'"),
+    ("SI_EMBED_ORIGINS", "https://a.example:0", "must be origins with a port in 1-65535"),
+    ("SI_CORS_ORIGINS", "https://a.example:70000", "must be origins with a port in 1-65535"),
 ]
 
 

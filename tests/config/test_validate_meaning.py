@@ -296,3 +296,203 @@ def test_aliases_of_aliases_are_refused_before_they_expand(shipped, capsys):
     assert code == 1
     assert any(line.startswith("laughs.yaml:") and "expands to more than 50,000 values" in line
                and "锚点" in line for line in out)
+
+
+@pytest.mark.parametrize("comma", ["，", "、"])
+def test_a_full_width_comma_in_a_keyword_list_is_an_error_at_its_line(shipped, capsys, comma):
+    # [养老金补发，补发养老金] is ONE keyword to YAML: no message would ever say it.
+    path = write_new(shipped, keywords=f"养老金补发{comma}补发养老金")
+    code, out = validate(shipped, capsys)
+    assert code == 1
+    assert out[0] == (
+        f"pension_arrears.yaml:{line_of(path, 'keywords:')}: keywords[0]: "
+        f"'养老金补发{comma}补发养老金' is one item: a full-width '{comma}' does not separate the "
+        "items of a [...] list; write [养老金补发, 补发养老金] with ASCII commas, or one item per "
+        f"line (- 养老金补发); put the item in quotes if the '{comma}' is part of it "
+        f"(提示：方括号里的中文“{comma}”不能分隔各项，整段会被当成一项；请改用英文半角逗号“,”，"
+        "或每行写一项“- …”)")
+
+
+def test_a_full_width_comma_in_a_flow_list_of_aliases_is_an_error_at_its_line(shipped):
+    path = shipped / "card_apply.yaml"
+    text = path.read_text("utf-8").replace("aliases: [工行, 工商银行, 工商]",
+                                           "aliases: [工行，工商银行, 工商]")
+    path.write_text(text, "utf-8")
+    [error] = check_directory(shipped)[1]
+    assert error.line == line_of(path, "[工行，工商银行")
+    assert error.path.endswith(".aliases[0]")
+    assert error.message.startswith("'工行，工商银行' is one item")
+
+
+def test_a_quoted_item_or_a_block_list_keeps_its_full_width_comma(shipped):
+    write_new(shipped, keywords='养老金补发, "补发，养老金"')
+    assert check_directory(shipped)[1] == []
+    write_new(shipped, keywords="养老金补发", **{"keywords: [养老金补发]":
+                                                   "keywords:\n  - 养老金补发\n  - 补发，养老金"})
+    assert check_directory(shipped)[1] == []
+
+
+@pytest.mark.parametrize(("written", "bracket"), [("【养老金补发, 补发养老金】", "【】"),
+                                                  ("［养老金补发，补发养老金］", "［］")])
+def test_full_width_brackets_around_a_list_get_a_hint(shipped, written, bracket):
+    path = write_new(shipped, keywords="X", **{"keywords: [X]": f"keywords: {written}"})
+    [error] = check_directory(shipped)[1]
+    assert error.line == line_of(path, "keywords:")
+    assert error.message == (
+        f"expected a list, got string '{written}'; hint: {bracket[0]} {bracket[1]} are "
+        "full-width brackets, so YAML reads this as one piece of text; write a list in ASCII "
+        f"brackets: [养老金补发, 补发养老金] (提示：列表要用英文半角方括号“[ ]”，不能用中文的“{bracket}”)")
+
+
+def test_a_list_written_as_text_gets_a_hint(shipped):
+    write_new(shipped, keywords="X", **{"keywords: [X]": "keywords: 养老金补发，补发养老金"})
+    [error] = check_directory(shipped)[1]
+    assert error.message.endswith(
+        "hint: write a list in brackets, [养老金补发, 补发养老金], or one item per line "
+        "(- 养老金补发) (提示：这里要写成列表：用英文方括号“[ ]”括起来，或每行写一项“- …”)")
+
+
+NO_SPACE = ("hint: there is no space after the colon of {key!r}, so YAML reads '{key}:{value}' "
+            "as one piece of text; write '{key}: {value}' (提示：“{key}:”后面缺少空格，整行会被当成"
+            "一段文字，请在冒号后面加一个空格：“{key}: {value}”)")
+IDEOGRAPHIC = ("hint: this line is indented with ideographic spaces '　' (U+3000, the full-width "
+               "space of a Chinese input method); YAML indents with ASCII spaces only "
+               "(提示：这一行用了中文全角空格“　”缩进，YAML 只能用英文半角空格缩进，请把全角空格换成半角空格)")
+
+
+@pytest.mark.parametrize(("old", "new", "anchor", "hint"), [
+    # The parser stops on the line after the mistake; the hint names the mistake's line.
+    ("name: 养老金补发申请", "name:养老金补发申请", "name:养",
+     NO_SPACE.format(key="name", value="养老金补发申请")),
+    ("    label: 补发金额", "    label:补发金额", "label:补",
+     NO_SPACE.format(key="label", value="补发金额")),
+    ("  - key: amount", "  - key:amount", "key:amount", NO_SPACE.format(key="key", value="amount")),
+    ("require_confirm: true", "require_confirm:true", "require_confirm:",
+     NO_SPACE.format(key="require_confirm", value="true")),
+    ("    label: 补发金额", "　　label: 补发金额", "　　label", IDEOGRAPHIC),
+    ("    type: number", "    　　type: number", "　　type", IDEOGRAPHIC),
+])
+def test_more_yaml_mistakes_get_a_hint_at_their_line(shipped, old, new, anchor, hint):
+    path = write_new(shipped, **{old: new})
+    [error] = check_directory(shipped)[1]
+    assert (error.line, error.message.endswith(hint)) == (line_of(path, anchor), True), error
+
+
+def test_a_key_indented_with_ideographic_spaces_is_an_error_with_the_hint():
+    from si_agent.config.yamlio import load_yaml
+
+    # "　　kind: http" under api: parses, as a top-level key "　　kind" (api is then empty).
+    doc = load_yaml("id: a\napi:\n　　kind: http\nname: 甲\n")
+    assert [(p.line, p.message) for p in doc.problems] == [
+        (3, f"key 'kind' starts with ideographic spaces; {IDEOGRAPHIC}")]
+
+
+def test_an_item_written_key_colon_value_gets_the_hint_at_its_line(shipped):
+    # "- key:amount" alone is a string item: the schema's error says why.
+    path = write_new(shipped, **{"  - key: amount\n": "  - key:amount\n  - key: amount\n"})
+    [error] = check_directory(shipped)[1]
+    assert (error.line, error.path) == (line_of(path, "key:amount"), "fields[1]")
+    assert error.message == ("expected a mapping, got string 'key:amount'; "
+                             + NO_SPACE.format(key="key", value="amount"))
+
+
+def test_a_file_saved_as_gbk_says_to_save_it_as_utf8(shipped, capsys):
+    path = write_new(shipped)
+    path.write_bytes(path.read_text("utf-8").encode("gbk"))
+    code, out = validate(shipped, capsys)
+    assert code == 1
+    assert out[0] == (
+        "pension_arrears.yaml:1: <root>: not valid UTF-8: invalid continuation byte at byte 2; "
+        "it looks saved as GBK (GB2312/GB18030), as Windows Notepad and Excel do; save the file "
+        "as UTF-8 (提示：文件不是 UTF-8 编码，请以UTF-8编码保存，例如在记事本“另存为”里把编码选为 UTF-8)")
+
+
+def test_a_bad_byte_further_down_is_located_at_its_line(shipped):
+    path = write_new(shipped)
+    line = line_of(path, "  - key: amount") + 1  # 补发金额, its label, the first in GBK
+    head, tail = path.read_text("utf-8").split("  - key: amount\n")
+    path.write_bytes(head.encode("utf-8") + b"  - key: amount\n" + tail.encode("gbk"))
+    [error] = check_directory(shipped)[1]
+    assert error.line == line
+
+
+def test_a_long_plain_file_is_too_large_not_an_alias_problem(shipped, capsys):
+    from si_agent.config.yamlio import MAX_NODES
+
+    lines = ["id: big", "name: 大文件", "keywords:"] + [f"  - 词{i}" for i in range(MAX_NODES)]
+    (shipped / "big.yaml").write_text("\n".join(lines) + "\n", "utf-8")
+    code, out = validate(shipped, capsys)
+    assert code == 1
+    [message] = [line for line in out if line.startswith("big.yaml:")]
+    assert "the file is too large: more than 50,000 values (the limit is 50,000 nodes)" in message
+    assert "文件过大" in message
+    assert "alias" not in message and "锚点" not in message
+
+
+# --- 5. across files -------------------------------------------------------------------
+
+
+def test_two_files_with_the_same_id_name_both(shipped, capsys):
+    # A copied file whose id was not changed.
+    first = shipped / "pension_query.yaml"
+    copy = shipped / "pension_query_copy.yaml"
+    copy.write_text(first.read_text("utf-8").replace("name: 养老金查询", "name: 养老金查询副本"),
+                    "utf-8")
+    code, out = validate(shipped, capsys)
+    assert code == 1
+    line = line_of(copy, "id: pension_query")
+    assert f"pension_query_copy.yaml:{line}: id: business id 'pension_query' must equal the " \
+           "file name 'pension_query_copy'" in out
+    assert (f"pension_query_copy.yaml:{line}: id: duplicate business id 'pension_query'; also "
+            f"declared in pension_query.yaml:{line_of(first, 'id: pension_query')}; give each "
+            "business its own id, equal to its file name (业务 id 重复：每个业务的 id 必须不同，"
+            "并与文件名一致)") in out
+
+
+def test_two_businesses_with_the_same_name_are_a_warning_naming_both(shipped, capsys):
+    path = write_new(shipped, **{"name: 养老金补发申请": "name: 养老金查询"})
+    code, out = validate(shipped, capsys)
+    assert code == 0
+    # The warning is on the later file by name, and names the first and its line.
+    later = shipped / "pension_query.yaml"
+    [warning] = [line for line in out if ": name: warning:" in line]
+    assert warning == (
+        f"pension_query.yaml:{line_of(later, 'name: 养老金查询')}: name: warning: name '养老金查询' "
+        f"is also the name of pension_arrears (pension_arrears.yaml:{line_of(path, 'name:')}): "
+        "citizens could not tell the two apart in the list of businesses, and a message saying "
+        "it would match both; give each business its own name (业务名称“养老金查询”与 "
+        "pension_arrears 重复，请改成不同的名称)")
+
+
+UNCLOSED = ("hint: the '[' on this line is never closed; end it with an ASCII ']' (full-width "
+            "'］', '】' or '｝' do not close it) (提示：这一行的“[”没有配对的英文半角“]”，请在末尾"
+            "补上“]”，不能用中文的“］”“】”“｝”)")
+UNCLOSED_QUOTE = ("hint: the quote opened on this line is never closed; end the text with the "
+                  "same ASCII quote on this line (Chinese quotes “ ” do not close it) (提示：这一行"
+                  "的引号没有配对，请在文字末尾补上同样的英文引号，中文引号“ ”不算)")
+
+
+@pytest.mark.parametrize(("old", "new", "anchor", "hint"), [
+    # The parser stops at the next key, or at the end of the file: the hint names the line
+    # the list or the quote was opened on.
+    ("keywords: [X]", "keywords: [养老金补发, 补发养老金", "keywords:", UNCLOSED),
+    ("keywords: [X]", "keywords: [养老金补发, 补发养老金］", "keywords:", UNCLOSED),
+    ("name: 养老金补发申请", 'name: "养老金补发申请', "name:", UNCLOSED_QUOTE),
+    ("name: 养老金补发申请", 'name: "养老金补发申请”', "name:", UNCLOSED_QUOTE),
+])
+def test_a_list_or_a_quote_never_closed_is_reported_where_it_opens(shipped, old, new, anchor,
+                                                                    hint):
+    path = write_new(shipped, keywords="X", **{old: new})
+    [error] = check_directory(shipped)[1]
+    assert (error.line, error.message.endswith(hint)) == (line_of(path, anchor), True), error
+
+
+def test_a_list_item_without_a_space_after_its_dash_gets_a_hint(shipped):
+    path = write_new(shipped, keywords="X", **{"keywords: [X]":
+                                               "keywords:\n  -养老金补发\n  - 补发养老金"})
+    [error] = check_directory(shipped)[1]
+    assert error.line == line_of(path, "keywords:")
+    assert error.message == (
+        "expected a list, got string '-养老金补发 - 补发养老金'; hint: a list item needs a space "
+        "after its '-': '- 养老金补发' (提示：列表的每一项要写成“- ”加内容，短横线后面要有一个空格，"
+        "例如“- 养老金补发”)")

@@ -51,8 +51,12 @@ def test_the_loader_is_safe():
 
 
 def test_syntax_error_line():
+    # The parser stops on line 3; the list never closed is opened on line 2.
     doc = load_yaml("a: 1\nb: [1, 2\nc: 3\n")
-    assert [p.line for p in doc.problems] == [3]
+    assert [p.line for p in doc.problems] == [2]
+    assert "the '[' on this line is never closed" in doc.problems[0].message
+    doc = load_yaml("a: 1\nb: {c: 1\n")  # stopped at the end of the file
+    assert [p.line for p in doc.problems] == [2]
     assert doc.problems[0].message.startswith("YAML syntax error: ")
 
 

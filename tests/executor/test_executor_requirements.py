@@ -29,8 +29,14 @@ def settings(tmp_path: Path, chromium: str) -> Settings:
                     knowledge="none", rpa_chromium=chromium)
 
 
-def start(tmp_path: Path, chromium: str, caplog, monkeypatch) -> Controller:
+def start(tmp_path: Path, chromium: str, caplog, monkeypatch, *,
+          credentials: bool = True) -> Controller:
     monkeypatch.setenv("SI_PORTAL_URL", NOWHERE)
+    for name in ("SI_PORTAL_USER", "SI_PORTAL_PASSWORD"):
+        if credentials:
+            monkeypatch.setenv(name, "demo")
+        else:
+            monkeypatch.delenv(name, raising=False)
     with caplog.at_level(logging.WARNING):
         return build_controller(settings(tmp_path, chromium), engine="rules")
 
@@ -58,6 +64,21 @@ def test_no_playwright_is_named_with_the_fix(tmp_path, caplog, monkeypatch):
     [line] = [w for w in warnings(caplog) if "Playwright" in w]
     assert "Playwright is not installed" in line and "si_agent[rpa]" in line
     assert set(ctl.unavailable) == RPA_BUSINESSES
+
+
+def test_no_portal_credentials_is_one_line_at_start_and_the_business_is_offline(
+        tmp_path, caplog, monkeypatch):
+    # docs/rpa.md's walk without SI_PORTAL_USER/SI_PORTAL_PASSWORD: the job used to
+    # fail at the portal's login page after the citizen had given every value.
+    pytest.importorskip("playwright")
+    ctl = start(tmp_path, sys.executable, caplog, monkeypatch, credentials=False)
+    [line] = [w for w in warnings(caplog) if "login" in w]
+    assert line.startswith("the portal's login needs SI_PORTAL_USER and SI_PORTAL_PASSWORD; "
+                           "those businesses are not available online (needed by ")
+    assert "social_transfer" in line and "docs/rpa.md" in line
+    assert set(ctl.unavailable) == RPA_BUSINESSES
+    turn = ctl.handle("u", "我要把社保从杭州转到拉萨")
+    assert turn.state == "idle" and "暂时无法在线办理" in turn.reply
 
 
 def test_a_portal_down_at_start_is_a_warning_not_a_refusal(tmp_path, caplog, monkeypatch):

@@ -46,7 +46,7 @@ def test_nothing_changes_when_python_writes_its_bytecode_anyway():
 
 def test_run_sh_keeps_the_bytecode():
     text = (ROOT / "scripts" / "run.sh").read_text(encoding="utf-8")
-    assert text.index("keep_bytecode") < text.index("exec .venv/bin/si-agent")
+    assert text.index("keep_bytecode") < text.index("exec \"$repo/.venv/bin/si-agent\"")
 
 
 def test_test_sh_keeps_the_bytecode():

@@ -17,6 +17,9 @@ keyword of each business:
   ("社保卡怎么挂失" for 社保卡挂失), as citizens say them, and its description
   (where only a keyword found verbatim counts: a long text is similar to much).
 
+A business whose name is another's (a copied file given a new id) is a finding
+on its ``name``, naming the first business and where its name is.
+
 Each finding names the businesses it collides with. They are warnings
 (``si-agent validate`` prints them and still passes): whether a shared word is
 right is the author's call, but it should be a decision.
@@ -65,7 +68,7 @@ def keyword_collisions(catalog: Mapping[str, Business]) -> list[Collision]:
     """Every keyword of every business in ``catalog`` that collides with another business."""
     phrases = {bid: _phrases(b) for bid, b in catalog.items()}
     probes = {bid: _probes(b) for bid, b in catalog.items()}
-    found: list[Collision] = []
+    found: list[Collision] = list(_name_collisions(catalog))
     for bid, b in catalog.items():
         others = {o: p for o, p in phrases.items() if o != bid}
         taken = _takeovers(catalog, bid, probes)
@@ -107,6 +110,24 @@ def keyword_collisions(catalog: Mapping[str, Business]) -> list[Collision]:
                                        + "; use a phrase only this business's citizens "
                                        "say (e.g. with the action: 补办社保卡, 查养老金到账)"))
     return found
+
+
+def _name_collisions(catalog: Mapping[str, Business]) -> Iterable[Collision]:
+    """A business named as an earlier one (in ``catalog``'s order, by file name)."""
+    first: dict[str, str] = {}
+    for bid, b in catalog.items():
+        name = _norm(b.name)
+        if name not in first:
+            first[name] = bid
+            continue
+        other = catalog[first[name]]
+        at = located(other, ("name",), "")
+        where = f"{at.file}:{at.line}" if at.line else at.file
+        yield Collision(bid, None, b.name, (other.id,), (
+            f"name {b.name!r} is also the name of {other.id} ({where}): citizens could not "
+            "tell the two apart in the list of businesses, and a message saying it would "
+            "match both; give each business its own name (业务名称“"
+            f"{b.name}”与 {other.id} 重复，请改成不同的名称)"))
 
 
 def _takeovers(catalog: Mapping[str, Business], bid: str,

@@ -79,11 +79,12 @@ class BusinessIndex:
         every = sorted(self._chars, key=len, reverse=True)
         self._any_phrase = (re.compile("|".join(map(re.escape, every))) if every
                             else re.compile("$^"))
-        self._phrase_grams = {
-            p: (grams, sum(self._idf[g] for g in grams) or 1.0)
-            for phrases in self._phrases.values() for p in phrases
-            for grams in (_bigrams(p),)
-        }
+        self._totals = {p: sum(self._idf[g] for g in _bigrams(p)) or 1.0 for p in self._chars}
+        # bigram -> the phrases holding it: a message's bigrams score only those phrases
+        self._postings: dict[str, list[str]] = {}
+        for p in self._chars:
+            for g in _bigrams(p):
+                self._postings.setdefault(g, []).append(p)
 
     def without_keywords(self, business: Business, text: str) -> str:
         """``text`` with the business's own name and keywords blanked out (same length)."""
@@ -105,9 +106,8 @@ class BusinessIndex:
     def match(self, text: str) -> Match:
         """Best business for ``text``: (id, score, matched span, runner-up score)."""
         low = mask_codes(text.lower())
-        grams = _bigrams(low)
-        chars = set(low)
-        scores = {bid: self._best(phrases, low, grams, chars)
+        shared, chars = self._shared(low), set(low)
+        scores = {bid: self._best(phrases, low, shared, chars)
                   for bid, phrases in self._phrases.items()}
         ranked = sorted(scores.items(), key=lambda kv: kv[1][:2], reverse=True)
         if not ranked or ranked[0][1][0] <= 0:
@@ -122,9 +122,17 @@ class BusinessIndex:
     def score(self, business_id: str, text: str) -> float:
         """How well ``text`` matches the one business ``business_id`` (as in ``match``)."""
         low = mask_codes(text.lower())
-        return self._best(self._phrases[business_id], low, _bigrams(low), set(low))[0]
+        return self._best(self._phrases[business_id], low, self._shared(low), set(low))[0]
 
-    def _best(self, phrases: tuple[str, ...], low: str, grams: set[str],
+    def _shared(self, low: str) -> dict[str, float]:
+        """For each phrase sharing a bigram with ``low``: the IDF weight of those bigrams."""
+        shared: dict[str, float] = {}
+        for g in _bigrams(low):
+            for p in self._postings.get(g, ()):
+                shared[p] = shared.get(p, 0.0) + self._idf[g]
+        return shared
+
+    def _best(self, phrases: tuple[str, ...], low: str, shared: dict[str, float],
               chars: set[str]) -> tuple[float, int, tuple[int, int] | None]:
         """(score, length of the phrase found verbatim, its span) of the best phrase."""
         best: tuple[float, int, tuple[int, int] | None] = (0.0, 0, None)
@@ -135,9 +143,10 @@ class BusinessIndex:
                 cand = (1.0, len(p), (at, at + len(p)))
             elif self._chars[p] <= chars and _scattered(p, low):
                 cand = (SCATTERED_SCORE, len(p), None)
+            elif p in shared:
+                cand = (shared[p] / self._totals[p], 0, None)
             else:
-                pg, total = self._phrase_grams[p]
-                cand = (sum(self._idf[g] for g in pg & grams) / total, 0, None)
+                continue
             if cand[:2] > best[:2]:
                 best = cand
         return best

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
 import threading
 import time
@@ -119,6 +120,14 @@ class RpaExecutor(ExecutorBase):
         """What a job of these options lacks here (checked at start-up): Playwright and
         the browser (blocking), else whether the portal answers now (a warning only)."""
         missing = browser_missing(self.chromium)
+        if options.login is not None:
+            unset = [name for name in (options.login.user_env, options.login.password_env)
+                     if not os.environ.get(name)]
+            if unset:  # the portal would ask, and the job fail at its login page
+                missing.append(Missing(
+                    f"the portal's login needs {' and '.join(unset)}",
+                    "set the portal account's user and password in those environment "
+                    "variables (see docs/rpa.md)"))
         if missing:
             return missing
         url = expand_env(options.url)

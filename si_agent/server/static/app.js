@@ -9,6 +9,12 @@
  *
  * Every text the page itself shows is in TEXTS below; replies come from the server.
  * Server data is only ever inserted with textContent, never as HTML.
+ *
+ * In the widget's frame (/?embed=1, see widget.js) the header is compact; the page
+ * tells the widget it runs ("si-agent:ready"), and Esc with nothing of the page's own
+ * to close asks the widget to close ("si-agent:close"): two constants, the only
+ * messages sent to the host page. Storage may be blocked there (a third-party
+ * frame): the page then keeps the user id and token in memory only.
  */
 "use strict";
 
@@ -66,6 +72,9 @@
   };
   const STORAGE_USER = "si_agent.user_id";
   const STORAGE_TOKEN = "si_agent.token";
+  const EMBEDDED = new URLSearchParams(location.search).get("embed") === "1" && window.parent !== window;
+  const CLOSE_MESSAGE = "si-agent:close";
+  const READY_MESSAGE = "si-agent:ready";
   const NARROW = window.matchMedia("(max-width: 767.98px)");
   const TOAST_MS = 6000;
 
@@ -131,11 +140,14 @@
 
   // -- auth --------------------------------------------------------------------
 
+  // Reading window.localStorage itself throws where storage is blocked (a third-party
+  // frame, private mode), so the store is looked up inside the try.
+  const memoryStore = { localStorage: {}, sessionStorage: {} };
   function storageGet(store, key) {
-    try { return store.getItem(key); } catch (e) { return null; }
+    try { return window[store].getItem(key); } catch (e) { return memoryStore[store][key] || null; }
   }
   function storageSet(store, key, value) {
-    try { store.setItem(key, value); } catch (e) { /* private mode: memory only */ }
+    try { window[store].setItem(key, value); } catch (e) { memoryStore[store][key] = value; }
   }
 
   function randomId() {
@@ -146,16 +158,16 @@
   }
 
   function userId() {
-    let id = storageGet(localStorage, STORAGE_USER);
+    let id = storageGet("localStorage", STORAGE_USER);
     if (!id || !/^[A-Za-z0-9_.@:-]{1,64}$/.test(id)) {
       id = "web-" + randomId();
-      storageSet(localStorage, STORAGE_USER, id);
+      storageSet("localStorage", STORAGE_USER, id);
     }
     return id;
   }
 
   function currentToken() {
-    return accessToken || storageGet(sessionStorage, STORAGE_TOKEN);
+    return accessToken || storageGet("sessionStorage", STORAGE_TOKEN);
   }
 
   async function fetchToken() {
@@ -172,7 +184,7 @@
     if (!response.ok) throw await apiErrorFrom(response);
     const body = await response.json();
     accessToken = body.access_token;
-    storageSet(sessionStorage, STORAGE_TOKEN, accessToken);
+    storageSet("sessionStorage", STORAGE_TOKEN, accessToken);
   }
 
   // -- API ---------------------------------------------------------------------
@@ -988,11 +1000,16 @@
       if (e.key !== "Escape") return;
       if (els.panel.dataset.open === "true" && NARROW.matches) setPanelOpen(false);
       else if (!els.toast.hidden) hideToast();
+      else if (EMBEDDED) window.parent.postMessage(CLOSE_MESSAGE, "*"); // a constant, no data
     });
     NARROW.addEventListener("change", () => setPanelOpen(false, false));
   }
 
   async function init() {
+    if (EMBEDDED) {
+      els.app.dataset.embed = "true";
+      window.parent.postMessage(READY_MESSAGE, "*"); // a constant: the widget shows the frame
+    }
     bind();
     watchScrolling();
     const [cfg, businesses] = await Promise.allSettled([
@@ -1012,6 +1029,7 @@
       toast(errorText(err));
     }
     els.app.dataset.ready = "true";
+    if (EMBEDDED) focusInputIfLost(); // focused when the widget focuses its frame
   }
 
   init();
