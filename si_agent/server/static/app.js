@@ -923,8 +923,10 @@
     await reset();
   }
 
+  /** Forget ``key`` in ``store`` ("localStorage" or "sessionStorage") and its memory stand-in. */
   function storageRemove(store, key) {
-    try { store.removeItem(key); } catch (e) { /* storage unavailable: nothing kept */ }
+    delete memoryStore[store][key];
+    try { window[store].removeItem(key); } catch (e) { /* blocked: only the memory copy was kept */ }
   }
 
   /**
@@ -954,8 +956,8 @@
       // Unreachable server: the identity is forgotten all the same (the session expires).
     }
     accessToken = null;
-    storageRemove(sessionStorage, STORAGE_TOKEN);
-    storageRemove(localStorage, STORAGE_USER);
+    storageRemove("sessionStorage", STORAGE_TOKEN);
+    storageRemove("localStorage", STORAGE_USER);
     els.messages.replaceChildren();
     els.input.value = "";
     updateInput();
