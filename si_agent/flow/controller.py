@@ -70,7 +70,7 @@ from si_agent.knowledge import Knowledge, NoKnowledge
 from si_agent.requirements import Missing
 from si_agent.session.base import ExpiryMarks, SessionStore, session_ref
 from si_agent.session.files import StepFiles, create_step_files
-from si_agent.session.model import Session
+from si_agent.session.model import Session, Shown
 from si_agent.uploads import CleanImage
 from si_agent.validators import relative_dates
 
@@ -316,6 +316,12 @@ class Controller:
                 self.driver.reconcile(session)
         return snapshot(session, self.catalog, job=job)
 
+    def transcript(self, session_id: str) -> list[Shown]:
+        """The recent messages as the page showed them (citizens' numbers masked), oldest
+        first: what a page loaded again shows. Reads only; empty without a session."""
+        session = self.store.load(session_id)
+        return list(session.transcript) if session is not None else []
+
     def reset(self, session_id: str) -> TurnResult:
         """Forget the session: the user starts again in idle.
 
@@ -341,17 +347,26 @@ class Controller:
 
         Stops when the session is no longer executing (the last object carries
         the outcome as ``notice``, which counts as delivered and is cleared), or
-        after ``timeout``.
+        after ``timeout``. An outcome another stream delivered first (a page
+        reloaded while its old stream was still open on the server) is told again
+        to this one, when it followed that job.
         """
         deadline = time.monotonic() + timeout
         last: tuple | None = None
+        followed: str | None = None  # the job this stream saw running
         while time.monotonic() < deadline:
             turn = self.current(session_id)
             if turn.state != State.EXECUTING:
                 if turn.notice:
                     self._deliver_notice(session_id, turn.notice)
+                elif followed is not None:
+                    told = self.driver.told_elsewhere(session_id, followed)
+                    if told:
+                        turn = turn.model_copy(update={"notice": told})
                 yield turn
                 return
+            if turn.job is not None:
+                followed = turn.job.id
             mark = (turn.job.status, turn.job.progress) if turn.job else None
             if mark != last:
                 last = mark
@@ -366,6 +381,7 @@ class Controller:
                 return
             session.notice = None
             session.remember("assistant", notice)
+            session.show("assistant", notice)
             try:
                 self.store.save(session)
                 return

@@ -88,18 +88,34 @@ class JobDriver:
         if not job.finished and recorded is None:
             claimed = self.claim(job, business)
             if claimed is None:
-                return _amend(result, _running_text(business, job), job=job)
+                running = _running_text(business, job)
+                self._show_more(session.session_id, running)
+                return _amend(result, running, job=job)
             job = claimed
         if not job.finished:
             if job.long_running:
+                queued = [replies.render(replies.JOB_QUEUED, name=business.name)]
+                self._show_more(session.session_id, queued)  # before its outcome can arrive
                 ctl.runner.submit(job.id, self.run_in_background)
-                return _amend(result, [replies.render(replies.JOB_QUEUED, name=business.name)],
-                              job=job)
+                return _amend(result, queued, job=job)
             job = self.execute(job, business)
         session, parts = self.apply_outcome(session.session_id, job, same_turn=True,
                                             session=session)
         final = snapshot(session, ctl.catalog, job=job, turn_usage=result.usage.get("turn"))
-        return final.model_copy(update={"reply": join([result.reply, *parts])})
+        return final.model_copy(update={"reply": join([result.reply, *parts]),
+                                        "message": result.message})
+
+    def _show_more(self, session_id: str, parts: list[str]) -> None:
+        """The turn's reply gained ``parts`` after its save: the transcript gains them too."""
+        for _ in range(_RETRIES):
+            session = self.ctl.load(session_id)
+            session.show_more(join(parts))
+            try:
+                self.ctl.store.save(session)
+                return
+            except SessionConflict:
+                continue
+        log.warning("transcript of %s not amended (changed concurrently)", session_ref(session_id))
 
     def reconcile(self, session: Session) -> None:
         """Outside a turn (a read, the event stream): resume a job whose process died."""
@@ -392,6 +408,7 @@ class JobDriver:
             if same_turn and session.history and session.history[-1].role == "assistant":
                 last = session.history[-1]
                 session.history[-1] = last.model_copy(update={"text": join([last.text, text])})
+                session.show_more(text)
             elif not same_turn:
                 session.notice = join([session.notice or "", text])
             try:
@@ -413,10 +430,20 @@ class JobDriver:
             return session, flow.st.parts if same_turn else []
         raise SessionConflict(session_ref(session_id), expected=-1, found=None)
 
+    def told_elsewhere(self, session_id: str, job_id: str) -> str | None:
+        """The outcome of ``job_id``, already told (on another stream), to tell again;
+        None when the session has moved on to another job or it is not finished."""
+        session = self.ctl.load(session_id)
+        job = self.ctl.jobs.load(job_id)
+        if job is None or not job.finished or session.job_id != job_id:
+            return None
+        return outcome_text(Flow(session, self.ctl.deps), job)
+
     def _told_here(self, session: Session, job: Job) -> list[str]:
         if not session.notice:
             return [outcome_text(Flow(session, self.ctl.deps), job)]
         text, session.notice = session.notice, None  # delivered by this reply
+        session.show_more(text)
         try:
             self.ctl.store.save(session)
         except SessionConflict:

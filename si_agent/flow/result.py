@@ -93,6 +93,9 @@ class TurnResult(BaseModel):
     step: StepView | None = None  # the step awaiting an upload (POST /api/upload)
     theme: ThemeView | None = None  # a consultation's current theme
     services: list[BusinessRef] = Field(default_factory=list)  # listed in this reply (buttons)
+    # The citizen's message as the page shows it and a reloaded page shows it again
+    # (personal numbers masked); None outside a turn.
+    message: str | None = None
 
 
 def awaited_step(session: Session, business: Business | None) -> Step | None:

@@ -102,8 +102,11 @@ class Turn(Flow):
         s.usage = s.usage + decision.usage
         s.remember("user", self.text)
         s.remember("assistant", reply)
+        shown = redact_text(self.text)
+        s.show("user", shown)
+        s.show("assistant", reply)
         s.record(DecisionRecord(
-            turn=s.turn, input=redact_text(self.text),
+            turn=s.turn, input=shown,
             engine=decision.engine or self.deps.engine_name, state_before=self.state_before,
             state_after=s.state, offered=[t["function"]["name"] for t in offered],
             calls=self.st.records, rule=decision.rule.value, confidence=decision.confidence,
@@ -116,7 +119,7 @@ class Turn(Flow):
                      decision.engine, [r.name for r in self.st.records], decision.rule.value,
                      decision.usage.model_calls)
         return snapshot(s, self.deps.catalog, reply, turn_usage=decision.usage,
-                        services=self.st.services)
+                        services=self.st.services).model_copy(update={"message": shown})
 
     def _apply(self, call: ToolCall) -> int:
         """Apply one call if the current state offers it; 1 if applied."""

@@ -1,4 +1,5 @@
-"""The chat API: ``POST /api/chat`` (JSON or SSE), ``GET``/``DELETE /api/session``."""
+"""The chat API: ``POST /api/chat`` (JSON or SSE), ``GET``/``DELETE /api/session``,
+``GET /api/session/history`` and ``GET /api/session/events``."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import logging
 import queue
 import re
 import threading
+import time
 from collections.abc import Iterator
 
 from flask import Blueprint, Response, current_app, jsonify, request, stream_with_context
@@ -32,6 +34,8 @@ GROUP_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 # A turn that fails on these is answered 503 store_unavailable, as the app's error
 # handlers answer them outside a stream: the wrapped store error, and redis-py's
 # connection errors that a store did not wrap (step files, jobs next to the sessions).
+# What only a turn's answer carries: a session view (GET, DELETE, events) leaves them out.
+TURN_ONLY = {"reply", "message"}
 _STORE_DOWN: tuple[type[Exception], ...] = (StoreUnavailable, *redis_outages())
 
 
@@ -79,13 +83,24 @@ def chat():
 def get_session():
     user = current_user()
     turn = _controller().current(user)
-    body = turn.model_dump(mode="json", exclude={"reply"})
+    body = turn.model_dump(mode="json", exclude=TURN_ONLY)
     if request.args.get("debug") in ("1", "true"):
         if _settings().auth_mode != "dev":
             raise ApiError(403, "debug_disabled")
         session = _controller().store.load(user)
         body["memory"] = [r.model_dump(mode="json") for r in session.memory] if session else []
     return jsonify(body)
+
+
+@bp.get("/api/session/history")
+@token_required
+def session_history():
+    """The recent messages as the page showed them, for a page loaded again; with the
+    seconds since the last one (a page opened after a long pause asks before resuming)."""
+    messages = _controller().transcript(current_user())
+    idle = max(0, round(time.time() - messages[-1].at)) if messages else None
+    return jsonify({"messages": [m.model_dump(mode="json") for m in messages],
+                    "idle_seconds": idle})
 
 
 @bp.get("/api/session/events")
@@ -97,7 +112,7 @@ def session_events():
 
     def events() -> Iterator[str]:
         for view in controller.watch(user, timeout=WATCH_SECONDS):
-            body = view.model_dump(mode="json")
+            body = view.model_dump(mode="json", exclude={"message"})
             if view.state == "executing":
                 yield _sse("job", {k: v for k, v in body.items() if k != "reply"})
             else:
@@ -117,7 +132,7 @@ def delete_session():
     """Start over; the access token used is revoked (the page gets a new one)."""
     turn = _controller().reset(current_user())
     revoke_token(get_jwt())
-    return jsonify(turn.model_dump(mode="json", exclude={"reply"}))
+    return jsonify(turn.model_dump(mode="json", exclude=TURN_ONLY))
 
 
 def _wants_stream() -> bool:

@@ -6,7 +6,9 @@ when the stored version still equals the loaded one, then increments it.
 
 Size bound. Every store writes the whole session on every turn, so what grows
 with the dialogue is capped: the history keeps the last ``HISTORY_TURNS`` turns
-(two messages each, at most ``MESSAGE_CHARS`` characters per message), and the
+(two messages each, at most ``MESSAGE_CHARS`` characters per message), the
+transcript (what a reloaded page shows again) the last ``TRANSCRIPT_MESSAGES``
+messages of at most ``MESSAGE_CHARS`` characters, and the
 decision records the last ``MEMORY_RECORDS``, each at most ``RECORD_CHARS``
 characters of JSON (a longer one keeps its outline and a shortened input). The
 rest (fields, step data, at most ``MAX_SUSPENDED`` businesses put aside) is
@@ -26,6 +28,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from si_agent.session.states import FieldStatus, State
 
 HISTORY_TURNS = 6
+# The messages a reloaded page shows again (GET /api/session/history), as they were shown.
+TRANSCRIPT_MESSAGES = 30
 MESSAGE_CHARS = 2000  # a longer history message keeps its start (the model's context)
 # Decision records are for debugging (``GET /api/session?debug=1``, ``si-agent chat``):
 # the last 20 cover a whole dialogue, and each is capped.
@@ -34,7 +38,8 @@ RECORD_CHARS = 2000
 RECORD_INPUT_CHARS = 200  # the input kept in a record that was too long
 MAX_SUSPENDED = 3  # businesses put aside for another one, kept with their values
 # What the capped parts can take, plus a generous allowance for the rest.
-SESSION_BOUND_CHARS = 2 * HISTORY_TURNS * MESSAGE_CHARS + MEMORY_RECORDS * RECORD_CHARS + 40_000
+SESSION_BOUND_CHARS = (2 * HISTORY_TURNS * MESSAGE_CHARS + TRANSCRIPT_MESSAGES * MESSAGE_CHARS
+                       + MEMORY_RECORDS * RECORD_CHARS + 40_000)
 
 
 class FieldState(BaseModel):
@@ -89,6 +94,12 @@ class Message(BaseModel):
 
     role: Literal["user", "assistant"]
     text: str
+
+
+class Shown(Message):
+    """A message as the page showed it (the citizen's personal numbers masked), and when."""
+
+    at: float = Field(default_factory=time.time)
 
 
 class Usage(BaseModel):
@@ -167,6 +178,8 @@ class Session(BaseModel):
     # Businesses put aside (newest last, at most MAX_SUSPENDED); they expire with the session.
     suspended: list[SuspendedFlow] = Field(default_factory=list)
     history: list[Message] = Field(default_factory=list)
+    # What the page showed, for a page loaded again: never a citizen's raw numbers.
+    transcript: list[Shown] = Field(default_factory=list)
     # Decision records, each kept as its JSON text: written once per turn and read
     # only for debugging, so loading a session does not build 50 models every turn.
     records: list[str] = Field(default_factory=list)
@@ -180,6 +193,24 @@ class Session(BaseModel):
         self.history.append(Message(role=role, text=text[:MESSAGE_CHARS]))
         del self.history[: -2 * HISTORY_TURNS]
 
+    def show(self, role: Literal["user", "assistant"], text: str) -> None:
+        """Append to the bounded transcript a message as the page shows it (a citizen's
+        message masked by the caller: ``si_agent.privacy.redact_text``)."""
+        self.transcript.append(Shown(role=role, text=_cut(text)))
+        del self.transcript[:-TRANSCRIPT_MESSAGES]
+
+    def show_more(self, text: str) -> None:
+        """The last assistant message of the transcript goes on with ``text`` (an outcome
+        or a note the same reply gained after the turn was saved)."""
+        if not text:
+            return
+        if self.transcript and self.transcript[-1].role == "assistant":
+            last = self.transcript[-1]
+            joined = f"{last.text}\n{text}" if last.text else text
+            self.transcript[-1] = last.model_copy(update={"text": _cut(joined)})
+        else:
+            self.show("assistant", text)
+
     def record(self, decision: DecisionRecord) -> None:
         """Append a decision record (at most ``RECORD_CHARS``) to the bounded memory."""
         text = decision.model_dump_json()
@@ -192,6 +223,10 @@ class Session(BaseModel):
     def memory(self) -> list[DecisionRecord]:
         """The decision records, oldest first (parsed on each access)."""
         return [DecisionRecord.model_validate_json(r) for r in self.records]
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MESSAGE_CHARS else text[:MESSAGE_CHARS - 1] + "…"
 
 
 def _outline(decision: DecisionRecord) -> str:

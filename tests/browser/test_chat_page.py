@@ -242,6 +242,7 @@ def test_input_checks_and_reset(open_page, artifacts):
     expect(page.get_by_test_id("state-badge")).to_have_text("信息收集中")
 
     page.get_by_test_id("reset").click()
+    page.get_by_test_id("ask-reset").click()  # a business in progress: asked first
     expect(page.get_by_test_id("fields").locator("li")).to_have_count(0)
     expect(page.get_by_test_id("fields-empty")).to_be_visible()
     expect(page.get_by_test_id("state-badge")).to_have_text("空闲")

@@ -46,6 +46,8 @@ def test_grouped_panel_progress_skips_and_reset(open_page, artifacts):
     page.screenshot(path=artifacts / "consult-01-grouped-panel.png")
 
     page.get_by_test_id("reset").click()
+    expect(page.get_by_test_id("ask-text")).to_contain_text("【保险需求咨询】")  # asked first
+    page.get_by_test_id("ask-reset").click()
     expect(groups).to_have_count(0)
     expect(page.get_by_test_id("fields-empty")).to_be_visible()
     expect(page.get_by_test_id("state-badge")).to_have_text("空闲")

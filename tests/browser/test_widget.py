@@ -271,6 +271,21 @@ def test_widget_works_where_the_frame_may_not_use_storage(sites, open_host):
     expect(chat.get_by_test_id("toast")).to_be_hidden()
 
 
+def test_end_session_in_a_frame_that_may_not_use_storage(sites, open_host):
+    """结束办理 where the identity lives in the page's memory only: it is forgotten
+    there too, and the next person's message starts a new session."""
+    page = open_host(sites["host"] + "/", preferences=BLOCK_THIRD_PARTY)
+    chat = open_widget(page)
+    say(chat, "我要办理社保关系转移")
+    say(chat, "杭州")
+    chat.get_by_test_id("end-session").click()
+    chat.get_by_test_id("ask-end").click()
+    expect(chat.get_by_test_id("message-note")).to_have_text("本次办理已结束，对话和身份信息已清除。")
+    assert "您好" in say(chat, "你好")
+    expect(chat.get_by_test_id("state-badge")).to_have_text("空闲")
+    expect(chat.get_by_test_id("field-from_city")).to_have_count(0)
+
+
 def test_a_site_not_listed_is_refused_the_frame(sites, open_host, artifacts):
     page = open_host(sites["stranger"] + "/")
     with page.expect_console_message(lambda m: "frame-ancestors" in m.text) as refusal:

@@ -10,6 +10,7 @@ from si_agent.session.model import (
     MESSAGE_CHARS,
     RECORD_CHARS,
     SESSION_BOUND_CHARS,
+    TRANSCRIPT_MESSAGES,
     DecisionRecord,
     Session,
     ToolCallRecord,
@@ -35,6 +36,9 @@ def test_a_very_long_dialogue_keeps_the_session_under_the_bound(controller):
         assert len(session.records) <= MEMORY_RECORDS
         assert all(len(r) <= RECORD_CHARS for r in session.records)
         assert all(len(m.text) <= MESSAGE_CHARS for m in session.history)
+        assert len(session.transcript) <= TRANSCRIPT_MESSAGES
+        assert all(len(m.text) <= MESSAGE_CHARS for m in session.transcript)
+        assert ZHANG_WEI not in session.model_dump_json(include={"transcript"})
     assert session.turn == 40 * 9
     assert "done" in states  # the dialogues really ran to their end, again and again
     assert largest <= SESSION_BOUND_CHARS
@@ -57,3 +61,5 @@ def test_an_oversized_record_keeps_its_outline():
 
     session.remember("user", "字" * 10_000)
     assert session.history[-1].text == "字" * MESSAGE_CHARS
+    session.show("assistant", "答" * 10_000)
+    assert session.transcript[-1].text == "答" * (MESSAGE_CHARS - 1) + "…"

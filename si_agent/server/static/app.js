@@ -2,7 +2,8 @@
  * si_agent web chat page.
  *
  * Flow: read /ui-config.json → (dev mode) get a token for a per-browser user id →
- * GET /api/session to restore the panel → each message is POST /api/chat with
+ * GET /api/session to restore the panel and GET /api/session/history to show the
+ * conversation again (a submission still running is followed again) → each message is POST /api/chat with
  * Accept: text/event-stream; `delta` events stream into the reply bubble and the
  * final `turn` event redraws the panel, the state badge and the quick actions.
  *
@@ -44,7 +45,15 @@
     resumeMessage: "继续办理【{name}】",
     filledCount: "，已填写",
     send: { confirm: "确认", cancel: "取消", retry: "重试", accept: "办理", modify: "修改" },
+    askEnd: "结束办理将清除本次对话和办理信息，下一位办事人将从头开始。确定结束吗？",
+    askReset: "重新开始将清除正在办理的【{name}】和已填写的信息。确定重新开始吗？",
+    askResume: "继续上次的办理？【{name}】",
+    choice: { end: "结束办理", reset: "重新开始", keep: "取消", resume: "继续", startOver: "重新开始" },
+    ended: "本次办理已结束，对话和身份信息已清除。",
   };
+  // A page opened again after this long (since the last message) with a business in
+  // progress asks before resuming it: on a shared computer it may be the next person.
+  const PAUSE_ASK_SECONDS = 30 * 60;
   const STATE_LABELS = {
     idle: "空闲",
     collecting: "信息收集中",
@@ -85,6 +94,7 @@
     uploadStatus: $("upload-status"), uploadProgress: $("upload-progress"),
     result: $("result"), resultValue: $("result-value"), resultFields: $("result-fields"),
     toast: $("toast"), toastText: $("toast-text"), toastClose: $("toast-close"),
+    end: $("end-session"),
   };
 
   let config = { auth_mode: "dev", max_message_chars: 2000 };
@@ -92,6 +102,7 @@
   let busy = false;
   let accessToken = null;
   let toastTimer = null;
+  let currentView = { state: "idle", fields: [] }; // the last view rendered
 
   const fill = (template, values) =>
     template.replace(/\{(\w+)\}/g, (m, key) => (key in values ? String(values[key]) : m));
@@ -459,6 +470,7 @@
 
   /** Redraw everything but the message list from a turn or session view. */
   function render(view) {
+    currentView = view;
     const state = STATE_LABELS[view.state] ? view.state : "idle";
     els.badge.dataset.state = state;
     els.badge.textContent = STATE_LABELS[state];
@@ -550,7 +562,7 @@
     busy = value;
     els.app.dataset.busy = String(value);
     els.messages.setAttribute("aria-busy", String(value));
-    for (const b of [els.send, els.reset, els.suggestion, els.confirm, els.retry, els.modify, els.cancel,
+    for (const b of [els.send, els.reset, els.end, els.suggestion, els.confirm, els.retry, els.modify, els.cancel,
                      els.uploadInput, ...els.services.querySelectorAll("button")]) {
       b.disabled = value;
     }
@@ -595,6 +607,7 @@
       return false;
     }
     const text = raw.trim();
+    if (pendingAsk) pendingAsk("keep"); // a question left open is answered by moving on
     hideToast();
     setBusy(true);
     const userRow = addMessage("user", text);
@@ -615,6 +628,8 @@
       }
       if (failure) throw failure;
       if (!turn) throw new NetworkError();
+      // as the server keeps it (and a reloaded page shows it): its numbers masked
+      if (typeof turn.message === "string") userRow.querySelector(".content").textContent = turn.message;
       finishReply(reply, turn.reply || "");
       render(turn);
       if (turn.state === "executing") followJob();
@@ -780,10 +795,178 @@
   async function restore() {
     const response = await api("GET", "/api/session");
     const view = await response.json();
+    const past = await loadHistory();
+    if (inProgress(view) && view.state !== "executing" && past.idle_seconds > PAUSE_ASK_SECONDS) {
+      askResume(view, past.messages); // not shown (nor resumed) before the citizen says so
+      return;
+    }
+    resumeView(view, past.messages);
+  }
+
+  // -- a page loaded again, a shared computer -------------------------------------
+
+  /** The recent messages as the page showed them (from the server, not the browser). */
+  async function loadHistory() {
+    const response = await api("GET", "/api/session/history");
+    const body = await response.json();
+    return {
+      messages: Array.isArray(body.messages) ? body.messages : [],
+      idle_seconds: typeof body.idle_seconds === "number" ? body.idle_seconds : 0,
+    };
+  }
+
+  /** Show the conversation again and the panel; follow a submission still running. */
+  function resumeView(view, messages) {
+    for (const m of messages) {
+      if (m.role !== "user" && m.role !== "assistant") continue;
+      addMessage(m.role, m.text).dataset.restored = "true";
+    }
     render(view);
     if (view.business && view.state !== "idle" && view.state !== "done") {
       addNote(fill(TEXTS.restored, { name: view.business.name, state: STATE_LABELS[view.state] || "" }));
     }
+    // A submission still running, or an outcome that arrived while the page was away.
+    if (view.state === "executing" || view.notice) followJob();
+  }
+
+  /** Whether starting again would lose something the citizen began. */
+  function inProgress(view) {
+    const working = view.business && view.state !== "idle" && view.state !== "done";
+    return Boolean(working || (Array.isArray(view.suspended) && view.suspended.length));
+  }
+
+  function askResume(view, messages) {
+    render({ state: "idle", fields: [] });
+    const name = view.business ? view.business.name : (view.suspended[0] || {}).name;
+    setComposerOpen(false);
+    ask(fill(TEXTS.askResume, { name }), [
+      { key: "resume", label: TEXTS.choice.resume, primary: true },
+      { key: "startOver", label: TEXTS.choice.startOver },
+    ], "resume").then((choice) => {
+      setComposerOpen(true);
+      if (choice === "resume") resumeView(view, messages);
+      else if (choice === "startOver") reset();
+    });
+  }
+
+  /** Until the citizen answers the question: no typing, and its own choices only. */
+  function setComposerOpen(open) {
+    for (const b of [els.input, els.send, els.reset, els.end]) b.disabled = !open || busy;
+  }
+
+  /**
+   * A question in the conversation with one button per choice; resolves to the key
+   * of the one chosen ("keep" when another question replaces it). Not a window.confirm:
+   * an embedded page may not open dialogs, and this one is read out with the log.
+   */
+  let pendingAsk = null;
+  function ask(question, choices, focusKey) {
+    if (pendingAsk) pendingAsk("keep");
+    return new Promise((resolve) => {
+      const card = document.createElement("div");
+      card.className = "ask";
+      card.dataset.testid = "ask";
+      card.setAttribute("role", "group");
+      const text = document.createElement("p");
+      text.className = "ask-text";
+      text.id = "ask-text-" + Date.now();
+      text.dataset.testid = "ask-text";
+      text.textContent = question;
+      card.setAttribute("aria-labelledby", text.id);
+      const row = document.createElement("div");
+      row.className = "ask-choices";
+      const done = (key) => {
+        pendingAsk = null;
+        card.remove();
+        resolve(key);
+      };
+      for (const choice of choices) {
+        const button = document.createElement("button");
+        button.type = "button";
+        button.className = "btn " + (choice.primary ? "btn-primary" : "btn-secondary");
+        button.dataset.testid = "ask-" + choice.key;
+        button.textContent = choice.label;
+        button.addEventListener("click", () => done(choice.key));
+        row.append(button);
+      }
+      card.addEventListener("keydown", (e) => {
+        if (e.key === "Escape" && choices.some((c) => c.key === "keep")) {
+          e.stopPropagation();
+          done("keep");
+          focusInputIfLost();
+        }
+      });
+      card.append(text, row);
+      pendingAsk = done;
+      followBottom = true;
+      els.messages.append(card);
+      const first = row.querySelector(`[data-testid="ask-${focusKey}"]`) || row.firstChild;
+      first.focus();
+    });
+  }
+
+  /** 重新开始: asks first when a business is in progress. */
+  async function confirmReset() {
+    if (busy) return;
+    if (inProgress(currentView)) {
+      const name = currentView.business ? currentView.business.name
+        : (currentView.suspended[0] || {}).name;
+      const choice = await ask(fill(TEXTS.askReset, { name }), [
+        { key: "reset", label: TEXTS.choice.reset, primary: true },
+        { key: "keep", label: TEXTS.choice.keep },
+      ], "keep");
+      if (choice !== "reset") {
+        focusInputIfLost();
+        return;
+      }
+    }
+    await reset();
+  }
+
+  /** Forget ``key`` in ``store`` ("localStorage" or "sessionStorage") and its memory stand-in. */
+  function storageRemove(store, key) {
+    delete memoryStore[store][key];
+    try { window[store].removeItem(key); } catch (e) { /* blocked: only the memory copy was kept */ }
+  }
+
+  /**
+   * 结束办理 (a shared computer): after a confirm, the session is deleted on the
+   * server (its token revoked) and the page forgets the identity it kept, so the
+   * next person starts as a new citizen.
+   */
+  async function endSession() {
+    if (busy) return;
+    const choice = await ask(TEXTS.askEnd, [
+      { key: "end", label: TEXTS.choice.end, primary: true },
+      { key: "keep", label: TEXTS.choice.keep },
+    ], "keep");
+    if (choice !== "end") {
+      focusInputIfLost();
+      return;
+    }
+    setBusy(true);
+    try {
+      if (currentToken()) await api("DELETE", "/api/session");
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 409) { // a submission's outcome comes first
+        toast(errorText(err));
+        setBusy(false);
+        return;
+      }
+      // Unreachable server: the identity is forgotten all the same (the session expires).
+    }
+    accessToken = null;
+    storageRemove("sessionStorage", STORAGE_TOKEN);
+    storageRemove("localStorage", STORAGE_USER);
+    els.messages.replaceChildren();
+    els.input.value = "";
+    updateInput();
+    render({ state: "idle", fields: [] });
+    hideToast();
+    greet();
+    addNote(TEXTS.ended);
+    setBusy(false);
+    focusInputIfLost();
   }
 
   async function loadJson(path) {
@@ -809,7 +992,8 @@
     els.retry.addEventListener("click", () => send(TEXTS.send.retry));
     els.cancel.addEventListener("click", () => send(TEXTS.send.cancel));
     els.modify.addEventListener("click", modify);
-    els.reset.addEventListener("click", reset);
+    els.reset.addEventListener("click", confirmReset);
+    els.end.addEventListener("click", endSession);
     els.toggle.addEventListener("click", () => setPanelOpen(els.panel.dataset.open !== "true"));
     els.close.addEventListener("click", () => setPanelOpen(false));
     els.backdrop.addEventListener("click", () => setPanelOpen(false));
