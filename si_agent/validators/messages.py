@@ -71,6 +71,7 @@ NAME_DOT = "姓名中的间隔号“·”位置不对。"
 NAME_TOO_SHORT = "姓名至少应有{n}个汉字。"
 NAME_TOO_LONG = "姓名不能超过{n}个汉字。"
 NAME_NOT_A_NAME = "“{text}”不像是姓名。"
+NAME_NUMERALS = "“{text}”是一串数字，不像是姓名。"
 
 # text
 TEXT_TOO_SHORT = "内容不足{n}个字。"
