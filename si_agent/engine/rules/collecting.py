@@ -55,6 +55,13 @@ def decide(index: BusinessIndex, view: SessionView, text: str,
     talked = talk.decide(business, awaited, text, offered)
     if talked is not None:
         return talked
+    if L.is_contentless(text):
+        # "？？", "。。。", "啊": no question to look up, no value; the awaited field again,
+        # with its help if it has one.
+        if awaited and T.EXPLAIN_FIELD in offered:
+            return [explain_call(awaited, "help")], Rule.FIELD_HELP, (
+                f"nothing said: {awaited} again")
+        return [], Rule.CONVERSATIONAL, "nothing but punctuation or interjections"
     if awaited and cues.is_hedge(text) and not has_strong_values(business, text):
         # "说不好算不算被辞退", "可能算裁员吧": neither yes nor no; explain and ask again.
         if business.field(awaited).help and T.EXPLAIN_FIELD in offered:
@@ -102,6 +109,9 @@ def decide(index: BusinessIndex, view: SessionView, text: str,
             return [answer_call(question or text, None), provide], Rule.VALUES, (
                 "question and values")
         return [provide], Rule.VALUES, "values found"
+    polite = talk.courtesy(text, offered)
+    if polite is not None:
+        return polite
     if L.is_greeting(text) or L.is_conversational(text):
         return [], Rule.CONVERSATIONAL, "no value in a conversational reply"
     if L.is_question(text):
