@@ -49,6 +49,7 @@ DATE_SPAN_ASK = "“{raw}”是指{first}至{last}之间，请告诉我具体是
 
 # integer / number
 NUMBER_UNREADABLE = "无法识别这个数字。"
+NUMBER_OTHER_UNIT = "这里要的不是以“{unit}”为单位的数。"
 BUCKET_UNREADABLE = "没有识别出金额，请说一个大概的数，例如15万，或选择：{options}。"
 NUMBER_NOT_INTEGER = "这里应为整数，不能有小数。"
 NUMBER_RANGE = "数值应在{min}到{max}之间。"
