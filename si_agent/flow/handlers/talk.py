@@ -14,12 +14,14 @@ from si_agent.knowledge import Answer
 def small_talk(t: Flow, args: A.SmallTalkArgs) -> A.CallOutcome:
     texts = t.deps.texts
     b = t.business
-    running = b is not None and t.s.state not in AT_REST and not b.is_consult
+    running = b is not None and t.s.state not in AT_REST
     if args.kind in ("greeting", "closing") and running:
-        # "你好", "谢谢" mid-business: a word back; the awaited field is asked next.
+        # "你好", "谢谢" mid-business: a word back; the awaited field (a consultation:
+        # its theme) is asked next.
         assert b is not None
         brief = replies.GREETING_BRIEF if args.kind == "greeting" else replies.CLOSING_BRIEF
-        t.st.parts.append(brief + replies.render(replies.CONTINUE, name=b.name))
+        t.st.parts.append(brief if b.is_consult else
+                          brief + replies.render(replies.CONTINUE, name=b.name))
     elif args.kind == "greeting":
         t.st.parts.append(t.greeting())
     elif args.kind == "nothing_pending":
