@@ -25,7 +25,9 @@ def small_talk(t: Flow, args: A.SmallTalkArgs) -> A.CallOutcome:
     elif args.kind == "greeting":
         t.st.parts.append(t.greeting())
     elif args.kind == "nothing_pending":
-        t.st.parts.append(replies.render(texts.nothing_pending, services=t.services()))
+        t.offer_resume()  # a business kept aside (cancelled, switched from) is offered first
+        if not t.st.asked:
+            t.st.parts.append(replies.render(texts.nothing_pending, services=t.services()))
     elif args.kind == "services":
         t.st.parts.append(replies.render(texts.services, services=t.services()))
         if b is not None and t.s.state not in AT_REST and not b.is_consult:
