@@ -64,6 +64,9 @@ FAILED_REASK = "您可以回复“重试”再次提交，回复“修改+项目
 NO_ANSWER_TEMPLATE = "抱歉，这个问题我暂时无法回答。您可以联系{handoff}咨询，或告诉我您想办理的业务。"
 SUGGEST = "💡 您可能需要办理【{name}】，回复“办理”即可开始。"
 CONTINUE = "我们继续办理【{name}】。"
+# A greeting or a thanks while a business runs: said back in a word, then CONTINUE.
+GREETING_BRIEF = "您好！"
+CLOSING_BRIEF = "不客气。"
 STEP_DONE = "{label}已完成。"
 STEP_UNAVAILABLE = (
     "【{label}】暂时无法在线完成，请携带身份证到社保经办窗口办理，或回复“取消”结束办理。"

@@ -18,6 +18,7 @@ closing                none
 handoff                {handoff}: the contact from the setting SI_HANDOFF_TEXT
 self_intro             none
 services               {services}: the catalog's business names, grouped by kind
+nothing_pending        {services}: as for services
 why_default            {business}, {label}: business name, field label
 refusal_offer          none
 ineligible_offer       {label}: the field; {handoff}: the contact from SI_HANDOFF_TEXT
@@ -53,6 +54,7 @@ PLACEHOLDERS: Mapping[str, frozenset[str]] = MappingProxyType({
     "handoff": frozenset({"handoff"}),
     "self_intro": frozenset(),
     "services": frozenset({"services"}),
+    "nothing_pending": frozenset({"services"}),
     "why_default": FIELD_TEXT_PLACEHOLDERS,
     "refusal_offer": frozenset(),
     "ineligible_offer": frozenset({"label", "handoff"}),
@@ -79,6 +81,10 @@ class AssistantTexts(BaseModel):
     )
     self_intro: str = "我是社保智能帮办助手，可以帮您查询社保信息、在线办理社保业务，并解答常见的社保问题。"
     services: str = "我可以帮您办理这些业务：\n{services}\n直接告诉我业务名称或您要办的事即可。"
+    nothing_pending: str = (
+        "目前没有需要您确认或继续办理的业务。请问您想办理哪一项？\n{services}\n"
+        "直接告诉我业务名称或您要办的事即可。"
+    )
     why_default: str = "办理【{business}】需要您的{label}，用于核实身份和办理业务，信息仅用于本次办理。"
     refusal_offer: str = "如果暂时不方便提供，可以回复“取消”结束办理。"
     ineligible_offer: str = (

@@ -96,14 +96,17 @@ class ExplainFieldArgs(Args):
                     "help: the user asks what the field's term means")
 
 
-SmallTalkKind = Literal["greeting", "closing", "handoff", "self_intro", "services"]
+SmallTalkKind = Literal["greeting", "closing", "handoff", "self_intro", "services",
+                        "nothing_pending"]
 
 
 class SmallTalkArgs(Args):
     kind: SmallTalkKind = Field(
         description="greeting: hello; closing: thanks, ok, bye, that's all; handoff: asks "
                     "for a person or to complain; self_intro: asks who the assistant is; services: "
-                    "asks which services can be done here (有哪些业务, 你们能干啥, 业务菜单)")
+                    "asks which services can be done here (有哪些业务, 你们能干啥, 业务菜单); "
+                    "nothing_pending: 办理 / 确认 / 继续 alone while nothing is in progress or "
+                    "suggested (which business is meant)")
 
 
 class AnswerQuestionArgs(Args):

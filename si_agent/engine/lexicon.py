@@ -7,6 +7,7 @@ These are recognition vocabularies, not replies; replies live in ``replies``.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 CANCEL = ("取消", "不办了", "不要办了", "不想办了", "算了", "退出", "不用了", "放弃", "终止办理",
           "结束办理", "撤销", "不弄了", "不查了", "不用查了", "不测了", "不要了", "先不办")
@@ -289,6 +290,49 @@ def has_intent(text: str) -> bool:
 
 def is_greeting(text: str) -> bool:
     return bare(text) in GREETING
+
+
+# A greeting proper, as opposed to the capability questions GREETING also holds ("帮助",
+# "你能做什么"), which ask for the services list.
+_SALUTATION = re.compile(r"你好|您好|在吗|在不在|有人吗|hi|hello|哈喽|嗨|早上好|下午好|晚上好")
+
+
+def is_salutation(text: str) -> bool:
+    """A greeting that only says hello ("你好", "在吗", "早上好")."""
+    return is_greeting(text) and bool(_SALUTATION.search(bare(text)))
+
+
+# An accept or confirm word that asks to act ("办理", "确认", "继续", "提交"), not a plain
+# acknowledgment ("好的", "嗯", "对"): said with nothing in progress or suggested, it asks
+# which business is meant.
+_ACTS = re.compile(r"办|确认|确定|提交|开始|继续|接着|查|同意")
+# Interjections that say nothing when a message is made only of them ("啊", "哎呀");
+# not 嗯 (a yes) nor 哦 next to 好 ("哦好的" is an acknowledgment, caught before).
+_INTERJECTIONS = "啊呀哦噢喔呃额唉哎诶欸咦哈嘿呵嗷"
+
+
+def asks_to_act(text: str) -> bool:
+    """Only a word asking to go ahead ("办理", "确认", "继续办理"), with no business named."""
+    b = bare(text)
+    return (b in ACCEPT or b in CONFIRM) and bool(_ACTS.search(b))
+
+
+def is_contentless(text: str) -> bool:
+    """Nothing but punctuation, symbols and interjections ("？？", "。。。", "啊", "……", "😅"):
+    no question, no value, no word to act on."""
+    return not any(
+        c not in _INTERJECTIONS and unicodedata.category(c)[0] in "LN" for c in text)
+
+
+def is_thanks(text: str) -> bool:
+    """A closing that thanks ("谢谢", "好的谢谢", "辛苦了"), not one that only says there is
+    nothing more ("没有了" may answer a field) or goodbye ("再见": leaving mid-business?)."""
+    b = bare(text)
+    return bool(CLOSING.fullmatch(b)) and bool(_THANKS.search(b)) and not _BYE.search(b)
+
+
+_THANKS = re.compile(r"谢|辛苦|麻烦了")
+_BYE = re.compile(r"再见|拜拜|bye|886|再来|再问|再办|再找")
 
 
 def is_conversational(text: str) -> bool:

@@ -53,7 +53,9 @@ def chat():
     user = current_user()
     body = json_body()
     message = body.get("message")
-    if not isinstance(message, str) or not message.strip():
+    if message is not None and not isinstance(message, str):
+        raise ApiError(400, "message_not_text")  # 123, [..], {..}, true: no text typed
+    if message is None or not message.strip():
         raise ApiError(400, "empty_message")
     try:
         message.encode("utf-8")

@@ -44,6 +44,7 @@ CODE_MESSAGES = {
     "invalid_user_id": "user_id 应为1到64位字母、数字或 _ . @ : - 字符。",
     "malformed_json": "请求体应为 JSON 对象。",
     "empty_message": "消息不能为空。",
+    "message_not_text": "消息内容应为文字，请输入文字后再发送。",
     "invalid_characters": "消息中有无法识别的字符，请重新输入。",
     "invalid_group_id": "会话编号格式不正确，请刷新页面后重试。",
     "message_too_long": "消息不能超过{limit}个字，请精简后再发送。",

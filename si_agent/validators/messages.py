@@ -49,6 +49,7 @@ DATE_SPAN_ASK = "“{raw}”是指{first}至{last}之间，请告诉我具体是
 
 # integer / number
 NUMBER_UNREADABLE = "无法识别这个数字。"
+NUMBER_OTHER_UNIT = "这里要的不是以“{unit}”为单位的数。"
 BUCKET_UNREADABLE = "没有识别出金额，请说一个大概的数，例如15万，或选择：{options}。"
 NUMBER_NOT_INTEGER = "这里应为整数，不能有小数。"
 NUMBER_RANGE = "数值应在{min}到{max}之间。"
@@ -71,6 +72,7 @@ NAME_DOT = "姓名中的间隔号“·”位置不对。"
 NAME_TOO_SHORT = "姓名至少应有{n}个汉字。"
 NAME_TOO_LONG = "姓名不能超过{n}个汉字。"
 NAME_NOT_A_NAME = "“{text}”不像是姓名。"
+NAME_NUMERALS = "“{text}”是一串数字，不像是姓名。"
 
 # text
 TEXT_TOO_SHORT = "内容不足{n}个字。"

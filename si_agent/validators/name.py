@@ -6,8 +6,9 @@ which may be typed as "•", "・" or "." ("买买提.艾力" -> "买买提·艾
 between characters are dropped. Digits, Latin letters and other symbols are
 refused, and so are words and phrases that are clearly not names: a curated
 list ("社保", "本人", "自由职业"), phrases with a sentence particle or a
-refusal ("就不说了吧", "嗯嗯好的", "打错了"), and runs that start with a
-pronoun or a function word no surname starts with ("我要", "了要").
+refusal ("就不说了吧", "嗯嗯好的", "打错了"), runs that start with a
+pronoun or a function word no surname starts with ("我要", "了要"), and runs of
+Chinese numerals ("三三零一零二", "一二三"; "伍六一", "王一", "张三" are names).
 
 ``extract`` only finds a name after a cue: "我叫", "姓名是", "姓名：", "名字叫",
 "名字", "本人", "叫" opening a clause ("我姓王，叫王芳"), and "我是" when the
@@ -61,6 +62,14 @@ _HOLIDAY = re.compile("^(?:春节|国庆|元旦)|(?:春节|国庆|元旦)(?:节|
 # First characters of pronouns and function words: no surname starts with them ("是李四"
 # is 李四 after a 是 the frame "不是张伟是李四" left).
 _NOT_A_SURNAME = frozenset("我你您他她它咱们的了就也还不没请这哪谁个先是")
+# Chinese numerals: spoken digits (with the radio forms 幺/洞/两/拐), units, the
+# financial forms. A name made only of them ("三三零一零二", "一二三", "壹贰叁") is a
+# number read out, not a name: every name starts with a surname, and the only common
+# surnames among them are 万, 伍 and 陆 ("伍六一", "陆九", "万一" stay names).
+_NUMERALS = frozenset("零〇洞一幺二两三四五六七拐八九十廿卅百千万亿"
+                      "壹贰叁肆伍陆柒捌玖拾佰仟")
+_NUMERAL_SURNAMES = frozenset("万伍陆")
+_NUMERAL_NAME_MAX = 3  # a surname and a given name of one or two characters
 # A particle after the name ("李四吧", "张伟啊"): the name is what comes before it.
 _TRAILING_PARTICLE = re.compile("[吧啊呀哦嘛哈啦]+$")
 # Words that end the name in "我叫张三想查社保" and may not start one.
@@ -100,7 +109,16 @@ def _problem(name: str, low: int, high: int) -> str | None:
     if (name in NOT_NAMES or _NOT_IN_NAME.search(name) or _HOLIDAY.search(name)
             or name[0] in _NOT_A_SURNAME):
         return messages.NAME_NOT_A_NAME.format(text=name)
+    if _only_numerals(name):
+        return messages.NAME_NUMERALS.format(text=name)
     return None
+
+
+def _only_numerals(name: str) -> bool:
+    """A run of Chinese numerals, not a surname (one of 万/伍/陆) with a short given name."""
+    if not set(name) <= _NUMERALS:
+        return False
+    return not (name[0] in _NUMERAL_SURNAMES and len(name) <= _NUMERAL_NAME_MAX)
 
 
 def check(

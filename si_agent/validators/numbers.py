@@ -1,7 +1,8 @@
 """Integers and numbers: "12,000", "1.2万", "3千", "5k", "三十五", "两千五百".
 
 A trailing unit of measure (元, 块, 岁, 年, 个月, ...) and a leading "大约" or
-"一共" are ignored. Chinese numerals go through ``cn2an`` (imported on first
+"一共" are ignored; a number with a unit of something else ("30公斤", "12百万像素",
+"90平米") is no value, in a whole answer or in a sentence. Chinese numerals go through ``cn2an`` (imported on first
 use: it takes ~80 ms to import). ``integer`` gives an ``int`` and refuses a
 fraction; ``number`` always gives a ``float``. ``min``/``max`` are inclusive.
 
@@ -29,13 +30,14 @@ _CN_NUMERALS = "零〇一二两三四五六七八九十百千万亿"
 _CN_UNITS = frozenset("十百千万亿")
 _MULTIPLIERS = {
     "百": 100, "千": 1000, "k": 1000, "K": 1000,
-    "万": 10_000, "w": 10_000, "W": 10_000, "亿": 10**8, "万亿": 10**12,
+    "万": 10_000, "w": 10_000, "W": 10_000, "百万": 10**6, "千万": 10**7, "亿": 10**8,
+    "万亿": 10**12,
 }
 
 _HEDGE = re.compile(r"(?:大约|大概|差不多|一共|总共|共|约)\s*")
 _UNIT = re.compile(r"\s*(?:元钱|块钱|元|块|周岁|岁|个月|月|年|天|个|人|次)$")
 _ARABIC = re.compile(
-    r"([+-]?)(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?\s*(万亿|亿|万|千|百|[kKwW])?"
+    r"([+-]?)(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?\s*(万亿|亿|千万|百万|万|千|百|[kKwW])?"
 )
 _CHINESE = re.compile(rf"负?[{_CN_NUMERALS}\d.]*[{_CN_NUMERALS}][{_CN_NUMERALS}\d.点]*")
 
@@ -43,8 +45,10 @@ _CHINESE = re.compile(rf"负?[{_CN_NUMERALS}\d.]*[{_CN_NUMERALS}][{_CN_NUMERALS}
 # "5k") but not touching Latin letters (codes like "B204"), and runs of Chinese
 # numerals.
 _ARABIC_IN_TEXT = re.compile(
-    r"(?:(?<![\d.A-Za-z-])-)?(?<![\d.A-Za-z])(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?"
-    r"(?:万\d千?(?![\d.])|千\d百?(?![\d.])|万亿|亿|万|千|百|[kKwW](?![A-Za-z]))?"
+    # (no digit after a part: "5000m" is not 500 with a 0m after it)
+    r"(?:(?<![\d.A-Za-z-])-)?(?<![\d.A-Za-z])(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+(?!\d))"
+    r"(?:\.\d+(?!\d)|(?!\.\d))"
+    r"(?:万\d千?(?![\d.])|千\d百?(?![\d.])|万亿|亿|千万|百万|万|千|百|[kKwW](?![A-Za-z]))?"
     r"(?![A-Za-z])"
 )
 _CHINESE_IN_TEXT = re.compile(
@@ -54,6 +58,12 @@ _CHINESE_IN_TEXT = re.compile(
 # "一个月" is a number, "一下" and "统一" are not.
 _UNIT_AFTER = re.compile(r"元|块|岁|周岁|年|个|月|天|日|人|次|周|倍|份|项|期|级|档|%")
 _LONG_DIGITS = re.compile(r"\d{11,}")
+# Units of what no field here counts (weight, length, area, volume, pixels, bytes, rooms):
+# "12百万像素", "30公斤", "90平米" are no amount of money, no age and no number of years.
+_OTHER_UNIT = re.compile(
+    r"\s*(?:多|来|余|几)?(像素|公斤|千克|斤|克|吨|公里|千米|厘米|毫米|米|平方米|平方|平米|亩|"
+    r"毫升|升|瓦|伏|赫兹|毫安|寸|码|层楼|楼|层|室|厅|卡路里|(?:[GgMmKkTt][Bb]?|Hz|mAh)"
+    r"(?![A-Za-z]))")
 _DIGIT_VALUES = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"两": 2}
 ROUGH = re.compile(
     r"(?<![零〇一二两三四五六七八九十百千万])"
@@ -159,9 +169,21 @@ def _judge(
 def _check(raw: str, integral: bool, low: float | None, high: float | None) -> Result:
     value = parse(_strip(raw))
     if value is None:
+        unit = _other_unit(raw.strip())
+        if unit is not None:
+            return invalid(messages.NUMBER_OTHER_UNIT.format(unit=unit))
         return invalid(messages.NUMBER_UNREADABLE)
     result, error = _judge(value, integral, low, high)
     return invalid(error) if error else valid(result)
+
+
+def _other_unit(text: str) -> str | None:
+    """The unit of "30公斤", "12百万像素" (a number, then a unit no field counts)."""
+    for at in range(1, len(text)):
+        m = _OTHER_UNIT.match(text, at)
+        if m is not None and parse(_strip(text[:at])) is not None:
+            return m.group(1)
+    return None
 
 
 def check_integer(
@@ -197,6 +219,8 @@ def _extract(text: str, integral: bool, low: float | None, high: float | None) -
             continue
         if found and m.start() < found[-1].end:
             continue  # "0万" and "万万一" in "0万万一": the first reading wins
+        if _OTHER_UNIT.match(text, m.end()):
+            continue  # "30公斤", "12百万像素": it counts something else
         value = parse(m.group())
         if value is None:
             continue

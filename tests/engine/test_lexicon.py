@@ -195,3 +195,35 @@ def test_strip_preamble(text, answer):
 ])
 def test_is_conversational(text, expected):
     assert L.is_conversational(text) is expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("办理", True), ("确认", True), ("继续办理", True), ("提交", True), ("确定", True),
+    ("好的", False), ("嗯", False), ("对", False), ("谢谢", False), ("办理社保卡", False),
+])
+def test_asks_to_act(text, expected):
+    assert L.asks_to_act(text) is expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("？？", True), ("。。。", True), ("啊", True), ("……", True), ("啊？", True), ("😅", True),
+    ("~~", True), ("嗯", False), ("好", False), ("1", False), ("a", False), ("张三", False),
+    ("？？张三", False),
+])
+def test_is_contentless(text, expected):
+    assert L.is_contentless(text) is expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("谢谢", True), ("好的谢谢", True), ("辛苦了", True), ("谢谢你", True),
+    ("再见", False), ("谢谢再见", False), ("没有了", False), ("就这些", False),
+])
+def test_is_thanks(text, expected):
+    assert L.is_thanks(text) is expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("你好", True), ("在吗", True), ("早上好", True), ("帮助", False), ("你能做什么", False),
+])
+def test_is_salutation(text, expected):
+    assert L.is_salutation(text) is expected

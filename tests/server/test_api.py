@@ -127,7 +127,12 @@ def _state(client, headers):
 @pytest.mark.parametrize("kwargs,status,code", [
     ({"json": {}}, 400, "empty_message"),
     ({"json": {"message": "   "}}, 400, "empty_message"),
-    ({"json": {"message": 42}}, 400, "empty_message"),
+    ({"json": {"message": None}}, 400, "empty_message"),
+    ({"json": {"message": 42}}, 400, "message_not_text"),
+    ({"json": {"message": 123}}, 400, "message_not_text"),
+    ({"json": {"message": ["我要转社保"]}}, 400, "message_not_text"),
+    ({"json": {"message": {"text": "你好"}}}, 400, "message_not_text"),
+    ({"json": {"message": True}}, 400, "message_not_text"),
     ({"json": ["我要转社保"]}, 400, "malformed_json"),
     ({"data": "{not json", "content_type": "application/json"}, 400, "malformed_json"),
     ({"data": "message=hi", "content_type": "application/x-www-form-urlencoded"}, 415,

@@ -104,3 +104,26 @@ def test_a_particle_after_the_name_is_left_out(said, name):
 @pytest.mark.parametrize("said", ["是李四", "原来", "同上", "叫你们领导来", "联系我", "等等", "测试"])
 def test_what_the_outsider_had_stored_as_a_name_is_refused(said):
     assert not check("name", said).ok
+
+
+class TestNumeralNames:
+    """A run of Chinese numerals is a number read out, not a name (issue 25 follow-up)."""
+
+    @pytest.mark.parametrize("raw", [
+        "三三零一零二", "一二三", "一二", "三三", "零零七", "壹贰叁", "幺三八", "二十",
+        "一百二十三", "万一二三", "陆三零一零二",
+    ])
+    def test_refused(self, raw):
+        assert check("name", raw).error == f"“{raw}”是一串数字，不像是姓名。"
+
+    @pytest.mark.parametrize("raw", [
+        "王一", "张三", "李四", "赵六", "孙七", "王一二", "张三三", "伍六一", "陆九", "万一",
+        "陆三九", "万千", "钱七七", "吴九", "周八",
+    ])
+    def test_names_with_numerals_stay_names(self, raw):
+        assert check("name", raw).value == raw
+
+    def test_no_name_from_a_cue_before_numerals(self):
+        assert extract("name", "我叫三三零一零二") == []
+        (found,) = extract("name", "我叫王一")
+        assert found.value == "王一"

@@ -102,3 +102,31 @@ def test_rough_amounts_are_read_as_their_middle(text, value, raw):
 def test_digits_that_are_no_rough_amount_stay_unread():
     assert extract("number", "三五万") == []  # not neighbours: no reading
     assert check("number", "五六").error  # digits one by one, no multiplier
+
+
+@pytest.mark.parametrize(("raw", "unit"), [
+    ("12百万像素", "像素"), ("30公斤", "公斤"), ("90平米", "平米"), ("1.5米", "米"),
+    ("2GB", "GB"), ("5000m", "m"), ("三十公斤", "公斤"), ("8000多平方米", "平方米"),
+])
+def test_a_unit_of_something_else_is_no_value(raw, unit):
+    """"12百万像素" is neither 1200 nor twelve million yuan (the outsider's report)."""
+    for type_ in ("number", "integer"):
+        assert check(type_, raw).error == f"这里要的不是以“{unit}”为单位的数。"
+        assert extract(type_, raw) == []
+    assert [f.value for f in extract("number", "我月薪8000，房子90平米")] == [8000.0]
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("3百万", 3_000_000.0), ("12百万", 12_000_000.0), ("1千万", 10_000_000.0),
+    ("8000元", 8000.0), ("5k", 5000.0), ("1万5千", 15000.0),
+])
+def test_hundred_and_thousand_ten_thousands(text, value):
+    assert check("number", text).value == value
+    assert [f.value for f in extract("number", text)] == [value]
+
+
+@pytest.mark.parametrize("text", ["12GB", "5000m", "300ml", "1.55m"])
+def test_no_shorter_number_before_letters(text):
+    """"5000m" is no 500 (the digits are never cut to leave a letter after a digit)."""
+    assert extract("number", text) == []
+    assert extract("integer", text) == []

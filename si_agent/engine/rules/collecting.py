@@ -4,7 +4,8 @@ Values are found by the validators' extractors and assigned to fields by type,
 cue words and labels (so corrections such as "不对，转出城市是苏州" work); a
 correction frame's new value goes to the field it corrects ("还是改回张伟吧"); a
 hedge fills nothing ("说不好算不算"); the whole message answers the awaited field,
-without an option it negates; questions go to ``answer_question``.
+without an option it negates; questions go to ``answer_question``; "你好" and "谢谢"
+are said back briefly, and "？？", "。。。" or "啊" ask the awaited field again.
 """
 
 from __future__ import annotations
@@ -55,6 +56,13 @@ def decide(index: BusinessIndex, view: SessionView, text: str,
     talked = talk.decide(business, awaited, text, offered)
     if talked is not None:
         return talked
+    if L.is_contentless(text):
+        # "？？", "。。。", "啊": no question to look up, no value; the awaited field again,
+        # with its help if it has one.
+        if awaited and T.EXPLAIN_FIELD in offered:
+            return [explain_call(awaited, "help")], Rule.FIELD_HELP, (
+                f"nothing said: {awaited} again")
+        return [], Rule.CONVERSATIONAL, "nothing but punctuation or interjections"
     if awaited and cues.is_hedge(text) and not has_strong_values(business, text):
         # "说不好算不算被辞退", "可能算裁员吧": neither yes nor no; explain and ask again.
         if business.field(awaited).help and T.EXPLAIN_FIELD in offered:
@@ -102,6 +110,9 @@ def decide(index: BusinessIndex, view: SessionView, text: str,
             return [answer_call(question or text, None), provide], Rule.VALUES, (
                 "question and values")
         return [provide], Rule.VALUES, "values found"
+    polite = talk.courtesy(text, offered)
+    if polite is not None:
+        return polite
     if L.is_greeting(text) or L.is_conversational(text):
         return [], Rule.CONVERSATIONAL, "no value in a conversational reply"
     if L.is_question(text):
@@ -143,6 +154,9 @@ def _consulting(index: BusinessIndex, view: SessionView, business: Business, tex
     switch = switching.decide(index, view, text, offered)
     if switch is not None:
         return switch
+    polite = talk.courtesy(text, offered)
+    if polite is not None:
+        return polite  # "你好", "谢谢": said back, the theme asked again
     term = meant_slot(business, text)
     if term is not None and T.EXPLAIN_FIELD in offered:
         return [explain_call(term, "help")], Rule.FIELD_HELP, f"what {term} means"

@@ -21,8 +21,8 @@ def score(view: SessionView, calls: list[ToolCall], rule: Rule, text: str) -> fl
     free text (a pattern-less text field accepts anything), nor when a correction,
     negation, hedge or filler cue touched the decision ("改回张伟", "不要最低档").
     """
-    if rule in _SURE_RULES:
-        return SURE
+    if rule in _SURE_RULES or L.is_contentless(text):
+        return SURE  # ("？？", "。。。": nothing a model could read more into)
     if rule is Rule.NONE:
         return 0.0
     if polarity.touched(view.business, text) and not _typed_only(view, calls):

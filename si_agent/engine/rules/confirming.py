@@ -35,6 +35,8 @@ def decide(index: BusinessIndex, view: SessionView, text: str,
     talked = talk.decide(business, None, text, offered)
     if talked is not None:
         return talked
+    if L.is_contentless(text):  # "？？", "。。。": the summary again, nothing looked up
+        return [], Rule.CONVERSATIONAL, "nothing but punctuation or interjections"
     failed = T.CONFIRM_SUBMIT not in offered  # after a failure: retry, not confirm
     if failed and (L.is_retry(text) or L.is_confirm(text)):
         if T.RETRY_SUBMIT in offered:
@@ -64,6 +66,9 @@ def decide(index: BusinessIndex, view: SessionView, text: str,
         return [], Rule.MODIFY, "modify, but which field is unclear"
     if T.CONFIRM_SUBMIT in offered and L.is_confirm(text):
         return [ToolCall(name=T.CONFIRM_SUBMIT)], Rule.CONFIRM_WORD, "confirm word"
+    polite = talk.courtesy(text, offered)
+    if polite is not None:
+        return polite
     if L.is_question(text) or L.is_conversational(text):
         if L.is_question(text):
             return [answer_call(text, None)], Rule.QUESTION, "question"

@@ -1,6 +1,7 @@
 """Rules while no business runs (idle, done): match a business and start it.
 
-A pending suggestion accepted ("办理") starts it; otherwise the message is
+A pending suggestion accepted ("办理") starts it; "办理" or "确认" alone without one
+asks which business is meant (the services listed); otherwise the message is
 matched to a business by keyword or similarity, and ``speech_act`` tells a
 question (answered, the business recommended) from a request (the business
 starts, with the values said in the same message).
@@ -38,6 +39,8 @@ def decide(index: BusinessIndex, normalise: Callable[[str], str] | None, view: S
     if view.suggestion is not None and view.suggestion in index.businesses and L.is_accept(text):
         return [match_call(view.suggestion)], Rule.ACCEPTED_SUGGESTION, (
             f"accepted suggestion {view.suggestion}")
+    if L.is_contentless(text):  # "？？", "。。。": nothing to match nor to answer
+        return [], Rule.NONE, "nothing but punctuation or interjections"
     listed = services.decide(text, offered)
     if listed is not None:
         return listed
@@ -85,6 +88,9 @@ def decide(index: BusinessIndex, normalise: Callable[[str], str] | None, view: S
         )
     if question or len(text) > 6:
         return [answer_call(text, None)], Rule.QUESTION, "question, no business"
+    if L.asks_to_act(text) and T.SMALL_TALK in offered:
+        # "办理", "确认" with nothing in progress or suggested: which business is meant?
+        return [small_talk_call("nothing_pending")], Rule.SMALL_TALK, "nothing to go ahead with"
     if L.is_conversational(text) and T.SMALL_TALK in offered:
         return [small_talk_call("closing")], Rule.SMALL_TALK, "a filler reply: closing"
     return [], Rule.NONE, "no business matched"

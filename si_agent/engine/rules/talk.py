@@ -1,4 +1,5 @@
-"""Talk while a business runs: small talk, a refusal to give a field, a question
+"""Talk while a business runs: small talk (a greeting or thanks said back briefly), a
+refusal to give a field, a question
 about a field's term or about how to fill the awaited field ("咋填", "编号在哪能看到")."""
 
 from __future__ import annotations
@@ -20,6 +21,16 @@ def handoff(text: str, offered: frozenset[str]) -> Ruled | None:
     if T.SMALL_TALK in offered and L.small_talk(text) == "handoff":
         return [small_talk_call("handoff")], Rule.SMALL_TALK, "handoff"
     return None
+
+
+def courtesy(text: str, offered: frozenset[str]) -> Ruled | None:
+    """"你好", "谢谢" while a business runs: said back briefly, and the business goes on
+    ("帮助", "你能做什么" ask for the services)."""
+    if T.SMALL_TALK not in offered or not (L.is_greeting(text) or L.is_thanks(text)):
+        return None
+    kind = ("greeting" if L.is_salutation(text) else "services" if L.is_greeting(text)
+            else "closing")
+    return [small_talk_call(kind)], Rule.SMALL_TALK, f"{kind} mid-business"
 
 
 def decide(business: Business, awaited: str | None, text: str,

@@ -14,8 +14,20 @@ from si_agent.knowledge import Answer
 def small_talk(t: Flow, args: A.SmallTalkArgs) -> A.CallOutcome:
     texts = t.deps.texts
     b = t.business
-    if args.kind == "greeting":
+    running = b is not None and t.s.state not in AT_REST
+    if args.kind in ("greeting", "closing") and running:
+        # "你好", "谢谢" mid-business: a word back; the awaited field (a consultation:
+        # its theme) is asked next.
+        assert b is not None
+        brief = replies.GREETING_BRIEF if args.kind == "greeting" else replies.CLOSING_BRIEF
+        t.st.parts.append(brief if b.is_consult else
+                          brief + replies.render(replies.CONTINUE, name=b.name))
+    elif args.kind == "greeting":
         t.st.parts.append(t.greeting())
+    elif args.kind == "nothing_pending":
+        t.offer_resume()  # a business kept aside (cancelled, switched from) is offered first
+        if not t.st.asked:
+            t.st.parts.append(replies.render(texts.nothing_pending, services=t.services()))
     elif args.kind == "services":
         t.st.parts.append(replies.render(texts.services, services=t.services()))
         if b is not None and t.s.state not in AT_REST and not b.is_consult:
