@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Mapping
 
 from si_agent.config.model import Business
+from si_agent.engine import lexicon as L
 
 MATCH_THRESHOLD = 0.75
 SUGGEST_THRESHOLD = 0.45
@@ -46,6 +47,16 @@ def _scattered(phrase: str, text: str) -> bool:
         if all(window[c] >= n for c, n in need.items()):
             return True
     return False
+
+
+def _only_a_verb_more(text: str, span: tuple[int, int] | None,
+                      other: tuple[int, int] | None) -> bool:
+    """Whether the phrase found at ``span`` overlaps the one at ``other`` and what it
+    has beyond it is only the request's verb ("办理", "申请": ``lexicon.INTENT``)."""
+    if span is None or other is None or span[1] <= other[0] or other[1] <= span[0]:
+        return False
+    rest = text[span[0]:max(span[0], other[0])] + text[min(span[1], other[1]):span[1]]
+    return rest in L.INTENT
 
 
 def mask_codes(text: str) -> str:
@@ -113,10 +124,15 @@ class BusinessIndex:
         if not ranked or ranked[0][1][0] <= 0:
             return None, 0.0, None, 0.0
         bid, (score, length, span) = ranked[0]
-        runner = ranked[1][1] if len(ranked) > 1 else (0.0, 0, None)
+        runner_bid, runner = ranked[1] if len(ranked) > 1 else (None, (0.0, 0, None))
         runner_score = runner[0]
-        if score == runner[0] == 1.0 and length > runner[1]:
-            runner_score = 0.0  # the longer keyword wins: "社保卡挂失" over "社保卡"
+        if score == runner[0] == 1.0:
+            if _only_a_verb_more(low, span, runner[2]) and runner_bid is not None:
+                # "办理社保卡挂失": 社保卡挂失 (card_loss) over 办理社保卡 (card_apply),
+                # whose only other word is the request's verb
+                return runner_bid, 1.0, runner[2], 0.0
+            if length > runner[1] or _only_a_verb_more(low, runner[2], span):
+                runner_score = 0.0  # the longer keyword wins: "社保卡挂失" over "社保卡"
         return bid, score, span, runner_score
 
     def score(self, business_id: str, text: str) -> float:
