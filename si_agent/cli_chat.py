@@ -26,6 +26,7 @@ import re
 import shutil
 import sys
 import tempfile
+import unicodedata
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -73,7 +74,17 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 _COMMANDS = "输入 /quit 退出，/reset 重新开始，/upload 照片路径 上传照片"
-_UNKNOWN_COMMAND = re.compile(r"/[A-Za-z]+")  # "/foo": a typo of a command, not a message
+_UNKNOWN_COMMAND = re.compile(r"/[a-z]+")  # "/foo": a typo of a command, not a message
+
+
+def _command(line: str) -> str:
+    """``line`` as a command would be typed: "／QUIT" and "/ quit" (a Chinese input
+    method's full-width slash, a space after it) are "/quit"; other lines as they are."""
+    text = unicodedata.normalize("NFKC", line).strip()
+    if not text.startswith("/"):
+        return line.strip()
+    word, _, rest = text[1:].lstrip().partition(" ")
+    return f"/{word.lower()} {rest}".strip() if word.isascii() else line.strip()
 
 
 def _converse(controller, settings: Settings, args: argparse.Namespace) -> int:
@@ -86,18 +97,22 @@ def _converse(controller, settings: Settings, args: argparse.Namespace) -> int:
         except (EOFError, KeyboardInterrupt):
             print()
             return 0
-        if line.strip() in ("/quit", "/exit"):
+        command = _command(line)
+        if command in ("/quit", "/exit"):
             return 0
-        if line.strip() == "/reset":
+        if command == "/reset":
             controller.reset(user)
             print("助手> 已重新开始。")
             continue
-        if line.strip().startswith("/upload"):
-            turn = _upload(controller, settings, user, line.strip()[len("/upload"):].strip())
+        if command in ("/help", "/?"):
+            print(f"助手> {_COMMANDS}")
+            continue
+        if command.split(" ", 1)[0] == "/upload":
+            turn = _upload(controller, settings, user, command[len("/upload"):].strip())
             if turn is None:
                 continue
-        elif command := _UNKNOWN_COMMAND.fullmatch(line.strip()):
-            print(f"助手> 没有“{command[0]}”这个命令。{_COMMANDS}")
+        elif _UNKNOWN_COMMAND.fullmatch(command):
+            print(f"助手> 没有“{command}”这个命令。{_COMMANDS}")
             continue
         else:
             turn = controller.handle(user, line)

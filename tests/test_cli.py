@@ -105,11 +105,15 @@ def test_chat_status_line_names_what_it_waits_for_in_chinese(tmp_path):
 
 def test_chat_names_an_unknown_command_and_keeps_the_business(tmp_path):
     out = run("chat", "--engine", "rules", tmp_path=tmp_path,
-              stdin="我要把社保从杭州转到苏州\n/foo\n330122196303150178\n/quit\n")
+              stdin="我要把社保从杭州转到苏州\n/foo\n/QUTI\n330122196303150178\n/help\n"
+                    "／quit\n不该读到这里\n")
     assert out.returncode == 0, out.stderr
     assert ("助手> 没有“/foo”这个命令。输入 /quit 退出，/reset 重新开始，/upload 照片路径 "
             "上传照片") in out.stdout
-    assert "| 等待 姓名]" in out.stdout  # the ID number after it was still taken
+    assert "助手> 没有“/quti”这个命令。" in out.stdout
+    assert "助手> 输入 /quit 退出" in out.stdout  # /help
+    assert "| 等待 姓名]" in out.stdout  # the ID number after them was still taken
+    assert out.stdout.count("助手>") == 5  # the full-width ／quit (a Chinese IME's) quit
 
 
 def test_chat_in_terminal_switches_and_resumes(tmp_path):
