@@ -171,8 +171,19 @@ class Flow:
         return ready
 
     def greeting(self) -> str:
-        examples = replies.LIST_SEP.join(b.name for b in list(self.deps.catalog.values())[:3])
+        available = [b for b in self.deps.catalog.values() if b.id not in self.deps.unavailable]
+        if not available:
+            return replies.render(replies.NONE_ONLINE, handoff=self.deps.handoff_text)
+        examples = replies.LIST_SEP.join(b.name for b in available[:3])
         return replies.render(self.deps.texts.greeting, examples=examples)
+
+    def services_reply(self, template: str) -> str:
+        """``template`` with the services listed (``services``), or, when none can be
+        done here now, where to go instead."""
+        listed = self.services()
+        if not listed:
+            return replies.render(replies.NONE_ONLINE, handoff=self.deps.handoff_text)
+        return replies.render(template, services=listed)
 
     def services(self) -> str:
         """The catalog's businesses that can be done now (not those missing a step

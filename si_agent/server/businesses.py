@@ -1,4 +1,6 @@
-"""``GET /api/businesses``: the services this deployment offers."""
+"""``GET /api/businesses``: the services this deployment offers; ``online`` is false for
+one that cannot be done here now (its executor or a step lacks something: the start-up
+check), which the page leaves out of its examples."""
 
 from __future__ import annotations
 
@@ -9,8 +11,9 @@ bp = Blueprint("businesses", __name__)
 
 @bp.get("/api/businesses")
 def list_businesses():
-    catalog = current_app.config["SI_CONTROLLER"].catalog
+    controller = current_app.config["SI_CONTROLLER"]
     return jsonify([
-        {"id": b.id, "name": b.name, "type": b.type, "description": b.description}
-        for b in catalog.values()
+        {"id": b.id, "name": b.name, "type": b.type, "description": b.description,
+         "online": b.id not in controller.unavailable}
+        for b in controller.catalog.values()
     ])

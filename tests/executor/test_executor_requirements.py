@@ -79,6 +79,12 @@ def test_no_portal_credentials_is_one_line_at_start_and_the_business_is_offline(
     assert set(ctl.unavailable) == RPA_BUSINESSES
     turn = ctl.handle("u", "我要把社保从杭州转到拉萨")
     assert turn.state == "idle" and "暂时无法在线办理" in turn.reply
+    # None of the four can be done here: the greeting and the list of services say
+    # so, and offer none of them (they listed them, and then an empty list).
+    for message in ("你好", "有哪些业务可以办"):
+        reply = ctl.handle("v", message).reply
+        assert reply.startswith("目前没有可以在线办理的业务，请携带身份证到社保经办窗口办理"), reply
+        assert "社保关系转移" not in reply
 
 
 def test_a_portal_down_at_start_is_a_warning_not_a_refusal(tmp_path, caplog, monkeypatch):

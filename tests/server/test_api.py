@@ -109,7 +109,8 @@ def test_businesses_health_openapi(client):
     by_id = {b["id"]: b for b in businesses}
     assert by_id["pension_query"]["name"] == "养老金查询"
     assert by_id["pension_query"]["type"] == "query"
-    assert all(set(b) == {"id", "name", "type", "description"} for b in businesses)
+    assert all(set(b) == {"id", "name", "type", "description", "online"} for b in businesses)
+    assert all(b["online"] is True for b in businesses)  # nothing is missing here
     assert client.get("/healthz").get_json() == {"status": "ok"}
     ready = client.get("/readyz")
     assert ready.status_code == 200

@@ -27,9 +27,9 @@ def small_talk(t: Flow, args: A.SmallTalkArgs) -> A.CallOutcome:
     elif args.kind == "nothing_pending":
         t.offer_resume()  # a business kept aside (cancelled, switched from) is offered first
         if not t.st.asked:
-            t.st.parts.append(replies.render(texts.nothing_pending, services=t.services()))
+            t.st.parts.append(t.services_reply(texts.nothing_pending))
     elif args.kind == "services":
-        t.st.parts.append(replies.render(texts.services, services=t.services()))
+        t.st.parts.append(t.services_reply(texts.services))
         if b is not None and t.s.state not in AT_REST and not b.is_consult:
             t.st.parts.append(replies.render(replies.CONTINUE, name=b.name))
     elif args.kind == "handoff" and b is not None and b.consult and b.consult.handoff:

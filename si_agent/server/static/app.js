@@ -1020,7 +1020,7 @@
     if (cfg.status === "fulfilled") config = { ...config, ...cfg.value };
     else toast(errorText(cfg.reason));
     if (businesses.status === "fulfilled" && Array.isArray(businesses.value)) {
-      examples = businesses.value.map((b) => b.name);
+      examples = businesses.value.filter((b) => b.online !== false).map((b) => b.name);
     }
     updateInput();
     greet();
