@@ -67,6 +67,8 @@ def check(raw: str, *, today: date | None = None, **_: object) -> Result:
     """An 18-character ID number; the value is upper-case (``x`` becomes ``X``)."""
     number = _SPACES.sub("", raw).upper()
     if len(number) != 18:
+        if not any(c.isdigit() for c in number):  # words, not a number of the wrong length
+            return invalid(messages.IDCARD_NO_DIGITS)
         if _OLD_15.fullmatch(number):
             return invalid(messages.IDCARD_OLD_15)
         return invalid(messages.IDCARD_LENGTH.format(n=len(number)))

@@ -13,6 +13,7 @@ EMPTY = "没有填写内容。"
 # idcard
 IDCARD_OLD_15 = "这是15位旧身份证号码，请提供18位新号码。"
 IDCARD_LENGTH = "身份证号码应为18位，这里是{n}位。"
+IDCARD_NO_DIGITS = "这里需要填写18位身份证号码（数字，最后一位可以是X）。"  # "张伟", "我不知道"
 IDCARD_CHARS = "身份证号码只有最后一位可以是X，其余应为数字。"
 IDCARD_REGION = "身份证号码的前6位不是有效的地区代码。"
 IDCARD_BIRTH_INVALID = "身份证号码中的出生日期不存在。"

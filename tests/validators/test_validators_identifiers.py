@@ -38,6 +38,11 @@ class TestIdcard:
     def test_wrong_length(self, raw, n):
         assert check("idcard", raw).error == f"身份证号码应为18位，这里是{n}位。"
 
+    @pytest.mark.parametrize("raw", ["张伟", "我不知道", "身份证在家里没带", "社 保 卡 挂 失"])
+    def test_words_are_not_a_number_of_the_wrong_length(self, raw):
+        # They were "身份证号码应为18位，这里是2位。": as if the citizen had typed 2 digits.
+        assert check("idcard", raw).error == "这里需要填写18位身份证号码（数字，最后一位可以是X）。"
+
     def test_letters_other_than_a_final_x(self):
         assert check("idcard", "33010619900101X234").error == "身份证号码只有最后一位可以是X，其余应为数字。"
         assert check("idcard", "33010619900101123A").error == "身份证号码只有最后一位可以是X，其余应为数字。"
