@@ -204,3 +204,23 @@ def test_a_value_no_option_means_is_refused_before_sending(ctl, settings, fresh_
     assert set(refused.value.field_errors) == {"bank"}
     assert refused.value.field_errors["bank"].startswith("办理网站上只能选择：中国工商银行")
     assert applications(fresh_portal) == []
+
+
+def test_a_refused_login_is_said_once_in_the_log_and_the_trace(ctl, fresh_portal, settings,
+                                                             monkeypatch, caplog):
+    # A wrong SI_PORTAL_PASSWORD: the citizen is told to contact staff, the operator
+    # finds why in the log (there was no line), and the trace no longer says "logged in".
+    import logging
+
+    monkeypatch.setenv("SI_PORTAL_PASSWORD", "wrong-password")
+    with caplog.at_level(logging.WARNING):
+        talk(ctl, "我要把社保从杭州转到苏州", ZHANG[1], ZHANG[0], "确认")
+        turn = settle(ctl)
+    assert turn.state == "failed" and "无法登录办理网站" in turn.notice
+    [line] = [r.getMessage() for r in caplog.records if "refused the login" in r.getMessage()]
+    assert line == ("rpa: social_transfer: the portal refused the login; check the account "
+                    "in SI_PORTAL_USER and SI_PORTAL_PASSWORD")
+    [trace] = [p for p in (settings.data_dir / "rpa").iterdir() if p.name != "drafts"]
+    actions = (trace / "actions.log").read_text("utf-8")
+    assert "the portal refused the login" in actions and "logged in" not in actions
+    assert applications(fresh_portal) == []

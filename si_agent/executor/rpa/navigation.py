@@ -6,6 +6,7 @@ when it posts to the portal (see ``guarded`` for how the parts of a job fit).
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from typing import Any
@@ -16,6 +17,8 @@ from si_agent.config.envsubst import expand_env
 from si_agent.errors import ExecutorError
 from si_agent.executor import texts
 from si_agent.executor.rpa.guarded import GuardedJob, digest, url_path
+
+log = logging.getLogger(__name__)
 
 _SETTLE_MS = 150  # before the submission: the page's last requests reach the guard
 
@@ -69,10 +72,14 @@ class Navigation(GuardedJob):
         form.locator('input[type="password"]').fill(password)
         with self.page.expect_navigation():
             button.click()
-        self.trace.note("logged in")
         self._check_origin()
         if self._on_login_page():
+            self.trace.note("the portal refused the login")
+            assert login is not None  # credentials were found through it
+            log.warning("rpa: %s: the portal refused the login; check the account in %s "
+                        "and %s", self.business.id, login.user_env, login.password_env)
             raise ExecutorError(texts.RPA_LOGIN_FAILED, retryable=False)
+        self.trace.note("logged in")
 
     def _press(self) -> str:
         """Press 下一步 if the page has it, else submit; "login" if the portal logged us out."""
