@@ -53,6 +53,7 @@ JOB_UNKNOWN = (
     "提交过程中断，暂时无法确认【{name}】是否已经提交成功。为避免重复提交，请稍后通过“办理进度查询”"
     "查看，或联系{handoff}核实。"
 )
+ALREADY_DONE = "【{name}】无需再次确认，结果如下：\n"  # then the result again
 NONE_ONLINE = (  # every business lacks something here (docs/rpa.md: the start-up check)
     "目前没有可以在线办理的业务，请携带身份证到社保经办窗口办理，或联系{handoff}咨询。"
 )

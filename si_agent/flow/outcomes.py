@@ -45,9 +45,15 @@ def outcome_text(t: Flow, job: Job) -> str:
     b = t.business
     if b is None or b.api is None or job.status != "succeeded":
         return job.error.message if job.error else replies.EXECUTOR_CRASHED
+    return result_text(t, b, job.result or {})
+
+
+def result_text(t: Flow, b: Business, result: dict) -> str:
+    """``b``'s result template filled with the values shown and the backend's result."""
+    assert b.api is not None
     shown = {k: (display(b.field(k).type, v) if k in b.field_keys else v)
              for k, v in t.values().items()}
-    return replies.render(b.api.result_template, {**shown, **(job.result or {})})
+    return replies.render(b.api.result_template, {**shown, **result})
 
 
 def failed(t: Flow, b: Business, error: JobError) -> None:
