@@ -112,9 +112,11 @@ class Agent:
             guard = install_guard(page.context, self.origins)
         try:
             view = self.perception.perceive(page)
+            done: set[str] = set()  # the values of goal.must_place seen in a control so far
             for n in range(1, self.max_steps + 1):
+                done |= placed(goal, view, memory)
                 step = self.decider.decide(goal, view, memory)
-                step = self._held_back(step, goal, view, memory)
+                step = self._held_back(step, goal, view, done)
                 left = self._off_portal(page, step, guard)
                 if left is not None:
                     clicked = any(isinstance(r.step.action, Click) for r in memory)
@@ -130,7 +132,7 @@ class Agent:
                     if on_step:
                         on_step(step, seen)
                     outcome = step.action.model_dump(exclude={"type"})
-                    outcome["unplaced"] = _unplaced(goal, view, memory, outcome["unplaced"])
+                    outcome["unplaced"] = _unplaced(goal, done, outcome["unplaced"])
                     return AgentResult(**outcome, steps=memory,
                                        seconds=time.monotonic() - started)
                 ref = getattr(step.action, "ref", None)
@@ -157,13 +159,13 @@ class Agent:
                 failures = failures + 1 if seen.status == "failed" else 0
                 if failures >= self.max_failures:
                     return AgentResult(success=False, steps=memory,
-                                       unplaced=_unplaced(goal, view, memory),
+                                       unplaced=_unplaced(goal, done | placed(goal, after, memory)),
                                        message=texts.FAILED_IN_A_ROW.format(
                                            failures=failures, evidence=seen.evidence),
                                        seconds=time.monotonic() - started)
                 view = after
             return AgentResult(success=False, steps=memory,
-                               unplaced=_unplaced(goal, view, memory),
+                               unplaced=_unplaced(goal, done | placed(goal, view, memory)),
                                message=texts.OUT_OF_STEPS.format(max_steps=self.max_steps),
                                seconds=time.monotonic() - started)
         finally:
@@ -189,13 +191,13 @@ class Agent:
         return None
 
     @staticmethod
-    def _held_back(step: Step, goal: Goal, view: View, memory: list[Record]) -> Step:
+    def _held_back(step: Step, goal: Goal, view: View, done: set[str]) -> Step:
         """``step``, or a finish in its place when it would submit the form while a
         value of ``goal.must_place`` is in no control: nothing is sent with a value
         left out, whatever the decider chose."""
         if not goal.must_place or not presses_submit(step, view):
             return step
-        left = _unplaced(goal, view, memory)
+        left = _unplaced(goal, done)
         if not left:
             return step
         names = "、".join((goal.labels.get(k) or [k])[0] for k in left)
@@ -217,9 +219,7 @@ class Agent:
         return step.model_copy(update={"action": action.model_copy(update={"output": output})})
 
 
-def _unplaced(goal: Goal, view: View, memory: list[Record],
-              said: list[str] | None = None) -> list[str]:
-    """The keys of ``goal.must_place`` in no control so far (and those the decider said
-    it could not place), in the goal's order."""
-    done = placed(goal, view, memory)
+def _unplaced(goal: Goal, done: set[str], said: list[str] | None = None) -> list[str]:
+    """The keys of ``goal.must_place`` not ``done`` (seen in a control so far), and those
+    the decider said it could not place, in the goal's order."""
     return [k for k in goal.must_place if k not in done or k in (said or ())]
