@@ -46,6 +46,7 @@ from si_agent.session.model import Usage
 _CONSENT = re.compile(r"同意|承诺|已阅读|知晓")
 _NEXT = re.compile(r"^(下一步|继续|下一页)$")
 _SUBMIT = re.compile(r"^(提交申请|提交|确认提交|立即提交|申请|登录)$")
+_PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 _FORCE_NEXT_STEP = {"type": "function", "function": {"name": "next_step"}}
 _FIELD_CONTROLS = frozenset({"textbox", "combobox", "listbox", "radio", "checkbox",
                              "spinbutton", "searchbox"})
@@ -185,6 +186,41 @@ class FormPolicy:
                     and _empty(e, controls):
                 missing.append(name)
         return missing
+
+
+def presses_submit(step: Step, view: View) -> bool:
+    """``step`` clicks a button of the page that submits (提交申请…, not 下一步 or 登录)."""
+    ref = getattr(step.action, "ref", None)
+    element = view.element(ref) if isinstance(step.action, Click) and ref else None
+    if element is None or element.role != "button":
+        return False
+    name = normalize(element.name)
+    return _SUBMIT.match(name) is not None and name != "登录"
+
+
+def placed(goal: Goal, view: View, memory: Sequence[Record]) -> set[str]:
+    """Keys of ``goal.values`` in a control: typed, chosen or ticked by a step not
+    observed failing (on any page so far), or shown already by a control of this
+    page whose label fits."""
+    labels = {key: {normalize(x) for x in [key, *goal.labels.get(key, [])]}
+              for key in goal.values}
+    done: set[str] = set()
+    for record in memory:
+        action = record.step.action
+        if record.observation.status == "failed":
+            continue
+        if isinstance(action, Input):
+            done |= set(_PLACEHOLDER.findall(action.text)) & goal.values.keys()
+        elif isinstance(action, Select | Check):
+            name = normalize(record.group or record.target)
+            done |= {k for k, names in labels.items() if name in names}
+    policy = FormPolicy()
+    controls = [e for e in view.elements if e.role in _FIELD_CONTROLS and e.enabled]
+    for element, key in policy._targets(goal, controls):
+        if (policy._unfit(element, key, goal, controls) is None
+                and policy._fill(element, key, goal, controls) is None):
+            done.add(key)
+    return done
 
 
 def _empty(e: Element, controls: list[Element]) -> bool:

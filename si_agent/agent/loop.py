@@ -12,6 +12,11 @@ policy (a request elsewhere is aborted), it never acts on a page outside them no
 clicks a link or submit button leading elsewhere, and a finish counts only on
 their pages. It stops at once (``AgentResult.off_portal`` says why) when the page
 left them or the guard blocked a navigation or data leaving them.
+
+With ``Goal.must_place`` no value is left out unsaid: a click on a submit button
+while one of those values is in no control (``decision.placed``) is not taken,
+whatever the decider chose; the task ends there, and every ending lists the ones
+never placed in ``AgentResult.unplaced``.
 """
 
 from __future__ import annotations
@@ -24,9 +29,18 @@ from pathlib import Path
 from typing import Any
 
 from si_agent.agent import texts
-from si_agent.agent.decision import Decider, mask_tree, mask_values
+from si_agent.agent.decision import Decider, mask_tree, mask_values, placed, presses_submit
 from si_agent.agent.executor import ActionRunner
-from si_agent.agent.models import Click, Finish, Goal, Observation, Outcome, Record, Step
+from si_agent.agent.models import (
+    Click,
+    Finish,
+    Goal,
+    Observation,
+    Outcome,
+    Record,
+    Step,
+    View,
+)
 from si_agent.agent.observer import ModelCheck, ResultObserver
 from si_agent.agent.perception import Perception, form_values
 from si_agent.origins import destination
@@ -98,8 +112,11 @@ class Agent:
             guard = install_guard(page.context, self.origins)
         try:
             view = self.perception.perceive(page)
+            done: set[str] = set()  # the values of goal.must_place seen in a control so far
             for n in range(1, self.max_steps + 1):
+                done |= placed(goal, view, memory)
                 step = self.decider.decide(goal, view, memory)
+                step = self._held_back(step, goal, view, done)
                 left = self._off_portal(page, step, guard)
                 if left is not None:
                     clicked = any(isinstance(r.step.action, Click) for r in memory)
@@ -114,11 +131,13 @@ class Agent:
                         trace.record(n, page, view.digest(), step, seen)
                     if on_step:
                         on_step(step, seen)
-                    action = step.action
-                    return AgentResult(**action.model_dump(exclude={"type"}), steps=memory,
+                    outcome = step.action.model_dump(exclude={"type"})
+                    outcome["unplaced"] = _unplaced(goal, done, outcome["unplaced"])
+                    return AgentResult(**outcome, steps=memory,
                                        seconds=time.monotonic() - started)
                 ref = getattr(step.action, "ref", None)
-                target = (view.element(ref).name if ref and view.element(ref) else "")
+                element = view.element(ref) if ref else None
+                target, group = (element.name, element.group) if element else ("", "")
                 try:
                     self.runner.perform(page, step, goal.values)
                 except Exception as exc:  # the element is gone, a timeout: see what happened
@@ -131,7 +150,8 @@ class Agent:
                     if self.checker is not None:
                         seen = self.checker.settle(step, view, after, seen,
                                                    lambda text: mask_values(text, goal))
-                memory.append(Record(step=step, observation=seen, url=view.url, target=target))
+                memory.append(Record(step=step, observation=seen, url=view.url, target=target,
+                                     group=group))
                 if trace:
                     trace.record(n, page, view.digest(), step, seen)
                 if on_step:
@@ -139,11 +159,13 @@ class Agent:
                 failures = failures + 1 if seen.status == "failed" else 0
                 if failures >= self.max_failures:
                     return AgentResult(success=False, steps=memory,
+                                       unplaced=_unplaced(goal, done | placed(goal, after, memory)),
                                        message=texts.FAILED_IN_A_ROW.format(
                                            failures=failures, evidence=seen.evidence),
                                        seconds=time.monotonic() - started)
                 view = after
             return AgentResult(success=False, steps=memory,
+                               unplaced=_unplaced(goal, done | placed(goal, view, memory)),
                                message=texts.OUT_OF_STEPS.format(max_steps=self.max_steps),
                                seconds=time.monotonic() - started)
         finally:
@@ -169,6 +191,20 @@ class Agent:
         return None
 
     @staticmethod
+    def _held_back(step: Step, goal: Goal, view: View, done: set[str]) -> Step:
+        """``step``, or a finish in its place when it would submit the form while a
+        value of ``goal.must_place`` is in no control: nothing is sent with a value
+        left out, whatever the decider chose."""
+        if not goal.must_place or not presses_submit(step, view):
+            return step
+        left = _unplaced(goal, done)
+        if not left:
+            return step
+        names = "、".join((goal.labels.get(k) or [k])[0] for k in left)
+        return Step(thought=texts.HELD_BACK_THOUGHT, action=Finish(
+            success=False, unplaced=left, message=texts.UNPLACED.format(names=names)))
+
+    @staticmethod
     def _verified(page: Any, step: Step, goal: Goal) -> Step:
         """A successful finish holds only if the page shows the result (its output is
         read from the page, not taken from the decider)."""
@@ -181,3 +217,9 @@ class Agent:
                 success=False, unknown=True, message=texts.NO_RESULT_ON_PAGE)})
         output = {k: v for k, v in found.groupdict().items() if v}
         return step.model_copy(update={"action": action.model_copy(update={"output": output})})
+
+
+def _unplaced(goal: Goal, done: set[str], said: list[str] | None = None) -> list[str]:
+    """The keys of ``goal.must_place`` not ``done`` (seen in a control so far), and those
+    the decider said it could not place, in the goal's order."""
+    return [k for k in goal.must_place if k not in done or k in (said or ())]

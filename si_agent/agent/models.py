@@ -98,14 +98,16 @@ class Wait(BaseModel):
 class Outcome(BaseModel):
     """How a task ended: ``success``, what it produced (``output``, e.g. the 受理编号),
     and for a failure what stopped it: ``message``, the labels ``missing``, the values
-    the form ``failed`` (key -> its reason), or ``unknown`` (something was submitted
-    and the outcome cannot be told)."""
+    the form ``failed`` (key -> its reason), the value keys ``unplaced`` (no control of
+    the form took them), or ``unknown`` (something was submitted and the outcome
+    cannot be told)."""
 
     success: bool
     output: dict[str, str] = {}
     message: str = ""
     missing: list[str] = []
     failed: dict[str, str] = {}
+    unplaced: list[str] = []
     unknown: bool = False
 
 
@@ -138,20 +140,26 @@ class Observation(BaseModel):
 
 class Record(BaseModel):
     """One step of the task, as memory keeps it (``target``: the name of the
-    element acted on)."""
+    element acted on, ``group``: its radio group)."""
 
     step: Step
     observation: Observation
     url: str = ""
     target: str = ""
+    group: str = ""  # the radio group of the element acted on
 
 
 class Goal(BaseModel):
     """What the agent is asked to do: the task in words, the values it may type (by
-    key, with the labels forms may give them), and where a result would be read."""
+    key, with the labels forms may give them), the keys of those that must each be
+    in a control before the form is submitted (``must_place``), and where a result
+    would be read."""
 
     task: str
     values: dict[str, str] = {}
     labels: dict[str, list[str]] = {}  # value key -> labels a form may use for it
+    # Keys of values never to be left out: a submit while one of them is in no control
+    # is not pressed, the task ends with them as ``unplaced`` (see ``loop``).
+    must_place: list[str] = []
     target: str = ""  # what to look for when the form must be found first (a link name)
     success: str = RESULT_PATTERN

@@ -11,3 +11,7 @@ NO_RESULT_ON_PAGE = "页面上没有办理结果"
 # ModelDecider: a model that gave no valid step twice
 NO_VALID_STEP_THOUGHT = "模型没有给出有效的下一步"
 NO_VALID_STEP = "未能决定下一步操作"
+
+# loop: a submit held back because values of Goal.must_place are in no control
+HELD_BACK_THOUGHT = "还有要填写的信息没有填入表单，不提交"
+UNPLACED = "表单上没有找到填写{names}的位置"

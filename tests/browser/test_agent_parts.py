@@ -139,6 +139,33 @@ def test_the_loop_with_dom_and_screenshot_perception_composed(page, tmp_path):
     assert "张伟" not in "".join(lines)  # the values are masked in the trace
 
 
+def test_no_submit_while_a_value_that_must_be_placed_is_in_no_control(page):
+    # 手机号码 has no control on this form: the policy fills the rest, and its submit
+    # is held back; so is a decider that presses submit at once (a careless model).
+    goal = GOAL.model_copy(update={
+        "values": {**GOAL.values, "phone": "13800138001"},
+        "labels": {**GOAL.labels, "phone": ["手机号码"]},
+        "must_place": ["name", "bank", "hukou", "phone"]})
+    result = Agent(DomPerception(), FormPolicy()).run(page, goal)
+    assert not result.success and result.unplaced == ["phone"]
+    assert result.message == "表单上没有找到填写手机号码的位置"
+    assert [r.step.action.type for r in result.steps] == [
+        "input", "select", "check", "check", "finish"]
+    assert page.locator("form").count() == 1  # nothing was submitted
+
+    class Hasty:
+        def decide(self, goal, view, memory):
+            return Step(thought="提交", action=Click(ref=by_name(view, "提交申请").ref))
+
+    page.set_content(FORM)
+    result = Agent(DomPerception(), Hasty()).run(page, goal)
+    assert not result.success and result.unplaced == ["name", "bank", "hukou", "phone"]
+    assert page.locator("form").count() == 1
+    done = Agent(DomPerception(), FormPolicy()).run(  # all placed: it goes through
+        page, goal.model_copy(update={"must_place": ["name", "bank", "hukou"]}))
+    assert done.success and done.unplaced == []
+
+
 def test_a_model_decider_sees_placeholders_never_the_values(page):
     fake = FakeOpenAI()
     fake.start()

@@ -261,3 +261,37 @@ def test_a_portal_url_with_credentials_is_refused_at_load():
     with pytest.raises(ValueError, match="user name or password"):
         check_url("https://clerk:secret@portal.example.cn/forms/a")
     assert check_url("https://portal.example.cn/forms/a?next=a@b") .endswith("a@b")
+
+
+def test_values_an_earlier_attempt_placed_count_unless_they_changed(catalog_business,
+                                                                     tmp_path):
+    from si_agent.executor.base import JobContext
+    from si_agent.executor.rpa import RpaOptions
+    from si_agent.executor.rpa.guarded import GuardedJob
+    from si_agent.executor.rpa.trace import FILLED, UNFILLED, Trace
+
+    business = catalog_business("unemployment_benefit")
+    values = {"id_number": "330122196303150178", "name": "张伟", "phone": "13800138001",
+              "separation_date": "2026-10-31", "separation_reason": "劳动合同期满终止",
+              "bank_card": "6222021202004568821"}
+
+    def job(values, resume):
+        return GuardedJob(business, values, RpaOptions(url="http://127.0.0.1:1/f"), None,
+                          Trace(tmp_path / "j", tmp_path / "d.json"), None,
+                          JobContext(id="j", resume=resume), None, None)
+
+    first = job(values, {})
+    assert first._left_out() == list(values)  # nothing placed yet
+    first.taken = {k: control(k) for k in ("id_number", "name", "phone")}  # page 1
+    assert first._left_out() == ["separation_date", "separation_reason", "bank_card"]
+    state = first._placed_state()
+    assert set(state) == {"id_number", "name", "phone"} and "张伟" not in str(state)
+    # The next attempt resumes on page 2 with a new phone number: page 1's other
+    # values are in the draft, the changed one is not.
+    again = job({**values, "phone": "13900139001"}, {"draft": "u", "placed": state})
+    assert again._left_out() == ["phone", "separation_date", "separation_reason", "bank_card"]
+    rows = {r.key: r.status for r in again._table((UNFILLED, "x"))}
+    assert rows == {"id_number": FILLED, "name": FILLED, "phone": UNFILLED,
+                    "separation_date": UNFILLED, "separation_reason": UNFILLED,
+                    "bank_card": UNFILLED}
+    assert job({**values, "name": None}, {})._given() == [k for k in values if k != "name"]

@@ -44,8 +44,8 @@ class Filling(Navigation):
             self.taken[key] = control
             self.trace.note(f"fill {control.name} = {mask(field.type, value)}")
         if unfit:  # refused before anything is sent: the citizen chooses again
-            self.trace.fields = [FieldStatus(label=matched[k].name, key=k, status=FAILED,
-                                             reason=r) for k, r in unfit.items()]
+            self.trace.fields = self._table((UNFILLED, texts.RPA_NOT_REACHED),
+                                            {k: (FAILED, r) for k, r in unfit.items()})
             raise ExecutorError(texts.RPA_FIELDS_FAILED, field_errors=unfit, retryable=False,
                                 resume=self.trace.resume)
         for control in controls:
@@ -82,18 +82,18 @@ class Filling(Navigation):
         target.fill(str(value))
         return True
 
-    def _result(self) -> dict | None:
-        """The result dict if the page shows the success pattern, else None."""
+    def _result(self, *, sent_here: bool) -> dict | None:
+        """The result dict if the page shows the success pattern, else None; its
+        ``field_status`` lists every value given (``sent_here``: this job submitted
+        the form, else an earlier attempt did, with these values)."""
         self._check_origin()  # a number is read from the portal's own pages only
         found = re.search(self.options.success, self.page.inner_text("body"))
         if found is None:
             return None
         self.trace.note("success page")
         self.trace.shot(self.page, "success")
-        self.trace.fields = [FieldStatus(label=c.name, key=k, status=FILLED,
-                                         value=mask(self.business.field(k).type,
-                                                    self.values.get(k, "")))
-                             for k, c in self.taken.items()]
+        self.trace.fields = self._table((UNFILLED, texts.RPA_NO_PLACE) if sent_here
+                                        else (FILLED, ""))
         result = {k: v for k, v in found.groupdict().items() if v is not None}
         result["field_status"] = [f.model_dump(exclude={"value"}) for f in self.trace.fields]
         return result
@@ -126,7 +126,9 @@ class Filling(Navigation):
                 continue
             table.append(FieldStatus(label=c.name, key=key, status=status,
                                      reason=reason))
-        self.trace.fields = table
+        listed = {f.key for f in table if f.key}
+        self.trace.fields = table + [f for f in self._table((UNFILLED, texts.RPA_NOT_REACHED))
+                                     if f.key not in listed]
         field_errors = {f.key: f.reason for f in table if f.status == FAILED and f.key}
         others = [f for f in table if f.status != FILLED and not f.key]
         self.trace.note("refused: " + ", ".join(f"{f.label} {f.status}" for f in table

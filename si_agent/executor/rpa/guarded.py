@@ -33,7 +33,8 @@ from si_agent.executor.base import JobContext, Progress
 from si_agent.executor.rpa.fencing import fencing_token
 from si_agent.executor.rpa.form import Control
 from si_agent.executor.rpa.options import RpaOptions
-from si_agent.executor.rpa.trace import Trace
+from si_agent.executor.rpa.trace import FILLED, FieldStatus, Trace
+from si_agent.validators import mask
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +59,48 @@ class GuardedJob:
         self.token = fencing_token(job)  # this attempt's number, posted where the site fences
         self.put: dict[str, str] = {}  # control key -> the value this job left in it
         self.answered: int | None = None  # the HTTP status of the last press
+        # Values an earlier attempt placed in the resumed draft (key -> the value's
+        # fingerprint): placed still, on pages this attempt may not see, unless changed.
+        before = job.resume.get("placed")
+        self.placed_before: dict[str, str] = dict(before) if isinstance(before, dict) else {}
+
+    # -- every value placed or said (nothing left out silently) -------------------------
+
+    def _given(self) -> list[str]:
+        """Keys of the business's fields this job has a value for: each must go into a
+        control of the form, or be reported as not filled."""
+        return [f.key for f in self.business.fields
+                if self.values.get(f.key) is not None and str(self.values[f.key]) != ""]
+
+    def _placed(self, key: str) -> bool:
+        """A control took the value of ``key``: in this attempt, or (the same value) in
+        an earlier one on the resumed draft."""
+        return key in self.taken or self.placed_before.get(key) == digest(
+            {key: self.values.get(key)})
+
+    def _left_out(self) -> list[str]:
+        """The values given that no control took yet, on any page so far."""
+        return [k for k in self._given() if not self._placed(k)]
+
+    def _placed_state(self) -> dict[str, str]:
+        """The values the draft holds, by key: their fingerprints (see ``placed_before``)."""
+        return {k: digest({k: self.values[k]}) for k in self._given() if self._placed(k)}
+
+    def _table(self, untaken: tuple[str, str],
+               marked: Mapping[str, tuple[str, str]] | None = None) -> list[FieldStatus]:
+        """One row per value given: ``marked`` (key -> status, reason) first, then
+        填写成功 for those a control took, and ``untaken`` (status, reason) for the rest."""
+        rows = []
+        for key in self._given():
+            field = self.business.field(key)
+            control = self.matched.get(key)
+            status, reason = (marked or {}).get(key) or (
+                (FILLED, "") if self._placed(key) else untaken)
+            rows.append(FieldStatus(
+                label=control.name if control is not None else field.label, key=key,
+                status=status, reason=reason,
+                value=mask(field.type, self.values[key]) if status == FILLED else ""))
+        return rows
 
     # -- the origin policy (si_agent.origins) ------------------------------------------
 

@@ -1,12 +1,16 @@
 """The browser agent taking over a form (``HandOver``): when required controls are
-left that no value of the business fits, direct matching cannot finish the form,
-and the agent (perceive → decide → act → observe) tries with the business's
-values and every label known for them, on the portal only (see ``guarded`` for
-how the parts of a job fit).
+left that no value of the business fits, or when the submit is next while values
+given are in no control, direct matching cannot finish the form, and the agent
+(perceive → decide → act → observe) tries with the business's values and every
+label known for them, on the portal only (see ``guarded`` for how the parts of a
+job fit). The values no control took must be placed before the agent may submit
+(``Goal.must_place``); those it cannot place end the job unsubmitted, named to
+the citizen (``texts.RPA_UNPLACED``), never as a success.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,6 +19,8 @@ from si_agent.executor import texts
 from si_agent.executor.rpa.form import Control
 from si_agent.executor.rpa.guarded import GuardedJob
 from si_agent.executor.rpa.trace import FAILED, FILLED, UNFILLED, FieldStatus
+
+log = logging.getLogger(__name__)
 
 
 class HandOver(GuardedJob):
@@ -29,11 +35,14 @@ class HandOver(GuardedJob):
 
     def _hand_over(self) -> dict:
         """Let the browser agent (perceive → decide → act → observe) finish the form,
-        with the business's values and every label known for them."""
+        with the business's values and every label known for them; the values no
+        control took yet must be placed before it may submit."""
         from si_agent.agent import ActionRunner, Agent, DomPerception, Goal
         from si_agent.executor.rpa.form import synonyms
 
-        self.trace.note("direct matching cannot place every value: the agent takes over")
+        left = self._left_out()
+        self.trace.note("direct matching cannot place every value: the agent takes over"
+                        + (f" (to place {', '.join(left)})" if left else ""))
         labels: dict[str, list[str]] = {}
         values: dict[str, str] = {}
         for f in self.business.fields:
@@ -46,34 +55,43 @@ class HandOver(GuardedJob):
             values[f"fixed_{n}"] = "true" if value is True else str(value)
             labels[f"fixed_{n}"] = [label]
         goal = Goal(task=texts.RPA_AGENT_TASK.format(name=self.business.name), values=values,
-                    labels=labels, success=self.options.success)
+                    labels=labels, success=self.options.success, must_place=left)
         agent = Agent(DomPerception(), self.decider, max_steps=self.options.agent_steps,
                       runner=ActionRunner(self.options.action_timeout * 1000),
                       origins=self.guard.policy)
         result = agent.run(self.page, goal, trace_dir=self.trace.directory / "agent")
         self.trace.note(f"agent: {'done' if result.success else 'stopped'} after "
-                        f"{len(result.steps)} steps")
+                        f"{len(result.steps)} steps"
+                        + (f"; in no control: {', '.join(result.unplaced)}"
+                           if result.unplaced else ""))
         if result.off_portal:
             self.submitted = self.submitted or result.unknown
             raise self._off_portal(f"agent: {result.off_portal}")
+        unplaced = {k: (UNFILLED, texts.RPA_NO_PLACE) for k in result.unplaced}
         if result.success:
-            self.trace.fields = [FieldStatus(label=self.business.field(k).label, key=k,
-                                             status=FILLED) for k in values if not
-                                 k.startswith("fixed_")]
+            if result.unplaced:  # a submit the agent's guard did not know as one
+                log.warning("rpa job %s for %s: the agent submitted with %s in no control",
+                            self.job.id, self.business.id, ", ".join(result.unplaced))
+            self.trace.fields = self._table((FILLED, ""), unplaced)
             output: dict[str, Any] = dict(result.output)
             output["field_status"] = [f.model_dump(exclude={"value"}) for f in self.trace.fields]
             return output
+        failed = {k: v for k, v in result.failed.items() if not k.startswith("fixed_")}
+        marked = {**unplaced, **{k: (FAILED, v) for k, v in failed.items()}}
+        self.trace.fields = self._table((FILLED, ""), marked) + [
+            FieldStatus(label=m, key=None, status=UNFILLED) for m in result.missing]
         if result.unknown:  # something was submitted: never again, say it
             raise ExecutorError(texts.RPA_NO_RESULT, retryable=False, unknown=True,
                                 resume=self.trace.resume)
-        failed = {k: v for k, v in result.failed.items() if not k.startswith("fixed_")}
-        self.trace.fields = [FieldStatus(label=self.business.field(k).label, key=k,
-                                         status=FAILED, reason=v) for k, v in failed.items()]
-        self.trace.fields += [FieldStatus(label=m, key=None, status=UNFILLED)
-                              for m in result.missing]
         if failed and not result.missing:
             raise ExecutorError(texts.RPA_FIELDS_FAILED, field_errors=failed, retryable=False,
                                 resume=self.trace.resume)
+        if result.unplaced and not result.missing:
+            # Not submitted: asking the citizen again cannot give the form a place for
+            # them, so the refusal names them (修改 / 取消 / the hand-off).
+            names = "、".join(self.business.field(k).label for k in result.unplaced)
+            raise ExecutorError(texts.RPA_UNPLACED.format(labels=names), field_errors=failed,
+                                retryable=False, resume=self.trace.resume)
         reason = "、".join(f"{m}{UNFILLED}" for m in result.missing) or result.message
         raise ExecutorError(texts.RPA_REFUSED.format(reason=reason), field_errors=failed,
                             retryable=False, resume=self.trace.resume)

@@ -2,8 +2,10 @@
 
 ``run`` opens the form (or the saved draft), and on every page perceives the
 controls, fills them, hands the form to the browser agent when direct matching
-cannot place every value, carries the attempt's fencing token, presses, and reads
-the result or the refusal; a page that moved under the job is perceived again.
+cannot place every value (a required control no value fits, or, before the
+submit, a value given that no control on any page took: values for a later page
+wait for its 下一步), carries the attempt's fencing token, presses, and reads the
+result or the refusal; a page that moved under the job is perceived again.
 Discovery (``discover_page``) reads the fields a page asks for. The job's other
 concerns live in the classes it is built from (``guarded`` lists them).
 """
@@ -34,14 +36,15 @@ class Job(Filling, HandOver):
             raise self._off_portal(f"the saved draft is at {url_path(draft)[:80]}")
         self._open(draft or expand_env(self.options.url))
         sent = self.job.resume.get("sent")  # what an earlier attempt submitted, if any
-        self.trace.draft(self.page.url, attempt=self.token, **({"sent": sent} if sent else {}))
+        self.trace.draft(self.page.url, attempt=self.token, **({"sent": sent} if sent else {}),
+                         **({"placed": self.placed_before} if self.placed_before else {}))
         self.trace.note(f"attempt {self.token}")
         if self.job.remember is not None:  # on the job record, before anything is sent
             self.job.remember(self.trace.resume)
         submitted = False
         for page_no in range(self.options.max_pages):
             self._check_origin()
-            done = self._result()
+            done = self._result(sent_here=submitted)
             if done is not None:
                 if not submitted and sent and sent != digest(self.values):
                     raise self._submitted_before(done)
@@ -58,7 +61,18 @@ class Job(Filling, HandOver):
             self.matched.update(matched)
             fixed = fixed_controls(self.options)
             self._fill(controls, matched, fixed)
+            step, button = self._button()
+            left = self._left_out()
+            self.trace.note(f"page {page_no + 1}: placed "
+                            + (", ".join(k for k in matched if k in self.taken) or "nothing")
+                            + (f"; in no control yet: {', '.join(left)}" if left else ""))
             if self._unplaced(controls, matched, fixed):
+                return self._hand_over()
+            if left and step == "submit" and button.count() > 0:
+                # Nothing is submitted with a value left out: the agent tries to place
+                # them, and says which it could not.
+                self.trace.note("before the submit, values are in no control: "
+                                + ", ".join(left))
                 return self._hand_over()
             self._check_origin()  # a value sent elsewhere as it was typed
             filled = self._filled_here(controls, fixed)

@@ -33,6 +33,7 @@ class Navigation(GuardedJob):
         if response is not None and response.status == 404 and url == self.job.resume.get(
                 "draft"):  # the portal dropped the draft: start a new one
             self.trace.note("the draft is gone: a new one")
+            self.placed_before = {}  # nothing of an earlier attempt is in the new draft
             url = expand_env(self.options.url)
             response = self.page.goto(url)
         self._check_status(response)
@@ -81,14 +82,19 @@ class Navigation(GuardedJob):
             raise ExecutorError(texts.RPA_LOGIN_FAILED, retryable=False)
         self.trace.note("logged in")
 
+    def _button(self) -> tuple[str, Any]:
+        """The button this page's press would press: ("next", 下一步) if the page has
+        it, else ("submit", the submit button), which may be missing (count 0)."""
+        button = self.page.get_by_role("button", name=self.options.next)
+        if button.count() > 0:
+            return "next", button
+        return "submit", self.page.get_by_role("button", name=self.options.submit)
+
     def _press(self) -> str:
         """Press 下一步 if the page has it, else submit; "login" if the portal logged us out."""
         self._check_time()
-        button = self.page.get_by_role("button", name=self.options.next)
-        step = "next"
-        if button.count() == 0:
-            button = self.page.get_by_role("button", name=self.options.submit)
-            step = "submit"
+        step, button = self._button()
+        if step == "submit":
             self.progress(texts.RPA_SUBMITTING)
         if button.count() == 0:
             self.trace.note("no next or submit button")
@@ -100,11 +106,15 @@ class Navigation(GuardedJob):
             self.page.wait_for_timeout(_SETTLE_MS)  # let the page's requests reach the guard
             self._check_origin()
         self.trace.shot(self.page, f"before-{step}")
-        if step == "submit":  # what this draft holds from now on, for a later attempt
-            self.trace.draft(self.trace.resume.get("draft", self.page.url),
-                             **{**self.trace.resume, "sent": digest(self.values)})
-            if self.job.remember is not None:
-                self.job.remember(self.trace.resume)
+        # What this draft holds from now on, for a later attempt: the values placed in
+        # it (one resuming on a later page counts the earlier pages'), and once the
+        # submit is pressed, what was sent.
+        state = {**self.trace.resume, "placed": self._placed_state()}
+        if step == "submit":
+            state["sent"] = digest(self.values)
+        self.trace.draft(self.trace.resume.get("draft", self.page.url), **state)
+        if self.job.remember is not None:
+            self.job.remember(self.trace.resume)
         self.submitted = self.submitted or step == "submit"
         with self.page.expect_navigation() as navigation:
             button.first.click()
