@@ -18,6 +18,12 @@ from si_agent.config.settings import DEFAULT_HANDOFF
 SESSION_EXPIRED = "会话已过期，已为您重新开始；如果之前正在办理业务，请重新提供信息。"
 EMPTY_MESSAGE = "您好像没有输入内容，请问有什么可以帮您？"
 TOO_LONG = "您的消息太长了（超过{limit}个字），请精简后再发送。"
+# Content moderation (si_agent.moderation): a message refused by the word list or the
+# moderation service is not used (nothing is stored); a reply refused is not shown.
+INPUT_REFUSED = ("抱歉，您的消息里有不适宜的内容，我无法处理。请换一种说法告诉我您要办的事，"
+                 "例如“社保卡丢了怎么补办”。")
+OUTPUT_REFUSED = "抱歉，这条回复没有通过内容检查，不能显示。请换一种问法，或联系{handoff}。"
+MODERATION_UNAVAILABLE = "抱歉，消息暂时无法处理，请稍后再发送。"
 START = "好的，开始为您办理【{name}】。"
 RECORDED = "已记录：{items}。"
 INVALID = "{diagnosis}{instruction}"

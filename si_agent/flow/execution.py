@@ -404,7 +404,9 @@ class JobDriver:
             flow = Flow(session, ctl.deps)
             apply_job(flow, job)
             prompt_next(flow)
-            text = join(flow.st.parts)
+            text = flow.moderated(join(flow.st.parts))
+            if text != join(flow.st.parts):
+                flow.st.parts = [text]
             if same_turn and session.history and session.history[-1].role == "assistant":
                 last = session.history[-1]
                 session.history[-1] = last.model_copy(update={"text": join([last.text, text])})

@@ -32,7 +32,7 @@ from si_agent.core.machine import FlowModel
 from si_agent.core.state import AT_REST, Awaiting, FieldStatus, State
 from si_agent.errors import ExecutorError
 from si_agent.flow.deps import TurnDeps
-from si_agent.flow.effects import Effects, Entered
+from si_agent.flow.effects import Effects, Entered, Moderated
 from si_agent.flow.result import awaited_step
 from si_agent.flow.steps import FILE_REF, Upload
 from si_agent.jobs import Job
@@ -151,6 +151,17 @@ class Flow:
             name=call.name, arguments=redact_arguments(call.arguments, self.business),
             status=outcome.status, reason=outcome.reason.value, detail=outcome.detail,
         ))
+
+    def moderated(self, reply: str) -> str:
+        """The reply as the citizen may see it (``si_agent.moderation``, output check)."""
+        verdict = self.deps.moderation.check(reply, "output")
+        if verdict.clean:
+            return reply
+        self.effects.moderated.append(Moderated("output", verdict.action.value,
+                                                verdict.categories, self.business))
+        if verdict.refused:
+            return replies.render(replies.OUTPUT_REFUSED, handoff=self.deps.handoff_text)
+        return verdict.text
 
     def discovered(self, business: Business) -> Business | None:
         """The business with the fields its web form asks for (read once per turn)."""

@@ -94,7 +94,7 @@ class Turn(Flow):
         if not applied:
             not_understood(self)
         prompt_next(self)
-        reply = join([*self.st.notices, *self.st.answers, *self.st.parts])
+        reply = self.moderated(join([*self.st.notices, *self.st.answers, *self.st.parts]))
         s.turn += 1
         keep_profile(self)
         if s.step_files:  # the photos live as long as the session
