@@ -23,6 +23,7 @@ business's name, keywords, field labels or options, or the assistant's own texts
 
 from __future__ import annotations
 
+import threading
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -48,33 +49,40 @@ _FILLERS = frozenset(" \t\r\n\u3000*＊·•._-~`'\"|/\\+=^#@$%&\u200b\u200c\u20
 _BOTH: tuple[Where, ...] = ("input", "output")
 
 
-@cache
-def _t2s() -> opencc.OpenCC:
-    return opencc.OpenCC("t2s")
+class _FoldTable(dict):
+    """``str.translate`` table, filled on first sight of each character: its NFKC form,
+    case folded, Traditional to Simplified (OpenCC ``t2s``, character by character),
+    and nothing for a filler."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._t2s = opencc.OpenCC("t2s")
+        self._lock = threading.Lock()
+
+    def __missing__(self, code: int) -> str:
+        with self._lock:
+            folded = "".join(ch for ch in self._t2s.convert(
+                unicodedata.normalize("NFKC", chr(code)).casefold()) if ch not in _FILLERS)
+            self[code] = folded
+            return folded
+
+
+_TABLE = _FoldTable()
+
+
+def folded(text: str) -> str:
+    """``text`` folded for matching (see the module docstring): one C-level pass."""
+    return text.translate(_TABLE)
 
 
 def fold(text: str) -> tuple[str, list[int]]:
     """The folded text and, for each of its characters, the index in ``text`` it came from."""
-    converter = _t2s()
-    simple = unicodedata.normalize("NFKC", text).casefold()
-    if len(simple) == len(text):
-        converted = converter.convert(simple)
-        if len(converted) == len(simple):
-            keep = [i for i, ch in enumerate(converted) if ch not in _FILLERS]
-            return "".join(converted[i] for i in keep), keep
-    # Some character changed length (a ligature, ㈠, a phrase OpenCC rewrites): one at a time.
-    chars: list[str] = []
-    origin: list[int] = []
-    for i, ch in enumerate(text):
-        for out in converter.convert(unicodedata.normalize("NFKC", ch).casefold()):
-            if out not in _FILLERS:
-                chars.append(out)
-                origin.append(i)
-    return "".join(chars), origin
+    parts = [_TABLE[ord(ch)] for ch in text]
+    return "".join(parts), [i for i, part in enumerate(parts) for _ in part]
 
 
 def fold_word(word: str) -> str:
-    return fold(word)[0]
+    return folded(word)
 
 
 @dataclass(frozen=True)
@@ -125,13 +133,14 @@ class WordListModerator:
         automaton = self._automata[where]
         if automaton is None or not text:
             return Verdict(text=text)
-        folded, origin = fold(text)
-        found = [(end - len(e.folded) + 1, end + 1, e) for end, e in automaton.iter(folded)
-                 if not _inside_latin_word(folded, end - len(e.folded) + 1, end + 1, e)]
+        flat = folded(text)
+        found = [(end - len(e.folded) + 1, end + 1, e) for end, e in automaton.iter(flat)
+                 if not _inside_latin_word(flat, end - len(e.folded) + 1, end + 1, e)]
         if not found:
             return Verdict(text=text)
+        _, origin = fold(text)  # only for a text with a hit: where each character came from
         if self._allow is not None:
-            allowed = [(end - len(a.folded) + 1, end + 1) for end, a in self._allow.iter(folded)]
+            allowed = [(end - len(a.folded) + 1, end + 1) for end, a in self._allow.iter(flat)]
             found = [f for f in found if not any(s <= f[0] and f[1] <= e for s, e in allowed)]
         hits = tuple(Hit(start=origin[s], end=origin[e - 1] + 1, category=entry.category,
                          action=entry.action, word=entry.word) for s, e, entry in found)
