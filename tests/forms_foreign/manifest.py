@@ -9,7 +9,8 @@ A form entry holds:
 - how it is drawn (``layout``, ``labels``, ``js``, ``required``; see ``render``) and its
   buttons (``submit``, ``next``, ``back``, ``reset``, ``save``);
 - ``pages``: the controls per page (``name``, ``kind``, the page's ``label``, the
-  business ``field`` it takes, ``options`` as ``value|label``);
+  business ``field`` it takes, ``options`` as ``value|label``), drawn by ``render`` or,
+  with ``html``, a hand-written ``<form>`` from ``pages/``;
 - ``consent``: a checkbox the business always ticks (the rpa ``fixed`` option);
 - ``business``: the business's name and its ``fields`` (key, label as the service names
   it, type, options, and the ``gold`` value the service holds);
@@ -35,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from si_agent.config.yamlio import load_yaml
 
 MANIFEST = Path(__file__).with_name("forms.yaml")
+PAGES = Path(__file__).with_name("pages")
 
 Kind = Literal[
     "text",
@@ -112,6 +114,13 @@ class Page(_Model):
     heading: str = ""
     intro: str = ""
     controls: list[Control]
+    # A hand-written <form> (a file under pages/, ``{action}`` where it posts) drawn
+    # instead of the controls; ``controls`` still list what it holds.
+    html: str = ""
+
+    @property
+    def markup(self) -> str:
+        return (PAGES / self.html).read_text("utf-8") if self.html else ""
 
 
 class Buttons(_Model):
@@ -284,6 +293,18 @@ class FieldResult(BaseModel):
     right: bool  # every control of it received what it must
     empty: bool  # none of its controls received anything
     got: dict[str, list[str]]
+
+
+def strays(form: Form, received: dict[str, list[str]] | None) -> list[str]:
+    """Controls that take no value (expected empty, no field) but received one."""
+    received = received or {}
+    return [
+        n
+        for c in form.controls
+        if c.field is None and not c.default
+        for n in c.names
+        if form.expect.get(n) == "" and any(v.strip() for v in received.get(n, []))
+    ]
 
 
 def check(form: Form, received: dict[str, list[str]] | None) -> list[FieldResult]:

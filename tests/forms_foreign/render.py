@@ -300,6 +300,9 @@ def buttons(form: Form, page: int) -> str:
 def form_markup(form: Form, page: int, action: str, notice: str = "") -> str:
     """The ``<form>`` of ``page`` (1-based), posting to ``action``."""
     spec = form.pages[page - 1]
+    if spec.html:
+        notice = f'<div class="notice">{escape(notice)}</div>' if notice else ""
+        return notice + spec.markup.replace("{action}", action)
     rows = "\n".join(row(form, c) for c in spec.controls)
     if form.consent is not None and page == len(form.pages):
         rows += "\n" + _consent(form)

@@ -32,7 +32,7 @@ import httpx
 import yaml
 from pydantic import BaseModel
 
-from tests.forms_foreign.manifest import FieldResult, Form, check, success_pattern
+from tests.forms_foreign.manifest import FieldResult, Form, check, strays, success_pattern
 from tests.forms_foreign.server import create_app, serving
 
 REPORTED = ("未填写", "填写失败")  # per-field statuses that tell a value did not go in
@@ -47,6 +47,7 @@ class Run(BaseModel):
     submitted: bool
     fields: list[FieldResult]
     reported: list[str] = []  # keys the filler said it did not place
+    strays: list[str] = []  # controls that take no value but got one
     steps: int = 0
     seconds: float = 0.0
     detail: str = ""
@@ -196,6 +197,7 @@ def run_rpa(executor: Any, executors: Any, business: Any, form: Form, base: str)
         reported_success=success,
         submitted=submitted,
         fields=check(form, received),
+        strays=strays(form, received),
         reported=reported,
         steps=steps,
         seconds=seconds,
@@ -266,6 +268,7 @@ def run_agent(
         reported_success=result.success,
         submitted=submitted,
         fields=check(form, received),
+        strays=strays(form, received),
         reported=[*result.unplaced, *result.failed],
         steps=len(result.steps),
         seconds=seconds,
@@ -390,6 +393,7 @@ def totals(runs: list[Run]) -> dict[str, Any]:
         "silent_runs": sum(bool(r.silent) for r in runs),
         "silent_values": sum(len(r.silent) for r in runs),
         "wrong_values": sum(len(r.wrong) for r in runs),
+        "strays": sum(len(r.strays) for r in runs),
         "seconds": sum(r.seconds for r in runs),
     }
 
@@ -414,8 +418,8 @@ def tables(forms: list[Form], runs: dict[str, list[Run]]) -> str:
         "## Per form",
         "",
         "Cells: values placed right/values, S submitted, OK submitted and fully right, "
-        "! success reported with a value left out unreported (silent loss), steps, "
-        "seconds.",
+        "!n success reported with n values left out unreported (silent loss), ✗n n values "
+        "wrong (another value received), steps, seconds.",
         "",
         "| Form | Lang | Tags | " + " | ".join(fillers) + " |",
         "|---|---|---|" + "---|" * len(fillers),
@@ -429,7 +433,12 @@ def tables(forms: list[Form], runs: dict[str, list[Run]]) -> str:
                 continue
             marks = "".join(
                 m
-                for m, on in (("S", r.submitted), (" OK", r.fully_right), (" !", bool(r.silent)))
+                for m, on in (
+                    ("S", r.submitted),
+                    (" OK", r.fully_right),
+                    (f" !{len(r.silent)}", bool(r.silent)),
+                    (f" ✗{len(r.wrong)}", bool(r.wrong)),
+                )
                 if on
             )
             cells.append(f"{r.right}/{len(r.fields)} {marks} · {r.steps} · {r.seconds:.1f}s")
@@ -453,6 +462,7 @@ def tables(forms: list[Form], runs: dict[str, list[Run]]) -> str:
         ("silent loss: runs", lambda x: str(x["silent_runs"])),
         ("silent loss: values", lambda x: str(x["silent_values"])),
         ("wrong values received", lambda x: str(x["wrong_values"])),
+        ("values written where none belongs", lambda x: str(x["strays"])),
         ("seconds (total)", lambda x: f"{x['seconds']:.0f}"),
     ]
     for name, fmt in rows:

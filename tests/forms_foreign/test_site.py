@@ -141,3 +141,22 @@ def test_each_business_loads_with_the_projects_loader(tmp_path):
     assert set(catalog) == {f.id for f in FORMS}
     doc = business_doc(FORMS[0], "http://127.0.0.1:18500")
     assert doc["api"]["kind"] == "rpa" and doc["api"]["options"]["url"].endswith(FORMS[0].id)
+
+
+def test_a_success_with_a_value_left_out_unreported_is_a_silent_loss():
+    from tests.forms_foreign.runner import Run
+
+    form = next(f for f in FORMS if f.id == "zh_card_apply_table")
+    fields = check(form, {"xm": ["张伟"], "zjlx": ["01"], "hzyh": ["ICBC"]})
+    ran = Run(
+        form_id=form.id,
+        filler="rpa",
+        reported_success=True,
+        submitted=True,
+        fields=fields,
+        reported=["phone"],
+    )
+    assert ran.silent == ["id_number", "address"]  # phone was reported, bank is wrong
+    assert ran.wrong == ["bank"] and not ran.fully_right
+    failed = ran.model_copy(update={"reported_success": False})
+    assert failed.silent == []  # a failure tells the citizen nothing went through
