@@ -15,7 +15,9 @@ control: ``for`` (``<label for>``), ``wrap`` (the control inside its label), ``t
 beside it, not tied), ``placeholder`` (no label, a placeholder), ``aria`` (``aria-label``
 only), ``labelledby`` (``aria-labelledby`` to a span), ``fieldset`` (groups: a legend).
 A radio or checkbox group's options are labelled ``for``, ``wrap`` or ``bare`` (text after
-the input, no label). ``js`` draws the form after load, after a delay, or from a fetch.
+the input, no label). ``js`` draws the form after load (``load``), 1.5 s after it with no
+request in between (``delay``: only waiting for controls finds it), or from a request
+the site answers after ``FETCH_DELAY`` (``fetch``: waiting for the network finds it).
 """
 
 from __future__ import annotations
@@ -365,11 +367,11 @@ def page_html(
             f'function(){{setTimeout(function(){{document.getElementById("app").innerHTML='
             f"{json.dumps(markup)};}},1500);}});</script>"
         )
-    else:  # fetch: the markup comes from a second request
+    else:  # fetch: the markup comes from a second, slow request (the site answers it late)
         body = (
             f'<div id="app"><p>{loading}</p></div><script>fetch({json.dumps(fragment_url)})'
-            f".then(function(r){{return r.text();}}).then(function(t){{setTimeout(function(){{"
-            f'document.getElementById("app").innerHTML=t;}},400);}});</script>'
+            f".then(function(r){{return r.text();}}).then(function(t){{"
+            f'document.getElementById("app").innerHTML=t;}});</script>'
         )
     site = "政务服务网" if form.lang == "zh" else "Online services"
     nav = (

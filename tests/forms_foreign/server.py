@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -38,6 +39,7 @@ from tests.forms_foreign import render
 from tests.forms_foreign.manifest import Form, confirmation_text, reference
 
 PORTS = range(18500, 18600)  # this suite's port range
+FETCH_DELAY = 0.8  # seconds the site takes to answer a ``js: fetch`` page's request
 
 
 @dataclass
@@ -131,6 +133,7 @@ def create_app(forms: list[Form]) -> Flask:
         form, application = lookup(form_id, sid)
         if not 1 <= n <= application.reached:
             abort(404)
+        time.sleep(FETCH_DELAY)  # a slow back end: the form arrives well after the load
         return render.form_markup(form, n, f"/f/{form_id}/{sid}/{n}")
 
     @app.post("/f/<form_id>/<sid>/<int:n>")
