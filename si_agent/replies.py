@@ -66,7 +66,7 @@ STEP_REDO_ASK = "好的，请重新完成【{label}】。"
 EXEC_FIELD_FAILED = "业务系统未通过以下信息：{items}。请重新提供。"
 FAILED_REASK = "您可以回复“重试”再次提交，回复“修改+项目名称”修改信息，或回复“取消”放弃办理。"
 NO_ANSWER_TEMPLATE = "抱歉，这个问题我暂时无法回答。您可以联系{handoff}咨询，或告诉我您想办理的业务。"
-SUGGEST = "💡 您可能需要办理【{name}】，回复“办理”即可开始。"
+SUGGEST = "您可能需要办理【{name}】，回复“办理”即可开始。"
 CONTINUE = "我们继续办理【{name}】。"
 # A greeting or a thanks while a business runs: said back in a word, then CONTINUE.
 GREETING_BRIEF = "您好！"

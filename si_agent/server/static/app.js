@@ -504,7 +504,7 @@
     const suggestion = view.suggestion;
     els.suggestion.hidden = !suggestion;
     if (suggestion) {
-      els.suggestion.textContent = "💡 " + fill(TEXTS.suggestion, { name: suggestion.name });
+      els.suggestion.textContent = fill(TEXTS.suggestion, { name: suggestion.name });
       els.suggestion.title = suggestion.text;
       els.suggestion.dataset.businessId = suggestion.business_id;
     }
