@@ -85,6 +85,7 @@ class Turn(Flow):
             self.st.theme_asked = consult.current_theme(self.st.consulting, s.fields)
         self.st.pending_suggestion = s.suggestion
         s.suggestion = None  # a suggestion is good for the next turn only
+        self.st.start_over_asked, s.start_over_asked = s.start_over_asked, False  # so is this
         offered = self.tools()
         applied = 0
         for call in decision.calls:
