@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.test_chat_page import (
+    PHONE,
     ZHANG_WEI_ID,
     _await_reply,
     click,
@@ -61,8 +62,10 @@ def test_the_greeting_offers_every_service_as_a_button(open_page, live_server):
     expect(page.get_by_test_id("services").get_by_role("button")).to_have_text(offered)
 
 
-def test_choices_and_confirming_are_quick_replies(open_page):
-    page = open_page()
+@pytest.mark.parametrize("viewport", [{"width": 1280, "height": 800}, PHONE],
+                         ids=["1280px", "390px"])
+def test_choices_and_confirming_are_quick_replies(open_page, artifacts, viewport):
+    page = open_page(viewport)
     choices = page.get_by_test_id("choices")
     say(page, "社保卡丢了")
     expect(choices).to_be_hidden()  # an ID number is typed, not chosen
@@ -70,6 +73,7 @@ def test_choices_and_confirming_are_quick_replies(open_page):
     say(page, "张伟")
     say(page, "13812345678")
     expect(choices.get_by_role("button")).to_have_text(["临时挂失", "正式挂失"])
+    page.screenshot(path=artifacts / f"choices-{viewport['width']}-enum.png")
 
     page.reload()  # the options come back with the field still awaited
     page.wait_for_selector("[data-testid=app][data-ready=true]")
@@ -86,6 +90,7 @@ def test_choices_and_confirming_are_quick_replies(open_page):
     page.get_by_test_id("modify").click()
     expect(choices.get_by_role("button")).to_have_text(
         ["修改身份证号", "修改姓名", "修改手机号码", "修改挂失方式"])
+    page.screenshot(path=artifacts / f"choices-{viewport['width']}-modify.png")
     _await_reply(page, choices.get_by_role("button", name="修改挂失方式").click)
     expect(last_user_text(page)).to_have_text("修改挂失方式")
     expect(page.get_by_test_id("message-input")).to_have_value("")

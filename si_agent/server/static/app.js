@@ -320,7 +320,8 @@
 
   /** The greeting, with a button for each business offered (a reload greets again). */
   function greet() {
-    const row = addMessage("assistant", fill(TEXTS.greeting, { pick: offered.length ? TEXTS.greetingPick : "" }));
+    const pick = offered.length ? TEXTS.greetingPick : "";
+    const row = addMessage("assistant", fill(TEXTS.greeting, { pick }));
     if (!offered.length) return;
     const group = document.createElement("div");
     group.className = "greeting-services";
