@@ -165,10 +165,12 @@ def field_views(session: Session, business: Business | None) -> list[FieldView]:
 
 def snapshot(
     session: Session, catalog: Mapping[str, Business], reply: str = "",
-    turn_usage: Usage | None = None, job: Any = None, services: Sequence[str] = (),
+    turn_usage: Usage | None = None, job: Any = None, services: Sequence[str] | None = None,
 ) -> TurnResult:
     """The turn object for ``session`` as it is now; ``usage`` counts model calls;
-    ``services`` are the businesses the reply listed (the page shows them as buttons)."""
+    ``services`` are the businesses the reply listed (the page shows them as buttons),
+    by default those the session's last reply listed (``Session.listed``)."""
+    services = session.listed if services is None else services
     business = catalog.get(session.business_id) if session.business_id else None
     suggestion = None
     if session.suggestion and session.suggestion in catalog:

@@ -119,8 +119,9 @@ class Turn(Flow):
                      session_ref(s.session_id), s.turn, self.state_before, s.state,
                      decision.engine, [r.name for r in self.st.records], decision.rule.value,
                      decision.usage.model_calls)
-        return snapshot(s, self.deps.catalog, reply, turn_usage=decision.usage,
-                        services=self.st.services).model_copy(update={"message": shown})
+        s.listed = list(self.st.services)
+        return snapshot(s, self.deps.catalog, reply,
+                        turn_usage=decision.usage).model_copy(update={"message": shown})
 
     def _apply(self, call: ToolCall) -> int:
         """Apply one call if the current state offers it; 1 if applied."""

@@ -39,6 +39,12 @@ def test_the_services_are_buttons_that_start_a_business(open_page):
     expect(services).to_be_visible()
     expect(page.get_by_test_id("business-name")).to_have_text("社保卡挂失")
 
+    page.reload()  # the last reply's buttons come back with it
+    page.wait_for_selector("[data-testid=app][data-ready=true]")
+    expect(services.get_by_role("button", name="社保卡申领")).to_be_visible()
+    say(page, ZHANG_WEI_ID)  # the next reply lists nothing: no buttons
+    expect(services).to_be_hidden()
+
 
 def test_the_greeting_offers_every_service_as_a_button(open_page, live_server):
     page = open_page()
