@@ -177,6 +177,13 @@ def test_200_percent_text_without_horizontal_scrolling(open_page, artifacts, vie
     width = no_horizontal_scrolling(page)
     assert width["scroll"] <= width["client"], width
 
+    say(page, "有哪些业务可以办")  # every service as a button: the conversation keeps room
+    page.screenshot(path=artifacts / f"{name}-services.png")
+    log = page.get_by_test_id("messages").bounding_box()
+    assert log and log["height"] >= viewport["height"] * 0.15, log
+    width = no_horizontal_scrolling(page)
+    assert width["scroll"] <= width["client"], width
+
     say(page, "社保卡丢了")
     say(page, ZHANG_WEI_ID)
     say(page, "张伟")
