@@ -59,6 +59,7 @@ class TurnState:
     asked: bool = False  # the next prompt was already put in the reply
     reasked: set[str] = field(default_factory=set)  # fields whose error line says what to enter
     pending_suggestion: str | None = None  # the suggestion the last reply made
+    start_over_asked: bool = False  # the last reply asked whether to start over
     unreadable: set[str] = field(default_factory=set)  # businesses whose form could not be read
     # A consultation: the one this turn started in, the theme asked before this turn,
     # and what the turn did to its slots (the reply is made of these, by core.consult).
@@ -129,6 +130,7 @@ class Flow:
             history=tuple(s.history),  # messages are frozen: shared, not copied
             result=dict(s.result) if s.result else None, catalog=self.deps.catalog,
             suspended=tuple(f.business_id for f in s.suspended),
+            start_over_asked=s.start_over_asked,
         )
 
     def fire(self, trigger: str) -> None:
@@ -186,6 +188,8 @@ class Flow:
         if not available:
             return replies.render(replies.NONE_ONLINE, handoff=self.deps.handoff_text)
         examples = replies.LIST_SEP.join(b.name for b in available[:3])
+        if not self.st.services:  # every one offered, as buttons (the text names a few)
+            self.st.services.extend(b.id for b in available)
         return replies.render(self.deps.texts.greeting, examples=examples)
 
     def services_reply(self, template: str) -> str:
