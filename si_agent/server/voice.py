@@ -1,0 +1,88 @@
+"""``POST /api/voice``: a spoken message (multipart ``file``: WebM/Opus, Ogg, WAV, MP3, M4A).
+
+The clip is checked (``si_agent.voice.audio``: at most ``SI_VOICE_MAX_BYTES`` and
+``SI_VOICE_MAX_SECONDS``; 413, 415, 400 in Chinese, the session unchanged),
+transcribed with a prompt made of the businesses and the awaited field, normalised,
+and run through the same turn as a typed message, marked as spoken (a long number
+heard is read back before it is stored). The answer is the turn object with
+``transcript``. The audio is never stored and never logged; only its length is.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from flask import Blueprint, Response, current_app, request
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from si_agent.config.settings import Settings
+from si_agent.errors import UploadRejected
+from si_agent.flow.controller import Controller
+from si_agent.server.auth import current_user
+from si_agent.server.errors import ApiError
+from si_agent.server.identity import token_required
+from si_agent.voice import Recognizer, RecognizerUnavailable
+from si_agent.voice.audio import check_clip
+from si_agent.voice.normalise import transcript as normalise
+from si_agent.voice.prompt import recognition_prompt
+
+log = logging.getLogger(__name__)
+bp = Blueprint("voice", __name__)
+MULTIPART_OVERHEAD = 16 * 1024
+
+
+@bp.post("/api/voice")
+@token_required
+def voice():
+    user = current_user()
+    settings: Settings = current_app.config["SI_SETTINGS"]
+    controller: Controller = current_app.config["SI_CONTROLLER"]
+    recognizer: Recognizer | None = current_app.config["SI_RECOGNIZER"]
+    if recognizer is None:
+        raise ApiError(503, "voice_off")
+    request.max_content_length = settings.voice_max_bytes + MULTIPART_OVERHEAD
+    mb = max(1, settings.voice_max_bytes // 2**20)
+    if request.mimetype != "multipart/form-data":
+        raise ApiError(415, "not_audio")
+    try:
+        part = request.files.get("file")
+    except RequestEntityTooLarge:
+        raise ApiError(413, "voice_too_large", mb=mb) from None
+    if part is None:
+        raise ApiError(400, "missing_audio")
+    data = part.read(settings.voice_max_bytes + 1)
+    try:
+        clip = check_clip(data, max_bytes=settings.voice_max_bytes,
+                          max_seconds=settings.voice_max_seconds)
+    except UploadRejected as err:
+        log.info("voice clip refused for %s: %s", user[:8], err.code)  # never the audio
+        raise ApiError(err.status, err.code, mb=mb, seconds=settings.voice_max_seconds) \
+            from None
+    finally:
+        del data
+    prompt = _prompt(controller, user)
+    started = time.monotonic()
+    try:
+        heard = recognizer.transcribe(clip, prompt)
+    except RecognizerUnavailable:
+        raise ApiError(503, "asr_unavailable") from None
+    text = normalise(heard, prompt)
+    log.info("voice clip of %.1f s for %s transcribed by %s in %.2f s", clip.seconds, user[:8],
+             recognizer.name, time.monotonic() - started)  # never the words: they are personal
+    if not text:
+        raise ApiError(400, "no_speech")
+    turn = controller.handle(user, text, spoken=True)
+    body = turn.model_copy(update={"transcript": turn.message})
+    return Response(body.model_dump_json(), mimetype="application/json")
+
+
+def _prompt(controller: Controller, user: str) -> str:
+    """The recognition prompt for this citizen's session (one store read)."""
+    session = controller.store.load(user)
+    business = controller.catalog.get(session.business_id) if session and session.business_id \
+        else None
+    field = None
+    if business is not None and session is not None and session.awaiting in business.field_keys:
+        field = business.field(session.awaiting)
+    return recognition_prompt(controller.catalog.values(), business, field)
