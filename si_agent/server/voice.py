@@ -25,7 +25,7 @@ from si_agent.server.identity import token_required
 from si_agent.voice import Recognizer, RecognizerUnavailable
 from si_agent.voice.audio import check_clip
 from si_agent.voice.normalise import transcript as normalise
-from si_agent.voice.prompt import recognition_prompt
+from si_agent.voice.prompt import session_prompt
 
 log = logging.getLogger(__name__)
 bp = Blueprint("voice", __name__)
@@ -61,7 +61,7 @@ def voice():
             from None
     finally:
         del data
-    prompt = _prompt(controller, user)
+    prompt = session_prompt(controller.catalog, controller.store.load(user))
     started = time.monotonic()
     try:
         heard = recognizer.transcribe(clip, prompt)
@@ -75,14 +75,3 @@ def voice():
     turn = controller.handle(user, text, spoken=True)
     body = turn.model_copy(update={"transcript": turn.message})
     return Response(body.model_dump_json(), mimetype="application/json")
-
-
-def _prompt(controller: Controller, user: str) -> str:
-    """The recognition prompt for this citizen's session (one store read)."""
-    session = controller.store.load(user)
-    business = controller.catalog.get(session.business_id) if session and session.business_id \
-        else None
-    field = None
-    if business is not None and session is not None and session.awaiting in business.field_keys:
-        field = business.field(session.awaiting)
-    return recognition_prompt(controller.catalog.values(), business, field)

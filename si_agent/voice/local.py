@@ -41,7 +41,7 @@ class LocalWhisper:
     name = "local"
 
     def __init__(self, model_dir: Path | None = None, *, threads: int = 2,
-                 beam_size: int = 5) -> None:
+                 beam_size: int = 5, temperatures: tuple[float, ...] = (0.0, 0.4)) -> None:
         if find_spec("faster_whisper") is None:
             raise SettingsError(f"SI_ASR=local needs faster-whisper: {INSTALL_HINT}")
         if model_dir is not None and not (Path(model_dir) / "model.bin").is_file():
@@ -53,6 +53,9 @@ class LocalWhisper:
         self.model_dir = Path(model_dir) if model_dir is not None else None
         self.threads = threads
         self.beam_size = beam_size
+        # Whisper decodes again, hotter, when a result looks wrong (repetitive, unlikely);
+        # one retry bounds a short clip's time (faster-whisper's default tries six).
+        self.temperatures = temperatures
         self._model: Any = None
         self._lock = threading.Lock()
 
@@ -75,7 +78,7 @@ class LocalWhisper:
             segments, _ = model.transcribe(
                 audio, language="zh", task="transcribe", beam_size=self.beam_size,
                 initial_prompt=prompt or None, condition_on_previous_text=False,
-                vad_filter=False, without_timestamps=True)
+                temperature=self.temperatures, vad_filter=False, without_timestamps=True)
             return "".join(s.text for s in segments).strip()
 
 

@@ -19,6 +19,9 @@ from si_agent.validators import spoken
 # in groups (a date "2025-03-01" has fewer digits per group and stays as it is).
 _GROUPED = re.compile(r"(?<![\d-])\d{1,8}(?:[ \-]\d{1,8}){1,5}(?:[ \-]?[Xx])?(?![\d-])")
 _MIN_JOINED = 11  # the shortest long number (a mobile number)
+# A transcript this long found whole in the prompt is the prompt repeated, not speech
+# (a citizen saying one business name, "社保卡申领", is shorter).
+ECHO_CHARS = 8
 
 
 @lru_cache(maxsize=1)
@@ -43,9 +46,11 @@ def _join(m: re.Match[str]) -> str:
 
 def transcript(text: str, prompt: str = "") -> str:
     """The recogniser's ``text`` normalised (see the module docstring); empty when it
-    only repeats the prompt (Whisper does that on silence or noise)."""
-    text = to_simplified(text).strip()
-    if not text or (prompt and text.strip("。.， ") in prompt):
+    only repeats a stretch of the prompt (Whisper does that on silence or noise)."""
+    # A token cut inside a character leaves U+FFFD; the prompt's last colon is echoed.
+    text = to_simplified(text).replace("\ufffd", "").strip().strip(":：")
+    core = text.strip("。.，, ")
+    if not core or (len(core) >= ECHO_CHARS and core in prompt):
         return ""
     text = _GROUPED.sub(_join, text)
     return spoken.read(text).text

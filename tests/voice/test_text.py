@@ -30,7 +30,10 @@ def test_normalised(heard, text):
 
 
 def test_a_repeated_prompt_is_nothing_heard():
-    assert transcript("社保卡申领。", "社会保险，社保卡申领。") == ""
+    prompt = "社会保险，社保卡申领，申领社保卡，申请社保卡。身份证号："
+    assert transcript("申领社保卡，申请社保卡。", prompt) == ""
+    assert transcript("社保卡申领", prompt) == "社保卡申领"  # said: a business name
+    assert transcript("对", "号码是这个，对吗？对。不对。是的。") == "对"
 
 
 @pytest.fixture(scope="module")
