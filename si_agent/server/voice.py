@@ -11,7 +11,6 @@ heard is read back before it is stored). The answer is the turn object with
 from __future__ import annotations
 
 import logging
-import time
 
 from flask import Blueprint, Response, current_app, request
 from werkzeug.exceptions import RequestEntityTooLarge
@@ -23,9 +22,7 @@ from si_agent.server.auth import current_user
 from si_agent.server.errors import ApiError
 from si_agent.server.identity import token_required
 from si_agent.voice import Recognizer, RecognizerUnavailable
-from si_agent.voice.audio import check_clip
-from si_agent.voice.normalise import transcript as normalise
-from si_agent.voice.prompt import session_prompt
+from si_agent.voice.listen import listen
 
 log = logging.getLogger(__name__)
 bp = Blueprint("voice", __name__)
@@ -53,23 +50,16 @@ def voice():
         raise ApiError(400, "missing_audio")
     data = part.read(settings.voice_max_bytes + 1)
     try:
-        clip = check_clip(data, max_bytes=settings.voice_max_bytes,
-                          max_seconds=settings.voice_max_seconds)
+        text = listen(recognizer, data, controller.catalog, controller.store.load(user),
+                      max_bytes=settings.voice_max_bytes, max_seconds=settings.voice_max_seconds)
     except UploadRejected as err:
         log.info("voice clip refused for %s: %s", user[:8], err.code)  # never the audio
         raise ApiError(err.status, err.code, mb=mb, seconds=settings.voice_max_seconds) \
             from None
-    finally:
-        del data
-    prompt = session_prompt(controller.catalog, controller.store.load(user))
-    started = time.monotonic()
-    try:
-        heard = recognizer.transcribe(clip, prompt)
     except RecognizerUnavailable:
         raise ApiError(503, "asr_unavailable") from None
-    text = normalise(heard, prompt)
-    log.info("voice clip of %.1f s for %s transcribed by %s in %.2f s", clip.seconds, user[:8],
-             recognizer.name, time.monotonic() - started)  # never the words: they are personal
+    finally:
+        del data
     if not text:
         raise ApiError(400, "no_speech")
     turn = controller.handle(user, text, spoken=True)
