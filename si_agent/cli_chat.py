@@ -19,8 +19,8 @@ unavailable and the business dialogues go on.
 from __future__ import annotations
 
 import argparse
-import functools
 import contextlib
+import functools
 import logging
 import os
 import re

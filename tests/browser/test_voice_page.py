@@ -85,6 +85,12 @@ def test_record_and_send_a_spoken_message(playwright_driver, voice_server, fake,
         sent = fake.transcriptions[-1]
         assert sent["file_type"].startswith("audio/webm") and sent["file_bytes"] > 1000
         assert sent["prompt"].startswith("社会保险，")
+        page.set_viewport_size({"width": 390, "height": 844})  # a phone
+        expect(mic).to_be_visible()
+        expect(page.get_by_test_id("panel")).to_have_attribute("data-open", "false")
+        page.wait_for_timeout(400)  # the panel's slide-out
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        page.screenshot(path=str(artifacts / "voice-390.png"))
         assert not errors
     finally:
         context.close()
