@@ -96,8 +96,6 @@ class TurnResult(BaseModel):
     # The citizen's message as the page shows it and a reloaded page shows it again
     # (personal numbers masked); None outside a turn.
     message: str | None = None
-    # What a spoken message was heard as (POST /api/voice), as ``message`` shows it.
-    transcript: str | None = None
 
 
 def awaited_step(session: Session, business: Business | None) -> Step | None:

@@ -35,7 +35,7 @@ GROUP_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 # handlers answer them outside a stream: the wrapped store error, and redis-py's
 # connection errors that a store did not wrap (step files, jobs next to the sessions).
 # What only a turn's answer carries: a session view (GET, DELETE, events) leaves them out.
-TURN_ONLY = {"reply", "message", "transcript"}
+TURN_ONLY = {"reply", "message"}
 _STORE_DOWN: tuple[type[Exception], ...] = (StoreUnavailable, *redis_outages())
 
 
@@ -114,7 +114,7 @@ def session_events():
 
     def events() -> Iterator[str]:
         for view in controller.watch(user, timeout=WATCH_SECONDS):
-            body = view.model_dump(mode="json", exclude={"message", "transcript"})
+            body = view.model_dump(mode="json", exclude={"message"})
             if view.state == "executing":
                 yield _sse("job", {k: v for k, v in body.items() if k != "reply"})
             else:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 
-from flask import Blueprint, Response, current_app, request
+from flask import Blueprint, current_app, jsonify, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from si_agent.config.settings import Settings
@@ -63,5 +63,5 @@ def voice():
     if not text:
         raise ApiError(400, "no_speech")
     turn = controller.handle(user, text, spoken=True)
-    body = turn.model_copy(update={"transcript": turn.message})
-    return Response(body.model_dump_json(), mimetype="application/json")
+    # What was heard, as the page shows the citizen's message (numbers masked).
+    return jsonify({**turn.model_dump(mode="json"), "transcript": turn.message})
