@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import logging
 import os
 import re
@@ -46,7 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Chat with the assistant in the terminal, on the same businesses, "
                     "sessions and knowledge base as the web page; logs go to "
                     "$SI_DATA_DIR/logs/chat.log. Type /quit to leave, /reset to start "
-                    "again, /upload PATH to send a photo.")
+                    "again, /upload PATH to send a photo, /voice PATH to send a spoken "
+                    "message (a WAV, WebM, Ogg, MP3 or M4A file; SI_ASR).")
     chat.add_argument("--user", default=None,
                       help="session/user id, to continue a conversation (default: a new one)")
     chat.add_argument("--engine", default=None,
@@ -73,7 +75,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return _converse(controller, settings, args)
 
 
-_COMMANDS = "输入 /quit 退出，/reset 重新开始，/upload 照片路径 上传照片"
+_COMMANDS = "输入 /quit 退出，/reset 重新开始，/upload 照片路径 上传照片，/voice 录音路径 发送语音"
 _UNKNOWN_COMMAND = re.compile(r"/[a-z]+")  # "/foo": a typo of a command, not a message
 
 
@@ -109,6 +111,10 @@ def _converse(controller, settings: Settings, args: argparse.Namespace) -> int:
             continue
         if command.split(" ", 1)[0] == "/upload":
             turn = _upload(controller, settings, user, command[len("/upload"):].strip())
+            if turn is None:
+                continue
+        elif command.split(" ", 1)[0] == "/voice":
+            turn = _voice(controller, settings, user, command[len("/voice"):].strip())
             if turn is None:
                 continue
         elif _UNKNOWN_COMMAND.fullmatch(command):
@@ -216,6 +222,49 @@ def _upload(controller, settings: Settings, user: str, path: str):
     except NoStepAwaited:
         print("助手> " + NO_STEP)
     return None
+
+
+def _voice(controller, settings: Settings, user: str, path: str):
+    """``/voice PATH``: a recorded message heard as the API hears it (``voice.listen``)
+    and run as a spoken turn; None after printing why not."""
+    from si_agent.errors import UploadRejected
+    from si_agent.voice import RecognizerUnavailable, create_recognizer
+    from si_agent.voice.audio import NO_SPEECH, UNAVAILABLE, VOICE_OFF
+    from si_agent.voice.listen import listen
+
+    if not path:
+        print("助手> 请在 /voice 后写录音文件的路径，例如：/voice ~/录音.wav")
+        return None
+    recognizer = _recognizer(settings, create_recognizer)
+    if recognizer is None:
+        print("助手> " + VOICE_OFF)
+        return None
+    try:
+        with open(os.path.expanduser(path), "rb") as f:
+            data = f.read(settings.voice_max_bytes + 1)
+        text = listen(recognizer, data, controller.catalog, controller.store.load(user),
+                      max_bytes=settings.voice_max_bytes, max_seconds=settings.voice_max_seconds)
+    except OSError:
+        print(f"助手> 找不到或打不开这个文件：{path}")
+        return None
+    except UploadRejected as err:
+        print("助手> " + err.message)
+        return None
+    except RecognizerUnavailable:
+        print("助手> " + UNAVAILABLE)
+        return None
+    if not text:
+        print("助手> " + NO_SPEECH)
+        return None
+    turn = controller.handle(user, text, spoken=True)
+    print(f"（听到：{turn.message}）")
+    return turn
+
+
+@functools.lru_cache(maxsize=1)
+def _recognizer(settings: Settings, create):
+    """The terminal chat's recogniser, made on the first /voice (a local model loads once)."""
+    return create(settings)
 
 
 def status_line(turn, catalog) -> str:

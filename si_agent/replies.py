@@ -34,6 +34,10 @@ ESCALATE = (
 DEFAULT_CONFIRM = "请核对以下信息：\n{summary}\n确认无误请回复“确认”提交；需要修改请回复“修改+项目名称”；放弃请回复“取消”。"
 SUMMARY_LINE = "· {label}：{value}"
 MODIFY_ASK = "好的，请重新提供{label}。"
+# A long number heard in a spoken message, read back before it is stored (flow.readback).
+READ_BACK = "您说的{items}，对吗？请回答“对”或“不对”。"
+READ_BACK_ITEM = "{label}后四位是{tail}"
+READ_BACK_AGAIN = "好的，请再说一遍或直接输入{label}。"
 CANCELLED = "已为您取消【{name}】的办理，已填写的信息不会提交。还有什么可以帮您？"
 # A cancel with values given: they are kept for the session, and the reply says how back.
 CANCELLED_KEPT = ("已为您取消【{name}】的办理，已填写的信息不会提交。"

@@ -111,7 +111,7 @@ def test_chat_names_an_unknown_command_and_keeps_the_business(tmp_path):
                     "／quit\n不该读到这里\n")
     assert out.returncode == 0, out.stderr
     assert ("助手> 没有“/foo”这个命令。输入 /quit 退出，/reset 重新开始，/upload 照片路径 "
-            "上传照片") in out.stdout
+            "上传照片，/voice 录音路径 发送语音") in out.stdout
     assert "助手> 没有“/quti”这个命令。" in out.stdout
     assert "助手> 输入 /quit 退出" in out.stdout  # /help
     assert "| 等待 姓名]" in out.stdout  # the ID number after them was still taken
@@ -155,6 +155,31 @@ def test_chat_upload_command_checks_the_photo(tmp_path):
     assert "请在 /upload 后写照片的路径" in out.stdout
     assert "找不到或打不开这个文件" in out.stdout
     assert "只能上传 JPG、PNG 或 WebP 格式的照片。" in out.stdout
+
+
+def test_chat_voice_command_hears_a_clip(tmp_path):
+    """``/voice PATH``: checked like the API does, heard by SI_ASR's recogniser (a real
+    fake OpenAI-compatible server here), run as a spoken turn: an ID is read back."""
+    pytest.importorskip("av", reason="needs the voice extra: pip install 'si_agent[voice]'")
+    from si_agent.testing.fake_openai import FakeOpenAI
+
+    clips = ROOT / "tests" / "voice" / "clips"
+    not_audio = tmp_path / "note.wav"
+    not_audio.write_bytes(b"just text")
+    lines = ["/voice", f"/voice {tmp_path / 'missing.wav'}", f"/voice {not_audio}",
+             f"/voice {clips / 'req01.wav'}", "张伟", f"/VOICE {clips / 'id01.wav'}", "/quit"]
+    with FakeOpenAI() as fake:
+        fake.push({"text": "我要辦理社保卡申領"}, {"text": "身份证号330122196303150178"})
+        out = run("chat", "--user", "cli-voice", "--engine", "rules", tmp_path=tmp_path,
+                  stdin="\n".join(lines) + "\n", SI_ASR="openai",
+                  SI_ASR_BASE_URL=f"http://127.0.0.1:{fake._server.server_port}/v1")
+    assert out.returncode == 0, out.stderr
+    assert "请在 /voice 后写录音文件的路径" in out.stdout
+    assert "找不到或打不开这个文件" in out.stdout
+    assert "只能发送 WebM、Ogg、WAV、MP3 或 M4A 格式的语音。" in out.stdout
+    assert "（听到：我要办理社保卡申领）" in out.stdout
+    assert "（听到：身份证号3301**********0178）" in out.stdout
+    assert "您说的身份证号后四位是0178，对吗？" in out.stdout
 
 
 def test_chat_beside_a_process_holding_the_knowledge_base(tmp_path):

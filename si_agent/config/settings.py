@@ -316,6 +316,17 @@ class Settings(BaseSettings):
     face_verifier: Lowered = "local"  # a name in si_agent.photo.face.VERIFIERS
     # SFace cosine at or above which two faces are the same person (local verifier).
     face_threshold: float = Field(default=0.363, ge=-1.0, le=1.0)
+    # -- voice input (POST /api/voice; si_agent/voice) ----------------------------
+    asr: Lowered = "auto"  # a name in si_agent.voice.RECOGNIZERS
+    asr_base_url: str | None = None  # an OpenAI-compatible endpoint (SI_ASR=openai)
+    asr_api_key: str | None = Field(default=None, repr=False)
+    asr_model: str = "whisper-1"  # the model name sent to that endpoint
+    asr_timeout: PositiveFloat = 30.0
+    # A CTranslate2 Whisper directory for SI_ASR=local; default: the packaged weights.
+    asr_model_dir: Path | None = None
+    asr_threads: PositiveInt = 2  # CPU threads of the local recogniser
+    voice_max_bytes: PositiveInt = 2 * 2**20
+    voice_max_seconds: PositiveInt = 60
 
     @field_validator("jwt_keys")
     @classmethod

@@ -52,6 +52,7 @@ class Rule(str, Enum):
     DECLINED = "declined"                # no to an offer (switching business)
     REFUSAL = "refusal"                  # declines to give the awaited field
     FIELD_HELP = "field_help"            # asks what a field's term means
+    READ_BACK = "read_back"              # yes or no to long numbers heard and read back
 
 
 SURE = 1.0  # a decision this confident needs no model

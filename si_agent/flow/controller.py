@@ -53,6 +53,7 @@ from si_agent.core.state import State
 from si_agent.errors import JobInProgress, NoStepAwaited, SessionConflict
 from si_agent.executor import Executors
 from si_agent.executor.base import Executor
+from si_agent.flow import readback
 from si_agent.flow.deps import TurnDeps
 from si_agent.flow.effects import Effects, Moderated, carry_out
 from si_agent.flow.execution import JobDriver
@@ -185,7 +186,7 @@ class Controller:
 
     def handle(
         self, session_id: str, message: str, on_delta: TextSink | None = None, *,
-        group_id: str | None = None,
+        group_id: str | None = None, spoken: bool = False,
     ) -> TurnResult:
         """Run one user turn and return the turn object.
 
@@ -193,6 +194,8 @@ class Controller:
         when there is no knowledge base to answer instead; the reply then
         starts with exactly that text. ``group_id`` names the conversation whose
         consultation profile to keep or take up again (the session id by default).
+        ``spoken``: the message is a transcript (``POST /api/voice``); long numbers in it
+        are read back before they are stored (``flow.readback``).
         """
         text = (message or "").strip()
         if not text or len(text) > self.max_message_chars:
@@ -215,10 +218,14 @@ class Controller:
         if on_delta is not None and self.moderation.active:
             on_delta = self.moderation.stream(on_delta)
         return self._turn(session_id, text, lambda turn: self._decide(turn, on_delta),
-                          group_id=group_id)
+                          group_id=group_id, spoken=spoken)
 
     def _decide(self, turn: Turn, on_delta: TextSink | None) -> Decision:
-        """The engine's decision for the turn's message (the one engine call of a turn)."""
+        """The engine's decision for the turn's message (the one engine call of a turn);
+        none for a yes or no to numbers read back (the turn settles those)."""
+        if turn.s.heard and readback.answer(turn.text) is not None:
+            return Decision(calls=[], rule=Rule.READ_BACK, confidence=SURE, engine="read_back",
+                            reason="an answer to numbers read back")
         # A model's free text is the answer only without a knowledge base.
         stream = on_delta if isinstance(self.knowledge, NoKnowledge) else None
         return self.engine.decide(turn.view(), turn.text, turn.tools(), stream)
@@ -251,14 +258,14 @@ class Controller:
 
     def _turn(self, session_id: str, text: str, decide: Callable[[Turn], Decision], *,
               always_decide: bool = False, group_id: str | None = None,
-              tell_expiry: bool = True) -> TurnResult:
+              tell_expiry: bool = True, spoken: bool = False) -> TurnResult:
         # One parse budget for everything the turn reads (validators.relative_dates).
         with self._locks.hold(session_id), relative_dates.one_message():
             memo: dict[tuple, Any] = {}  # knowledge answers and step results, across re-runs
             decision: Decision | None = None
             for _ in range(_MAX_CONFLICT_RETRIES):
                 session = self.load(session_id, tell_expiry=tell_expiry)
-                turn = Turn(session, self.deps, text=text, memo=memo)
+                turn = Turn(session, self.deps, text=text, memo=memo, spoken=spoken)
                 turn.prepare(group_id)
                 if decision is None or always_decide:
                     decision = decide(turn)

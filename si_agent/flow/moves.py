@@ -76,10 +76,11 @@ class Flow:
     """One loaded session's flow, its dependencies, the reply so far and the effects."""
 
     def __init__(self, session: Session, deps: TurnDeps, *, text: str = "",
-                 memo: dict[tuple, Any] | None = None) -> None:
+                 memo: dict[tuple, Any] | None = None, spoken: bool = False) -> None:
         self.s = session
         self.deps = deps
         self.text = text
+        self.spoken = spoken  # the text is a transcript of a spoken message (flow.readback)
         # Knowledge answers, step results and forms read, across re-runs of a decision.
         self.memo: dict[tuple, Any] = {} if memo is None else memo
         self.state_before = session.state

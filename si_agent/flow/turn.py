@@ -30,6 +30,7 @@ from si_agent.core.decision import Decision, ToolCall
 from si_agent.core.state import AT_REST, State
 from si_agent.flow.closing import not_understood, prompt_next
 from si_agent.flow.handlers import HANDLERS
+from si_agent.flow.handlers.fields import settle_heard
 from si_agent.flow.handlers.slots import keep_profile, resume_profile
 from si_agent.flow.moves import Flow, join
 from si_agent.flow.outcomes import apply_job
@@ -88,7 +89,9 @@ class Turn(Flow):
         self.st.start_over_asked, s.start_over_asked = s.start_over_asked, False  # so is this
         offered = self.tools()
         applied = 0
-        for call in decision.calls:
+        if s.heard and settle_heard(self):  # yes or no to numbers read back: nothing else
+            applied = 1
+        for call in decision.calls if not applied else ():
             applied += self._apply(call)
         for call in self._values_for_discovered(decision):
             applied += self._apply(call)

@@ -1,7 +1,7 @@
 """The HTTP API and web page: ``create_app(settings=None)``.
 
 Blueprints, one per file: ``auth`` (tokens), ``chat`` (turns and the session),
-``businesses``, ``health``, ``openapi``, ``ui`` (the page), ``admin`` (the audit
+``upload`` (photos), ``voice`` (spoken messages), ``businesses``, ``health``, ``openapi``, ``ui`` (the page), ``admin`` (the audit
 log, admin role only), and the embedded demo
 backend under ``/demo``. The controller (catalog, store, engine, executor) is
 built once per app and shared by its threads.
@@ -18,7 +18,7 @@ from si_agent.config.dev_secret import with_dev_secret
 from si_agent.config.settings import Settings
 from si_agent.errors import JobInProgress, SessionConflict, StoreUnavailable
 from si_agent.flow.controller import Controller
-from si_agent.server import admin, businesses, chat, health, openapi, ui, upload
+from si_agent.server import admin, businesses, chat, health, openapi, ui, upload, voice
 from si_agent.server.auth import init_auth
 from si_agent.server.cors import init_cors
 from si_agent.server.errors import error_response, register_error_handlers
@@ -26,6 +26,7 @@ from si_agent.server.identity import rate_key
 from si_agent.server.ratelimit import RateLimiter
 from si_agent.session.denylist import create_denylist
 from si_agent.uploads import DecodeSlots, UploadVault
+from si_agent.voice import create_recognizer
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,7 @@ def create_app(settings: Settings | None = None, *, controller: Controller | Non
         SI_UPLOAD_VAULT=UploadVault(settings.uploads_dir, settings.upload_retention_days,
                                     settings.upload_key),
         SI_DECODE_SLOTS=DecodeSlots(settings.upload_decodes),
+        SI_RECOGNIZER=create_recognizer(settings),
     )
     app.json.ensure_ascii = False
     init_auth(app, settings, create_denylist(app.config["SI_CONTROLLER"].store))
@@ -58,8 +60,8 @@ def create_app(settings: Settings | None = None, *, controller: Controller | Non
 
     # Per user; if the storage (Redis) is down, counted in memory rather than fail turns.
     RateLimiter(settings.rate_limit, settings.rate_limit_storage, rate_key).init_app(
-        app, chat.bp, upload.bp)
-    for bp in (chat.bp, upload.bp, businesses.bp, health.bp, openapi.bp, ui.bp, admin.bp):
+        app, chat.bp, upload.bp, voice.bp)
+    for bp in (chat.bp, upload.bp, voice.bp, businesses.bp, health.bp, openapi.bp, ui.bp, admin.bp):
         app.register_blueprint(bp)
     if settings.auth_mode == "dev":
         # The demo backend's admin routes expose every application: never in prod.

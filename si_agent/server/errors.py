@@ -15,6 +15,7 @@ from werkzeug.exceptions import HTTPException
 
 from si_agent import uploads
 from si_agent.errors import RequestError
+from si_agent.voice import audio
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +62,14 @@ CODE_MESSAGES = {
     "not_an_image": uploads.NOT_AN_IMAGE,
     "broken_image": uploads.BROKEN_IMAGE,
     "uploads_busy": uploads.BUSY,
+    "missing_audio": "请先录制语音再发送。",
+    "voice_too_large": audio.TOO_LARGE,
+    "voice_too_long": audio.TOO_LONG,
+    "not_audio": audio.NOT_AUDIO,
+    "broken_audio": audio.BROKEN_AUDIO,
+    "no_speech": audio.NO_SPEECH,
+    "asr_unavailable": audio.UNAVAILABLE,
+    "voice_off": audio.VOICE_OFF,
 }
 
 

@@ -62,7 +62,10 @@ def widget():
 
 @bp.get("/ui-config.json")
 def ui_config():
-    """What the page needs to know: whether it may fetch its own dev token."""
+    """What the page needs to know: whether it may fetch its own dev token, whether it
+    offers voice input."""
     settings = current_app.config["SI_SETTINGS"]
     return jsonify(auth_mode=settings.auth_mode,
-                   max_message_chars=settings.max_message_chars)
+                   max_message_chars=settings.max_message_chars,
+                   voice=current_app.config.get("SI_RECOGNIZER") is not None,
+                   voice_max_seconds=settings.voice_max_seconds)

@@ -179,6 +179,9 @@ class Session(BaseModel):
     resume: dict[str, Any] | None = None
     retryable: bool = True  # whether the last failure may be submitted again
     notice: str | None = None  # an outcome that arrived between turns, not yet shown
+    # Long numbers heard in a spoken message, read back and not stored until the
+    # citizen says they are right (flow.readback): field key -> validated value.
+    heard: dict[str, str] = Field(default_factory=dict)
     # Businesses put aside (newest last, at most MAX_SUSPENDED); they expire with the session.
     suspended: list[SuspendedFlow] = Field(default_factory=list)
     history: list[Message] = Field(default_factory=list)

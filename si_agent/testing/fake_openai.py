@@ -1,4 +1,5 @@
-"""A fake OpenAI-compatible server: a real HTTP server for ``/v1/chat/completions``.
+"""A fake OpenAI-compatible server: a real HTTP server for ``/v1/chat/completions``
+and ``/v1/audio/transcriptions``.
 
 Answers are scripted, one per request, in the order pushed::
 
@@ -18,6 +19,10 @@ offers (parallel per-field requests can then share one script). ``headers`` are
 sent with any scripted response, an error or an answer. An entry is taken when
 its request arrives, so a request the client gave up on (a timeout) still used
 one; the SDK's retry gets the next.
+
+A transcription request takes the next entry too: ``{"text": "我要办社保卡"}`` is
+answered as ``{"text": ...}``, ``{"status": 500}`` as an error; its form fields (not the
+audio: its size and type) are recorded in ``transcriptions``.
 
 Streaming requests (``"stream": true``) get Server-Sent Events in the OpenAI
 chunk format, content split into small deltas, tool calls as argument deltas,
@@ -48,6 +53,7 @@ class FakeOpenAI:
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
+        self.transcriptions: list[dict[str, Any]] = []
         self.unscripted = 0
         self._script: deque[dict[str, Any]] = deque()
         self._lock = threading.Lock()
@@ -127,6 +133,25 @@ class FakeOpenAI:
                 response = jsonify(_completion(body, entry))
             response.headers.update(headers)
             return response
+
+        @app.post("/v1/audio/transcriptions")
+        def transcriptions():
+            audio = request.files.get("file")
+            seen = {**request.form.to_dict(), "authorization": request.headers.get("Authorization"),
+                    "file_bytes": len(audio.read()) if audio else 0,
+                    "file_type": audio.mimetype if audio else None}
+            with self._lock:
+                self.transcriptions.append(seen)
+                entry = self._script.popleft() if self._script else None
+                if entry is None:
+                    self.unscripted += 1
+            if entry is None:
+                return _error(500, "no scripted response")
+            if entry.get("delay"):
+                time.sleep(float(entry["delay"]))
+            if entry.get("status"):
+                return _error(int(entry["status"]), entry.get("message", "scripted error"))
+            return jsonify(text=entry.get("text", ""))
 
         return app
 

@@ -50,6 +50,11 @@ def api_schema(fuzz_app):
         # the bytes are no JPEG/PNG/WebP image (415): the schema cannot say either.
         "operations": [{"include-path": "/api/upload", "checks": {
             "positive_data_acceptance": {"expected-statuses": [200, 400, 413, 415]}}},
+                       # The same for a clip: bytes that are no audio (415), broken or
+                       # silent audio (400).
+                       {"include-path": "/api/voice", "checks": {
+                           "positive_data_acceptance": {"expected-statuses": [200, 400, 413,
+                                                                              415]}}},
                        # ``since`` is free text: one that is neither ISO nor an age is a 400.
                        {"include-path": "/api/admin/audit", "checks": {
                            "positive_data_acceptance": {"expected-statuses": [200, 400]}}}],

@@ -11,6 +11,7 @@ from si_agent.config.model import Business, Check, FieldDef, Ineligible
 from si_agent.core import actions as A
 from si_agent.core.display import recorded_items
 from si_agent.core.state import FieldStatus, State
+from si_agent.flow import readback
 from si_agent.flow.handlers.slots import set_slots
 from si_agent.flow.moves import Flow, join
 from si_agent.session.model import FieldState
@@ -37,10 +38,14 @@ def provide_field(t: Flow, args: A.ProvideFieldArgs) -> A.CallOutcome:
     return outcome
 
 
-def set_fields(t: Flow, business: Business, values: Mapping[str, Any]) -> A.CallOutcome:
+def set_fields(t: Flow, business: Business, values: Mapping[str, Any], *,
+               confirmed: bool = False) -> A.CallOutcome:
+    """Validate and store ``values``; a long number from a spoken message is read back
+    first (``flow.readback``) unless ``confirmed`` (the citizen said it is right)."""
     s = t.s
     recorded: list[str] = []
     problems: list[str] = []
+    heard: dict[str, str] = {}
     for key, raw in values.items():
         field = business.field(key)
         st = s.fields.setdefault(key, FieldState())
@@ -58,6 +63,9 @@ def set_fields(t: Flow, business: Business, values: Mapping[str, Any]) -> A.Call
             message = replies.render(replies.TYPED_MISMATCH, label=field.label,
                                      step=step.label if step else "")
             problems += mark_invalid(t, field, st, message, "")
+        elif res.ok and not confirmed and readback.needed(t, field):
+            st.value, st.status, st.error = None, FieldStatus.PENDING, None
+            heard[key] = str(res.value)
         elif res.ok:
             st.value, st.status, st.error, st.attempts = res.value, FieldStatus.COLLECTED, None, 0
             recorded.append(key)
@@ -76,8 +84,33 @@ def set_fields(t: Flow, business: Business, values: Mapping[str, Any]) -> A.Call
     t.st.parts.extend(problems)
     if s.awaiting in recorded:
         s.awaiting = None
+    if heard and not problems:  # a value to give again is asked first; then the others
+        readback.hold(t, business, heard)
     bad = [k for k in values if s.fields[k].status != FieldStatus.COLLECTED]
     return A.applied(detail=f"collected={recorded} invalid={bad}")
+
+
+def settle_heard(t: Flow) -> bool:
+    """The citizen's answer to long numbers read back (``flow.readback``): yes stores
+    them, no asks for the first again; True if the message was that answer."""
+    heard, t.s.heard = t.s.heard, {}
+    business = t.business
+    said = readback.answer(t.text)
+    if business is None or t.s.state != State.COLLECTING or said is None:
+        return False
+    heard = {k: v for k, v in heard.items() if k in business.field_keys}
+    if not heard:
+        return False
+    if said:
+        set_fields(t, business, heard, confirmed=True)
+        if not t.pending(business):
+            t.complete()
+    else:
+        first = business.field(next(iter(heard)))
+        t.s.awaiting = first.key
+        t.st.parts.append(replies.render(replies.READ_BACK_AGAIN, label=first.label))
+        t.st.asked = True
+    return True
 
 
 def ineligible_reply(t: Flow, business: Business, field: FieldDef, barred: Ineligible) -> str:

@@ -7,6 +7,12 @@
  * Accept: text/event-stream; `delta` events stream into the reply bubble and the
  * final `turn` event redraws the panel, the state badge and the quick actions.
  *
+ * Voice (when /ui-config.json says the server has a recogniser and the browser has
+ * MediaRecorder): tap 语音输入 to record, tap again (or reach the time limit) to send
+ * the clip to POST /api/voice; the transcript replaces the placeholder in the
+ * citizen's bubble and the turn is rendered like a typed one. 朗读回复 speaks replies
+ * with the browser's speech synthesis where it has a Chinese voice.
+ *
  * Every text the page itself shows is in TEXTS below; replies come from the server.
  * Server data is only ever inserted with textContent, never as HTML.
  *
@@ -52,7 +58,19 @@
     askResume: "继续上次的办理？【{name}】",
     choice: { end: "结束办理", reset: "重新开始", keep: "取消", resume: "继续", startOver: "重新开始" },
     ended: "本次办理已结束，对话和身份信息已清除。",
+    mic: "语音输入",
+    micStop: "说完了",
+    micRecording: "正在录音",
+    micSending: "正在识别…",
+    voiceSent: "（语音）",
+    micDenied: "浏览器没有允许使用麦克风。请在浏览器设置中允许本网站使用麦克风，或直接输入文字。",
+    micMissing: "没有找到可用的麦克风，请直接输入文字。",
+    micFailed: "无法录音，请直接输入文字。",
+    micTooShort: "录音太短了，请按下“语音输入”后说完再点“说完了”。",
   };
+  // Recording stops itself a little before the server's limit (SI_VOICE_MAX_SECONDS).
+  const MIC_MARGIN_SECONDS = 1;
+  const MIC_MIN_MS = 400;
   // A page opened again after this long (since the last message) with a business in
   // progress asks before resuming it: on a shared computer it may be the next person.
   const PAUSE_ASK_SECONDS = 30 * 60;
@@ -98,9 +116,11 @@
     result: $("result"), resultValue: $("result-value"), resultFields: $("result-fields"),
     toast: $("toast"), toastText: $("toast-text"), toastClose: $("toast-close"),
     end: $("end-session"),
+    mic: $("mic"), micState: $("mic-state"), micLabel: $("mic-label"), micTimer: $("mic-timer"),
+    readAloud: $("read-aloud"),
   };
 
-  let config = { auth_mode: "dev", max_message_chars: 2000 };
+  let config = { auth_mode: "dev", max_message_chars: 2000, voice: false, voice_max_seconds: 60 };
   let offered = []; // the businesses that can be done here now: {id, name}, catalog order
   let busy = false;
   let accessToken = null;
@@ -602,6 +622,7 @@
                      ...els.messages.querySelectorAll(".greeting-services button")]) {
       b.disabled = value;
     }
+    els.mic.disabled = value && !recorder; // a recording in progress can always be stopped
   }
 
   function focusInputIfLost() {
@@ -667,6 +688,7 @@
       // as the server keeps it (and a reloaded page shows it): its numbers masked
       if (typeof turn.message === "string") userRow.querySelector(".content").textContent = turn.message;
       finishReply(reply, turn.reply || "");
+      speak(turn.reply);
       render(turn);
       if (turn.state === "executing") followJob();
       return true;
@@ -761,6 +783,164 @@
       els.uploadInput.value = "";
       setBusy(false);
     }
+  }
+
+  // -- voice -------------------------------------------------------------------
+
+  let recorder = null; // the MediaRecorder while recording
+  let micTimer = null;
+  let micStarted = 0;
+
+  function voiceSupported() {
+    return Boolean(navigator.mediaDevices && navigator.mediaDevices.getUserMedia && window.MediaRecorder);
+  }
+
+  function micShowState(recording, label) {
+    els.mic.setAttribute("aria-pressed", String(recording));
+    els.mic.textContent = recording ? TEXTS.micStop : TEXTS.mic;
+    els.micState.hidden = !label;
+    els.micLabel.textContent = label || "";
+    els.micTimer.hidden = !recording;
+  }
+
+  function micTick() {
+    const seconds = Math.floor((Date.now() - micStarted) / 1000);
+    els.micTimer.textContent = `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, "0")}`;
+    if (seconds >= config.voice_max_seconds - MIC_MARGIN_SECONDS) stopRecording();
+  }
+
+  function micErrorText(err) {
+    if (err && (err.name === "NotAllowedError" || err.name === "SecurityError")) return TEXTS.micDenied;
+    if (err && (err.name === "NotFoundError" || err.name === "OverconstrainedError")) return TEXTS.micMissing;
+    return TEXTS.micFailed;
+  }
+
+  async function toggleRecording() {
+    if (recorder) {
+      stopRecording();
+      return;
+    }
+    if (busy) return;
+    let stream;
+    try {
+      stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+    } catch (err) {
+      toast(micErrorText(err));
+      return;
+    }
+    const chunks = [];
+    const type = ["audio/webm;codecs=opus", "audio/ogg;codecs=opus", "audio/mp4"]
+      .find((t) => MediaRecorder.isTypeSupported && MediaRecorder.isTypeSupported(t));
+    try {
+      recorder = type ? new MediaRecorder(stream, { mimeType: type }) : new MediaRecorder(stream);
+    } catch (err) {
+      stream.getTracks().forEach((t) => t.stop());
+      toast(micErrorText(err));
+      return;
+    }
+    recorder.ondataavailable = (e) => { if (e.data && e.data.size) chunks.push(e.data); };
+    recorder.onstop = () => {
+      stream.getTracks().forEach((t) => t.stop());
+      const elapsed = Date.now() - micStarted;
+      const blob = new Blob(chunks, { type: recorder.mimeType || type || "audio/webm" });
+      recorder = null;
+      clearInterval(micTimer);
+      micShowState(false, "");
+      setBusy(false);
+      if (elapsed < MIC_MIN_MS || !blob.size) {
+        toast(TEXTS.micTooShort);
+        return;
+      }
+      sendVoice(blob);
+    };
+    hideToast();
+    micStarted = Date.now();
+    els.micTimer.textContent = "0:00";
+    micTimer = setInterval(micTick, 250);
+    recorder.start();
+    micShowState(true, TEXTS.micRecording);
+    setBusy(true);
+  }
+
+  function stopRecording() {
+    if (recorder && recorder.state !== "inactive") recorder.stop();
+  }
+
+  /** POST a recorded clip to /api/voice and render the turn like a typed one. */
+  async function sendVoice(blob, row = null, retried = false) {
+    setBusy(true);
+    micShowState(false, TEXTS.micSending);
+    const userRow = row || addMessage("user", TEXTS.voiceSent);
+    const reply = pendingReply();
+    try {
+      if (!currentToken() && config.auth_mode === "dev") await fetchToken();
+      const form = new FormData();
+      const ext = (blob.type.split("/")[1] || "webm").split(";")[0];
+      form.append("file", blob, "voice." + ext);
+      const headers = { Accept: "application/json" };
+      const token = currentToken();
+      if (token) headers.Authorization = "Bearer " + token;
+      let response;
+      try {
+        response = await fetch("/api/voice", { method: "POST", headers, body: form, cache: "no-store" });
+      } catch (e) {
+        throw new NetworkError();
+      }
+      if (response.status === 401 && !retried && config.auth_mode === "dev") {
+        accessToken = null;
+        await fetchToken();
+        reply.remove();
+        return sendVoice(blob, userRow, true);
+      }
+      if (!response.ok) throw await apiErrorFrom(response);
+      const turn = await response.json();
+      if (typeof turn.transcript === "string") {
+        userRow.querySelector(".content").textContent = turn.transcript;
+        userRow.dataset.voice = "true";
+      }
+      finishReply(reply, turn.reply || "");
+      speak(turn.reply);
+      render(turn);
+      if (turn.state === "executing") followJob();
+    } catch (err) {
+      reply.remove();
+      markNotSent(userRow);
+      toast(errorText(err));
+    } finally {
+      micShowState(false, "");
+      setBusy(false);
+    }
+  }
+
+  // -- read aloud ----------------------------------------------------------------
+
+  let readAloud = false;
+
+  function chineseVoice() {
+    if (!("speechSynthesis" in window)) return null;
+    return window.speechSynthesis.getVoices().find((v) => /^zh|cmn/i.test(v.lang)) || null;
+  }
+
+  function speak(text) {
+    if (!readAloud || !text) return;
+    const voice = chineseVoice();
+    if (!voice) return;
+    window.speechSynthesis.cancel();
+    const utterance = new SpeechSynthesisUtterance(text);
+    utterance.voice = voice;
+    utterance.lang = voice.lang;
+    utterance.rate = 0.9; // a little slower: for elderly citizens
+    window.speechSynthesis.speak(utterance);
+  }
+
+  function showReadAloud() {
+    els.readAloud.hidden = !chineseVoice();
+  }
+
+  function toggleReadAloud() {
+    readAloud = !readAloud;
+    els.readAloud.setAttribute("aria-pressed", String(readAloud));
+    if (!readAloud && "speechSynthesis" in window) window.speechSynthesis.cancel();
   }
 
   /** Follow a submission still being processed: progress in a note, then the outcome. */
@@ -1037,6 +1217,8 @@
     els.close.addEventListener("click", () => setPanelOpen(false));
     els.backdrop.addEventListener("click", () => setPanelOpen(false));
     els.toastClose.addEventListener("click", hideToast);
+    els.mic.addEventListener("click", toggleRecording);
+    els.readAloud.addEventListener("click", toggleReadAloud);
     document.addEventListener("keydown", (e) => {
       if (e.key !== "Escape") return;
       if (els.panel.dataset.open === "true" && NARROW.matches) setPanelOpen(false);
@@ -1058,6 +1240,11 @@
     ]);
     if (cfg.status === "fulfilled") config = { ...config, ...cfg.value };
     else toast(errorText(cfg.reason));
+    els.mic.hidden = !(config.voice && voiceSupported());
+    if ("speechSynthesis" in window) {
+      showReadAloud();
+      window.speechSynthesis.addEventListener("voiceschanged", showReadAloud);
+    }
     if (businesses.status === "fulfilled" && Array.isArray(businesses.value)) {
       offered = businesses.value.filter((b) => b.online !== false)
         .map((b) => ({ id: b.id, name: b.name }));
