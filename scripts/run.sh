@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 repo=$PWD
 
 . scripts/venv.sh
-ensure_venv run rag,dates,photo,ocr,rpa
+ensure_venv run rag,dates,photo,ocr,rpa,voice
 keep_bytecode
 export SI_SESSION_STORE=${SI_SESSION_STORE:-sqlite}
 export SI_DATA_DIR=${SI_DATA_DIR:-$repo/data}
