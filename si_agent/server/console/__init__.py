@@ -2,11 +2,13 @@
 
     init_console(app, settings)      # called by create_app: the blueprint, CSRF, sign-in
 
-One module per screen: ``signin`` (who is signed in, sign-in and sign-out),
-``hits`` (hit testing: how the knowledge channel reads a question and what it
-answers); ``texts`` holds the Chinese the views say, the templates the rest.
-A new screen is a module with its routes on ``bp`` and an entry in ``SECTIONS``
-(the navigation).
+``blueprint`` holds ``bp``, the navigation (``SECTIONS``) and the checks below;
+``identity`` says who a request is. Then one module per screen: ``signin``
+(sign-in and sign-out), ``overview`` (``/console/``), ``hits`` (hit testing: how
+the knowledge channel reads a question and what it answers); ``texts`` holds the
+Chinese the views say, the templates the rest. A new screen (documents, curated
+answers, conversations, analytics) is a module with its routes on ``bp``, its
+templates, and a line in ``SECTIONS``.
 
 Rules every route follows (``bp.before_request``):
 

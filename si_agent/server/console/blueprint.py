@@ -6,12 +6,11 @@ a view reads the signed-in staff member with ``signed_in()``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from flask import Blueprint, current_app, g, redirect, render_template, request, url_for
 from flask_wtf.csrf import CSRFError
 
 from si_agent.server.console import texts
+from si_agent.server.console.identity import NotSignedIn, Staff, identify
 from si_agent.server.errors import ApiError
 from si_agent.server.ui import security_headers
 
@@ -34,23 +33,6 @@ OPEN_ENDPOINTS = frozenset({"console.login", "console.login_token", "console.sta
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
-@dataclass(frozen=True)
-class Staff:
-    """Who is signed in: a name, the roles, and how (``local`` account or ``token``)."""
-
-    name: str
-    roles: tuple[str, ...]
-    source: str
-
-    @property
-    def is_admin(self) -> bool:
-        return "admin" in self.roles
-
-
-class NotSignedIn(Exception):
-    """No console session and no token: to the sign-in page (401 for a POST)."""
-
-
 def signed_in() -> Staff:
     """The staff member of this request (set by the checks below)."""
     staff = g.get("si_staff")
@@ -65,8 +47,6 @@ def _checks():
         current_app.extensions["si_csrf"].protect()  # raises CSRFError (400)
     if request.endpoint in OPEN_ENDPOINTS:
         return None
-    from si_agent.server.console.signin import identify
-
     g.si_staff = identify()  # raises NotSignedIn or ApiError 403
     return None
 

@@ -22,40 +22,28 @@ import logging
 import time
 
 from flask import current_app, redirect, render_template, request, session, url_for
-from flask_jwt_extended import decode_token, get_jwt, verify_jwt_in_request
+from flask_jwt_extended import decode_token
 from flask_jwt_extended.exceptions import JWTExtendedException
 from jwt.exceptions import PyJWTError
 
 from si_agent.audit import AuditLog, StaffAction
-from si_agent.server.admin import ROLES_CLAIM
-from si_agent.server.auth import current_user
 from si_agent.server.console import texts
-from si_agent.server.console.blueprint import NotSignedIn, Staff, bp
+from si_agent.server.console.blueprint import bp, signed_in
+from si_agent.server.console.identity import (
+    SESSION_KEY,
+    Staff,
+    console_sessions,
+    token_staff,
+)
 from si_agent.server.errors import ApiError
 from si_agent.server.ratelimit import RateLimited, RateLimiter
 from si_agent.server.revocation import is_revoked
-from si_agent.staff import ROLES, Accounts, ConsoleSessions
+from si_agent.staff import Accounts
 
 log = logging.getLogger(__name__)
 
-SESSION_KEY = "sid"  # the console session's token, in the signed cookie
 MAX_FIELD = 4096  # a name, password or token longer than this is not one
 LIMIT_SCOPE = "console-login"
-
-
-def identify() -> Staff:
-    """The staff member of this request; ``NotSignedIn``, or ``ApiError`` 401/403."""
-    if request.headers.get("Authorization"):
-        try:
-            verify_jwt_in_request()
-        except (JWTExtendedException, PyJWTError):
-            raise ApiError(401, "invalid_token") from None
-        return _token_staff(current_user(), get_jwt())
-    sid = session.get(SESSION_KEY)
-    found = _sessions().get(sid) if isinstance(sid, str) else None
-    if found is None:
-        raise NotSignedIn()
-    return Staff(found.name, found.roles, found.source)
 
 
 @bp.route("/login", methods=["GET", "POST"])
@@ -92,7 +80,7 @@ def login_token():
         claims = decode_token(token)
         if claims.get("type") != "access" or is_revoked(claims):
             raise ApiError(401, "invalid_token")
-        staff = _token_staff(claims.get("sub"), claims)
+        staff = token_staff(claims.get("sub"), claims)
     except (JWTExtendedException, PyJWTError, ApiError) as exc:
         status = exc.status if isinstance(exc, ApiError) else 401
         _audit().staff(
@@ -110,31 +98,17 @@ def login_token():
 
 @bp.post("/logout")
 def logout():
-    from si_agent.server.console.blueprint import signed_in
-
     staff = signed_in()
     sid = session.get(SESSION_KEY)
     if isinstance(sid, str):
-        _sessions().close(sid)
+        console_sessions().close(sid)
     session.clear()
     _audit().staff(staff.name, StaffAction.SIGNED_OUT)
     return render_template("console/login.html", notice=texts.SIGNED_OUT)
 
 
-def _token_staff(subject: object, claims: dict) -> Staff:
-    """The staff member a verified token names; ``ApiError`` 401 (no subject, no
-    expiry) or 403 (no staff role: a citizen's token)."""
-    if not isinstance(subject, str) or not subject or "exp" not in claims:
-        raise ApiError(401, "invalid_token")
-    roles = claims.get(ROLES_CLAIM)
-    held = tuple(r for r in ROLES if isinstance(roles, list) and r in roles)
-    if not held:
-        raise ApiError(403, "staff_required")
-    return Staff(subject, held, "token")
-
-
 def _sign_in(staff: Staff, expires: float, how: str):
-    sid = _sessions().open(
+    sid = console_sessions().open(
         staff.name, staff.roles, "local" if staff.source == "local" else "token", expires
     )
     session.clear()  # a new CSRF token with the new session
@@ -169,10 +143,6 @@ def _lifetime() -> float:
 
 def _accounts() -> Accounts:
     return current_app.config["SI_STAFF_ACCOUNTS"]
-
-
-def _sessions() -> ConsoleSessions:
-    return current_app.config["SI_CONSOLE_SESSIONS"]
 
 
 def _audit() -> AuditLog:
