@@ -5,7 +5,8 @@
 ``blueprint`` holds ``bp``, the navigation (``SECTIONS``) and the checks below;
 ``identity`` says who a request is. Then one module per screen: ``signin``
 (sign-in and sign-out), ``overview`` (``/console/``), ``hits`` (hit testing: how
-the knowledge channel reads a question and what it answers); ``texts`` holds the
+the knowledge channel reads a question and what it answers), ``conversations``
+(the submissions and outcomes the audit log holds); ``texts`` holds the
 Chinese the views say, the templates the rest. A new screen (documents, curated
 answers, conversations, analytics) is a module with its routes on ``bp``, its
 templates, and a line in ``SECTIONS``.
@@ -56,7 +57,12 @@ class ConsoleCookie(SecureCookieSessionInterface):
 
 def init_console(app: Flask, settings: Settings) -> None:
     """Register the console on ``app``: its blueprint, cookie, CSRF checks and stores."""
-    from si_agent.server.console import hits, overview, signin  # noqa: F401  (routes on bp)
+    from si_agent.server.console import (  # noqa: F401  (their routes on bp)
+        conversations,
+        hits,
+        overview,
+        signin,
+    )
 
     store = StaffStore(settings.staff_db)
     app.config.update(
