@@ -164,6 +164,17 @@ def test_the_cookie_is_secure_over_https(app, accounts):
     )
     assert answer.status_code == 303
     assert "Secure" in answer.headers["Set-Cookie"]
+    # Over HTTPS a POST from another site (or with no Referer) is refused too.
+    other = app.test_client()
+    token_ = csrf(other, base_url="https://localhost")
+    for referer in ({"Referer": "https://evil.example/"}, {}):
+        refused = other.post(
+            "/console/login",
+            base_url="https://localhost",
+            headers=referer,
+            data={"name": "alice", "password": PASSWORD, "csrf_token": token_},
+        )
+        assert refused.status_code == 400
 
 
 def test_signing_out_ends_the_session_even_for_a_copied_cookie(app, client, accounts):
@@ -247,6 +258,7 @@ def test_console_pages_are_never_framed_nor_cached(client):
     assert "frame-ancestors 'none'" in page.headers["Content-Security-Policy"]
     assert "script-src 'self'" in page.headers["Content-Security-Policy"]
     assert page.headers["Cache-Control"] == "no-store"
+    assert page.headers["Referrer-Policy"] == "same-origin"  # the HTTPS CSRF check reads it
     assert client.get("/console/static/console.css").status_code == 200
 
 

@@ -24,7 +24,9 @@ Rules every route follows (``bp.before_request``):
 - every change is written to the audit log (``AuditLog.staff``: who, what, when).
 
 Pages are served under the citizen page's strict policy (no inline script or style,
-never in a frame) and never cached.
+never in a frame) and never cached. Their ``Referrer-Policy`` is ``same-origin`` (the
+citizen page's is ``no-referrer``): over HTTPS, Flask-WTF also checks that a POST's
+``Referer`` is this site.
 """
 
 from __future__ import annotations
@@ -33,8 +35,8 @@ import hashlib
 import hmac
 from datetime import timedelta
 
-from flask import Flask, request
-from flask.sessions import SecureCookieSessionInterface
+from flask import Flask, Request, request
+from flask.sessions import SecureCookieSessionInterface, SessionMixin
 from flask_wtf.csrf import CSRFProtect
 
 from si_agent.config.settings import Settings
@@ -45,6 +47,7 @@ from si_agent.staff import Accounts, ConsoleSessions, StaffStore
 __all__ = ["SECTIONS", "bp", "init_console"]
 
 COOKIE = "si_console"
+CONSOLE_PATH = "/console"
 
 
 class ConsoleCookie(SecureCookieSessionInterface):
@@ -53,6 +56,13 @@ class ConsoleCookie(SecureCookieSessionInterface):
 
     def get_cookie_secure(self, app: Flask) -> bool:
         return request.is_secure or super().get_cookie_secure(app)
+
+    def open_session(self, app: Flask, request: Request) -> SessionMixin | None:
+        if not request.path.startswith(CONSOLE_PATH):
+            # The citizen API and page use no session (and get no cookie): not even a
+            # signing serializer is made for their requests.
+            return self.make_null_session(app)
+        return super().open_session(app, request)
 
 
 def init_console(app: Flask, settings: Settings) -> None:
@@ -68,7 +78,7 @@ def init_console(app: Flask, settings: Settings) -> None:
     app.config.update(
         SECRET_KEY=console_secret(settings),
         SESSION_COOKIE_NAME=COOKIE,
-        SESSION_COOKIE_PATH="/console",
+        SESSION_COOKIE_PATH=CONSOLE_PATH,
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Strict",
         PERMANENT_SESSION_LIFETIME=timedelta(hours=settings.console_session_hours),

@@ -55,6 +55,8 @@ def _checks():
 @bp.after_request
 def _secure(response):
     response.headers.update(security_headers(()))  # never framed, whatever the chat page allows
+    # Same-site POSTs carry their Referer: over HTTPS the CSRF check requires it.
+    response.headers["Referrer-Policy"] = "same-origin"
     response.headers["Cache-Control"] = "no-store"
     return response
 
