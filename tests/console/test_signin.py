@@ -10,7 +10,7 @@ import pytest
 from si_agent.server import create_app
 from si_agent.server.console.blueprint import OPEN_ENDPOINTS
 from si_agent.server.revocation import revoke_token
-from tests.console.conftest import PASSWORD, SECRET, console_settings, csrf, sign_in, token
+from tests.console.conftest import PASSWORD, ROOT, SECRET, console_settings, csrf, sign_in, token
 
 
 def console_routes(app) -> list[tuple[str, str]]:
@@ -269,3 +269,16 @@ def test_the_citizen_api_is_untouched_by_the_console(client):
     headers = {"Authorization": f"Bearer {pair.get_json()['access_token']}"}
     turn = client.post("/api/chat", json={"message": "你好"}, headers=headers)
     assert turn.status_code == 200 and "Set-Cookie" not in turn.headers
+
+
+def test_staff_entries_in_the_admin_audit_api_fit_its_openapi_schema(app, client, accounts):
+    import jsonschema
+    import yaml
+
+    accounts.add("alice", PASSWORD)
+    sign_in(client)
+    admin = {"Authorization": f"Bearer {token('ops', ['admin'])}"}
+    (entry,) = client.get("/api/admin/audit", headers=admin).get_json()["entries"]
+    assert (entry["event"], entry["actor"], entry["action"]) == ("staff", "alice", "signed_in")
+    spec = yaml.safe_load((ROOT / "si_agent" / "server" / "openapi.yaml").read_text("utf-8"))
+    jsonschema.validate(entry, spec["components"]["schemas"]["AuditEntry"])
