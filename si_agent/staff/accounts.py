@@ -46,7 +46,7 @@ class Accounts:
     def __init__(self, store: StaffStore, hasher: PasswordHasher | None = None) -> None:
         self.store = store
         self.hasher = hasher or PasswordHasher()  # Argon2id, RFC 9106's low-memory profile
-        self._dummy = self.hasher.hash("not a password of anyone")
+        self._dummy: str | None = None  # hashed on the first sign-in, not at start-up
 
     def add(self, name: str, password: str, role: str = STAFF) -> Account:
         """A new account; ``AccountError`` for a bad name, role or password, or a taken name."""
@@ -106,7 +106,7 @@ class Accounts:
             with self.store.connection() as conn:
                 row = conn.execute("SELECT hash FROM accounts WHERE name = ?", (name,)).fetchone()
         try:
-            self.hasher.verify(row[0] if row else self._dummy, password[:MAX_PASSWORD])
+            self.hasher.verify(row[0] if row else self._dummy_hash(), password[:MAX_PASSWORD])
         except (VerificationError, InvalidHashError):
             return None
         if row is None:
@@ -120,6 +120,12 @@ class Accounts:
                 )
             conn.execute("UPDATE accounts SET last_login = ? WHERE name = ?", (now, name))
         return self.get(name)
+
+    def _dummy_hash(self) -> str:
+        """A hash no password matches, checked for an unknown name (made once, when needed)."""
+        if self._dummy is None:
+            self._dummy = self.hasher.hash("not a password of anyone")
+        return self._dummy
 
 
 def check_name(name: str) -> str:

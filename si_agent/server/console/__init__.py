@@ -36,7 +36,7 @@ import hmac
 from datetime import timedelta
 
 from flask import Flask, Request, request
-from flask.sessions import SecureCookieSessionInterface, SessionMixin
+from flask.sessions import SecureCookieSession, SecureCookieSessionInterface
 from flask_wtf.csrf import CSRFProtect
 
 from si_agent.config.settings import Settings
@@ -57,7 +57,7 @@ class ConsoleCookie(SecureCookieSessionInterface):
     def get_cookie_secure(self, app: Flask) -> bool:
         return request.is_secure or super().get_cookie_secure(app)
 
-    def open_session(self, app: Flask, request: Request) -> SessionMixin | None:
+    def open_session(self, app: Flask, request: Request) -> SecureCookieSession | None:
         if not request.path.startswith(CONSOLE_PATH):
             # The citizen API and page use no session (and get no cookie): not even a
             # signing serializer is made for their requests.
