@@ -49,7 +49,11 @@ def test_submissions_are_listed_masked_and_filtered(client, settings):
     newest, oldest = listed
     assert "社保关系转移" in newest and "办理失败" in newest
     assert "社保关系转移" in oldest and "已办结" in oldest and number in oldest and "http" in oldest
-    assert "id_number=3301**********0178" in oldest and "name=张*" in oldest
+    assert (
+        "身份证号=3301**********0178" in oldest
+        and "姓名=张*" in oldest
+        and "转入城市=苏州市" in oldest
+    )
     text = page.get_data(as_text=True)
     assert ID not in text and NAME not in text and "alice" not in text
     user = client.application.config["SI_CONTROLLER"].audit.user_ref("alice")

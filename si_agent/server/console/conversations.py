@@ -42,8 +42,14 @@ class Submission(BaseModel):
     detail: str | None = None
 
 
-def submissions(entries: list[AuditEntry], names: dict[str, str]) -> list[Submission]:
-    """``entries`` (newest first) grouped into submissions, newest first."""
+def submissions(
+    entries: list[AuditEntry],
+    names: dict[str, str],
+    labels: dict[str, dict[str, str]] | None = None,
+) -> list[Submission]:
+    """``entries`` (newest first) grouped into submissions, newest first; ``labels``
+    (business → field key → label) names the values as staff know them."""
+    labels = labels or {}
     rows: dict[str, Submission] = {}
     for e in reversed(entries):  # oldest first: each entry updates its submission
         if e.event == "staff":
@@ -59,7 +65,9 @@ def submissions(entries: list[AuditEntry], names: dict[str, str]) -> list[Submis
                 started=e.at,
                 outcome="running",
             )
-        row.values = e.values or row.values
+        if e.values:
+            named = labels.get(e.business, {})
+            row.values = {named.get(k, k): v for k, v in e.values.items()}
         row.application_no = e.application_no or row.application_no
         row.detail = e.detail or row.detail
         if e.event == "submission":
@@ -91,7 +99,10 @@ def conversations():
             "时间范围应写成 30m、2h、7d 这样的时长。",
         )
     entries = controller.audit.query(business=business, since=since, limit=SCAN)
-    rows = [r for r in submissions(entries, names) if outcome is None or r.outcome == outcome]
+    labels = {b.id: {f.key: f.label for f in b.fields} for b in controller.catalog.values()}
+    rows = [
+        r for r in submissions(entries, names, labels) if outcome is None or r.outcome == outcome
+    ]
     return render_template(
         "console/conversations.html",
         rows=rows,
