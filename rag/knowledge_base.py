@@ -4,6 +4,8 @@ One question goes: understand (typos and dialect put right, business words
 added: ``rag/query.py``) → embed → hybrid search → relevance gate (a named scheme
 only from documents naming it, a domain word, the cosine floor) → answer
 (extractive, or a generator's) → suggested business from the document tags.
+``read`` returns every step as data (``Reading``: the staff console's hit testing);
+``answer`` is its last step.
 
 The store is opened on first use, or in the background by ``prepare()`` (what
 ``si-agent serve`` calls as it starts listening); a missing (or empty)
@@ -23,6 +25,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rag import texts
@@ -32,12 +35,34 @@ from rag.embedders import Embedder
 from rag.errors import DocumentError, KnowledgeUnavailable
 from rag.ingest import IngestReport, document_hash, ingest
 from rag.query import Query, QueryUnderstanding, understanding_for
-from rag.relevance import is_relevant, must_refuse, naming_scheme
+from rag.relevance import Verdict, judge, must_refuse, naming_scheme
 from rag.retriever import MilvusRetriever
 from rag.sentences import SentencePicker
 from rag.store import Hit, MilvusStore
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One question through the channel, step by step (``KnowledgeBase.read``).
+
+    ``query`` is the question as understood (None when it was not searched),
+    ``found`` the ranked chunks of the channel's search, ``kept`` those left by
+    the scheme check (``relevance.naming_scheme``), ``verdict`` the relevance
+    gate's, ``answer`` what the channel answers (None: nothing relevant), and
+    ``unavailable`` why the store could not be searched.
+    """
+
+    question: str
+    query: Query | None = None
+    refused: bool = False
+    found: tuple[Hit, ...] = ()
+    kept: tuple[Hit, ...] = ()
+    verdict: Verdict | None = None
+    answer: Answer | None = None
+    unavailable: str | None = None
+    mode: str = "hybrid"  # the search mode ``found`` comes from (``rag.store.MODES``)
 
 
 class KnowledgeBase:
@@ -90,33 +115,45 @@ class KnowledgeBase:
         the dialogue is about (the business being done): a question that names no
         business of its own is searched and answered as about it.
         """
+        return self.read(question, generate=generate, context=context).answer
+
+    def read(self, question: str, *, generate: bool = True,
+             context: str | None = None) -> Reading:
+        """``answer``'s every step as data (what staff's hit testing shows); the answer
+        is ``Reading.answer``, exactly what ``answer`` returns."""
         question = (question or "").strip()
         if not question:
-            return None
+            return Reading(question)
         if self._building.is_set():
-            return Answer(text=texts.BUILDING)
+            return Reading(question, answer=Answer(text=texts.BUILDING),
+                           unavailable="building")
         try:
             query = self.understand(question, context=context)
             if must_refuse(f"{question}\n{query.text}", self.understanding.refuse):
                 log.info("refused a question (%d characters)", len(question))
-                return Answer(text=texts.REFUSED, refused=True)
-            hits = self.search_query(query, k=self.top_k)
+                return Reading(question, query, refused=True,
+                               answer=Answer(text=texts.REFUSED, refused=True))
+            found = self.search_query(query, k=self.top_k)
         except KnowledgeUnavailable as exc:
             log.warning("%s", exc)
-            return Answer(text=texts.APOLOGY)
+            return Reading(question, answer=Answer(text=texts.APOLOGY), unavailable=str(exc))
         except Exception:  # the dialogue must keep working whatever the store does
             log.exception("knowledge search failed")  # the question may hold personal data
-            return Answer(text=texts.APOLOGY)
-        hits = naming_scheme(query.text, hits, self._doc_texts)
-        if not is_relevant(query.text, hits, self.relevance_floor, self.understanding.domain):
+            return Reading(question, answer=Answer(text=texts.APOLOGY),
+                           unavailable="the search failed (see the log)")
+        hits = naming_scheme(query.text, found, self._doc_texts)
+        verdict = judge(query.text, hits, self.relevance_floor, self.understanding.domain)
+        reading = Reading(question, query, found=tuple(found), kept=tuple(hits), verdict=verdict,
+                          mode=self.retriever.mode)
+        if not verdict.relevant:
             log.info("no relevant passage (question of %d characters)", len(question))
-            return None
+            return reading
         answer = compose(query.text, hits, generator=self.generator if generate else None,
                          picker=self._picker,
                          as_of=self._as_of)
         if answer is None:
             log.info("the generator found no answer in the passages")
-        return answer
+        return replace(reading, answer=answer)
 
     def status(self) -> dict:
         """``{"ok", "state", "detail"}`` for /readyz; opens (and builds) the store if needed.

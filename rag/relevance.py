@@ -33,6 +33,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
 
 from rag.store import Hit
 
@@ -54,12 +56,45 @@ def mentions_domain(question: str, domain: Sequence[str]) -> bool:
     return any(term.lower() in text for term in domain) or bool(PAID_YEARS.search(text))
 
 
+class Gate(str, Enum):
+    """What the relevance gate decided, and why (``Verdict.gate``)."""
+
+    PASSED = "passed"
+    NO_HITS = "no_hits"  # nothing retrieved (or every hit removed by the scheme check)
+    NO_DOMAIN_WORD = "no_domain_word"  # the question names no social-insurance word
+    BELOW_FLOOR = "below_floor"  # the best passage's cosine is under the embedder's floor
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The gate's decision as data: which check decided, the best cosine and the floor."""
+
+    gate: Gate
+    best_cosine: float | None
+    floor: float
+
+    @property
+    def relevant(self) -> bool:
+        return self.gate is Gate.PASSED
+
+
+def judge(question: str, hits: Sequence[Hit], floor: float, domain: Sequence[str]) -> Verdict:
+    """Whether ``hits`` plausibly answer ``question`` (see the module docstring), and why."""
+    best = max((h.cosine for h in hits if h.cosine is not None), default=None)
+    if not hits:
+        gate = Gate.NO_HITS
+    elif not mentions_domain(question, domain):
+        gate = Gate.NO_DOMAIN_WORD
+    elif best is not None and best < floor:
+        gate = Gate.BELOW_FLOOR
+    else:
+        gate = Gate.PASSED
+    return Verdict(gate=gate, best_cosine=best, floor=floor)
+
+
 def is_relevant(question: str, hits: Sequence[Hit], floor: float, domain: Sequence[str]) -> bool:
     """True when ``hits`` plausibly answer ``question`` (see the module docstring)."""
-    if not hits or not mentions_domain(question, domain):
-        return False
-    best = max((h.cosine for h in hits if h.cosine is not None), default=None)
-    return best is None or best >= floor
+    return judge(question, hits, floor, domain).relevant
 
 
 # Schemes and benefits a citizen names that are not the basic insurances, each with the

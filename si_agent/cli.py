@@ -1,5 +1,5 @@
 """The ``si-agent`` command: serve, chat (``cli_chat``), portal, validate, graph, replay,
-and the sub-commands of ``rag.cli``, ``cli_jobs`` and ``cli_audit``."""
+and the sub-commands of ``rag.cli``, ``cli_jobs``, ``cli_audit`` and ``cli_staff``."""
 
 from __future__ import annotations
 
@@ -138,6 +138,9 @@ def _parser() -> argparse.ArgumentParser:
     from si_agent.cli_audit import register as register_audit
 
     register_audit(sub)
+    from si_agent.cli_staff import register as register_staff
+
+    register_staff(sub)
     from si_agent.cli_help import finish
 
     return finish(p)

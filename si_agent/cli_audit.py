@@ -76,6 +76,10 @@ def _session_store(settings: Settings) -> object | None:
 
 
 def _row(entry) -> list[str]:
+    if entry.event == "staff":  # who did what: the actor is a staff name, not a hash
+        return [entry.at.strftime("%Y-%m-%d %H:%M:%S"), f"staff:{entry.action.value}", "-",
+                "-", entry.outcome, "-", entry.actor or "-",
+                f"target={entry.target}" if entry.target else ""]
     event = f"{entry.event}:{entry.state or entry.channel}"
     values = ", ".join(f"{k}={v}" for k, v in entry.values.items())
     return [entry.at.strftime("%Y-%m-%d %H:%M:%S"), event, entry.business,

@@ -9,6 +9,7 @@
     │   │   └── InsecureSettings        prod mode configured unsafely (the server refuses to start)
     │   └── TranscriptError (ValueError)  a dialogue transcript is malformed (``si-agent replay``)
     ├── UnknownBackendError (LookupError)  a registry name that does not exist; lists the valid ones
+    ├── AccountError (ValueError)  a staff account cannot be added or changed (si_agent.staff)
     └── RuntimeFlowError           something went wrong while running a turn or a job
         ├── SessionConflict            a concurrent turn saved the session first
         ├── JobConflict                a concurrent writer changed the job record first
@@ -113,6 +114,15 @@ class UnknownBackendError(SiAgentError, LookupError):
         self.name = name
         self.valid = sorted(valid)
         super().__init__(f"unknown {kind} {name!r}; valid names: {', '.join(self.valid)}")
+
+
+class AccountError(SiAgentError, ValueError):
+    """A staff account cannot be added, changed or removed: ``reason`` says why
+    (``invalid_name``, ``weak_password``, ``exists``, ``unknown``, ``invalid_role``)."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class RuntimeFlowError(SiAgentError):

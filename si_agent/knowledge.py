@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from si_agent.config.settings import KNOWLEDGE_BACKENDS
 from si_agent.errors import ConfigError, UnknownBackendError
@@ -69,6 +69,19 @@ class Knowledge(Protocol):
         ...
 
     def status(self) -> dict: ...
+
+
+@runtime_checkable
+class ExplainingKnowledge(Knowledge, Protocol):
+    """A channel that also shows how it answers, step by step (the staff console's hit
+    testing): ``read`` returns ``rag.knowledge_base.Reading``, whose ``answer`` is
+    exactly what ``answer`` gives; ``search_query`` ranks an understood question in
+    one search mode (``rag.store.MODES``)."""
+
+    def read(self, question: str, *, generate: bool = True,
+             context: str | None = None) -> Any: ...
+
+    def search_query(self, query: Any, k: int = 5, *, mode: str | None = None) -> Any: ...
 
 
 class NoKnowledge:

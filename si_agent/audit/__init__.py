@@ -17,14 +17,15 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from si_agent.audit.log import AuditLog, mask_values
-from si_agent.audit.model import AUDITED_STATES, AuditEntry, parse_since
+from si_agent.audit.model import AUDITED_STATES, AuditEntry, StaffAction, parse_since
 from si_agent.audit.store import AuditStore, MemoryAuditStore
 from si_agent.config.settings import Settings
 from si_agent.errors import UnknownBackendError
 
 __all__ = [
     "AUDITED_STATES", "AUDIT_STORES", "AuditEntry", "AuditLog", "AuditStore",
-    "MemoryAuditStore", "create_audit_log", "create_audit_store", "mask_values", "parse_since",
+    "MemoryAuditStore", "StaffAction", "create_audit_log", "create_audit_store", "mask_values",
+    "parse_since",
 ]
 
 log = logging.getLogger(__name__)

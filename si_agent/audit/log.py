@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from si_agent.audit.model import AUDITED_STATES, AuditEntry, utc_now
+from si_agent.audit.model import AUDITED_STATES, AuditEntry, StaffAction, utc_now
 from si_agent.audit.store import AuditStore
 from si_agent.config.model import MASKED_TYPES, Business
 from si_agent.privacy import redact_text
@@ -103,6 +103,16 @@ class AuditLog:
             event="moderation", user=self.user_ref(session_id),
             business=business.id if business else "-", outcome=action,
             detail=f"{where}: {', '.join(categories) or '-'}"))
+
+    def staff(self, actor: str, action: StaffAction, *, target: str | None = None,
+              outcome: str = "succeeded", detail: str | None = None) -> None:
+        """Something a staff member did (who, what, when). Unlike a citizen's entries,
+        a store that fails raises ``StoreUnavailable``: a staff change is not done
+        unaudited without saying so."""
+        self.store.append(AuditEntry(event="staff", user=actor, business="", actor=actor,
+                                     action=action, target=target, outcome=outcome,
+                                     detail=_masked_detail(detail)))
+        self._maybe_purge()
 
     # -- the store ---------------------------------------------------------------------
 

@@ -8,13 +8,25 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta, timezone
+from enum import Enum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-# moderation: a citizen's message or a reply the moderation masked, refused or flagged
-# (the categories only, never the text).
-AuditEvent = Literal["state", "submission", "moderation"]
+# moderation: a citizen's message or a reply the moderation masked, refused or
+# flagged (the categories only, never the text); staff: what a staff member did.
+AuditEvent = Literal["state", "submission", "moderation", "staff"]
+
+
+class StaffAction(str, Enum):
+    """What a staff member did (``event: staff`` entries): account changes and sign-ins."""
+
+    ACCOUNT_ADDED = "account_added"
+    ACCOUNT_REMOVED = "account_removed"
+    PASSWORD_CHANGED = "password_changed"
+    SIGNED_IN = "signed_in"
+    SIGN_IN_FAILED = "sign_in_failed"
+    SIGNED_OUT = "signed_out"
 # The states whose every entry is audited (the submission's life cycle).
 AUDITED_STATES: frozenset[str] = frozenset({"executing", "done", "failed"})
 
@@ -27,7 +39,9 @@ def utc_now() -> datetime:
 
 
 class AuditEntry(BaseModel):
-    """One audited event: a state change of a dialogue or a submission to an executor."""
+    """One audited event: a state change of a dialogue, a submission to an executor, or
+    something a staff member did (``event: staff``: ``actor``, ``action``, ``target``;
+    ``business`` is empty and ``user`` is the actor's name, staff are no citizens)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -44,6 +58,9 @@ class AuditEntry(BaseModel):
     application_no: str | None = None
     values: dict[str, str] = Field(default_factory=dict)  # masked
     detail: str | None = None  # why it failed, masked; moderation: where and categories
+    actor: str | None = None  # event "staff": who (an account name, a token's subject, cli:USER)
+    action: StaffAction | None = None  # event "staff": what
+    target: str | None = None  # event "staff": the account acted on, if another
     id: str | None = None  # given by the store: a row number or a stream id
 
     @property

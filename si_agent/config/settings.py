@@ -309,6 +309,10 @@ class Settings(BaseSettings):
     audit_retention_days: PositiveInt = 180
     # Key of the HMAC that hashes user ids in the audit log; default: jwt_secret.
     audit_pepper: str | None = Field(default=None, repr=False)
+    # -- staff console (/console, docs/console.md) ----------------------------------
+    # Sign-in attempts per client address and per account name (limits syntax).
+    console_login_limit: str = "10 per 5 minutes"
+    console_session_hours: PositiveInt = 8  # a console sign-in lasts at most this long
     # -- rpa executor (api.kind: rpa) ---------------------------------------------
     rpa_chromium: str = "/usr/bin/chromium"
     rpa_retention_days: NonNegativeInt = 7  # job traces (screenshots hold personal data)
@@ -380,6 +384,11 @@ class Settings(BaseSettings):
     @property
     def audit_db(self) -> Path:
         return self.data_dir / "audit.db"
+
+    @property
+    def staff_db(self) -> Path:
+        """The staff console's local accounts and sign-in sessions (``si_agent.staff``)."""
+        return self.data_dir / "staff.db"
 
     @property
     def kb_location(self) -> str:

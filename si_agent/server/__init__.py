@@ -2,7 +2,7 @@
 
 Blueprints, one per file: ``auth`` (tokens), ``chat`` (turns and the session),
 ``upload`` (photos), ``voice`` (spoken messages), ``businesses``, ``health``, ``openapi``, ``ui`` (the page), ``admin`` (the audit
-log, admin role only), and the embedded demo
+log, admin role only), ``console`` (the staff console, a package), and the embedded demo
 backend under ``/demo``. The controller (catalog, store, engine, executor) is
 built once per app and shared by its threads.
 """
@@ -20,6 +20,7 @@ from si_agent.errors import JobInProgress, SessionConflict, StoreUnavailable
 from si_agent.flow.controller import Controller
 from si_agent.server import admin, businesses, chat, health, openapi, ui, upload, voice
 from si_agent.server.auth import init_auth
+from si_agent.server.console import init_console
 from si_agent.server.cors import init_cors
 from si_agent.server.errors import error_response, register_error_handlers
 from si_agent.server.identity import rate_key
@@ -63,6 +64,7 @@ def create_app(settings: Settings | None = None, *, controller: Controller | Non
         app, chat.bp, upload.bp, voice.bp)
     for bp in (chat.bp, upload.bp, voice.bp, businesses.bp, health.bp, openapi.bp, ui.bp, admin.bp):
         app.register_blueprint(bp)
+    init_console(app, settings)
     if settings.auth_mode == "dev":
         # The demo backend's admin routes expose every application: never in prod.
         app.register_blueprint(demo_blueprint(settings.demo_backend_db), url_prefix="/demo")

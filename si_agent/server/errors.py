@@ -53,6 +53,8 @@ CODE_MESSAGES = {
     "store_unavailable": "服务暂时不可用，请稍后再试。",
     "job_in_progress": "您的申请正在办理中，办理结果出来前不能重新开始。",
     "admin_required": "需要管理员权限。",
+    "staff_required": "需要工作人员权限（staff 或 admin 角色）。",
+    "no_knowledge_to_test": "本部署没有可供测试的知识库：{detail}",
     "invalid_audit_query": "查询条件不正确：business 为业务编号，since 为 ISO 时间或 30m、2h、7d "
                            "这样的时长，limit 为 1 到 1000 的整数。",
     "missing_file": "请选择要上传的照片。",

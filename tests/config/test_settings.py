@@ -85,6 +85,8 @@ PARSED = [
     ("SI_AUDIT_STORE", "Redis", "audit_store", "redis"),
     ("SI_AUDIT_RETENTION_DAYS", "30", "audit_retention_days", 30),
     ("SI_AUDIT_PEPPER", "q" * 32, "audit_pepper", "q" * 32),
+    ("SI_CONSOLE_LOGIN_LIMIT", "5 per minute", "console_login_limit", "5 per minute"),
+    ("SI_CONSOLE_SESSION_HOURS", "2", "console_session_hours", 2),
 ]
 
 # variable, text, what the message says after the variable's name
@@ -111,6 +113,7 @@ INVALID = [
     ("SI_LOG_LEVEL", "loud", "must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL, got 'loud'"),
     ("SI_HANDOFF_TEXT", "   ", "must not be empty"),
     ("SI_AUDIT_RETENTION_DAYS", "0", "must be a positive integer, got '0'"),
+    ("SI_CONSOLE_SESSION_HOURS", "0", "must be a positive integer, got '0'"),
     ("SI_PROXY_HOPS", "-1", "must be a non-negative integer, got '-1'"),
     ("SI_JOB_TAKEOVER_GRACE", "-1", "must be a non-negative number, got '-1'"),
     ("SI_JWT_PUBLIC_KEY", "/nowhere/key.pem",

@@ -1,0 +1,93 @@
+"""The console's blueprint, its navigation and the checks every route runs.
+
+The checks (CSRF, then who is signed in) are described in the package docstring;
+a view reads the signed-in staff member with ``signed_in()``.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, current_app, g, redirect, render_template, request, url_for
+from flask_wtf.csrf import CSRFError
+
+from si_agent.server.console import texts
+from si_agent.server.console.identity import NotSignedIn, Staff, identify
+from si_agent.server.errors import ApiError
+from si_agent.server.ui import security_headers
+
+bp = Blueprint(
+    "console",
+    __name__,
+    url_prefix="/console",
+    template_folder="templates",
+    static_folder="static",
+    static_url_path="/static",
+)
+
+# The navigation: (endpoint, label). A screen added later adds its line here.
+SECTIONS: tuple[tuple[str, str], ...] = (
+    ("console.index", "概览"),
+    ("console.hits", "命中测试"),
+    ("console.conversations", "办理记录"),
+)
+# Routes open without signing in (the sign-in pages and the stylesheet).
+OPEN_ENDPOINTS = frozenset({"console.login", "console.login_token", "console.static"})
+UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def signed_in() -> Staff:
+    """The staff member of this request (set by the checks below)."""
+    staff = g.get("si_staff")
+    if staff is None:  # only a view in OPEN_ENDPOINTS gets here, and calls it by mistake
+        raise NotSignedIn()
+    return staff
+
+
+@bp.before_request
+def _checks():
+    if request.method in UNSAFE_METHODS:
+        current_app.extensions["si_csrf"].protect()  # raises CSRFError (400)
+    if request.endpoint in OPEN_ENDPOINTS:
+        return None
+    g.si_staff = identify()  # raises NotSignedIn or ApiError 403
+    return None
+
+
+@bp.after_request
+def _secure(response):
+    response.headers.update(security_headers(()))  # never framed, whatever the chat page allows
+    # Same-site POSTs carry their Referer: over HTTPS the CSRF check requires it.
+    response.headers["Referrer-Policy"] = "same-origin"
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@bp.context_processor
+def _page_globals() -> dict:
+    return {"sections": SECTIONS, "staff": g.get("si_staff"), "texts": texts}
+
+
+@bp.errorhandler(NotSignedIn)
+def _not_signed_in(err: NotSignedIn):
+    if request.method in UNSAFE_METHODS or request.path.startswith("/console/api/"):
+        return _error(401, texts.SIGN_IN_FIRST)
+    return redirect(url_for("console.login"), code=303)
+
+
+@bp.errorhandler(CSRFError)
+def _csrf(err: CSRFError):
+    return _error(400, texts.CSRF_FAILED)
+
+
+@bp.errorhandler(ApiError)
+def _api_error(err: ApiError):
+    return _error(err.status, texts.ROLE_REQUIRED if err.status == 403 else err.message)
+
+
+def _error(status: int, message: str):
+    if request.path.startswith("/console/api/"):
+        from flask import jsonify
+
+        response = jsonify(error={"code": str(status), "message": message})
+        response.status_code = status
+        return response
+    return render_template("console/error.html", message=message, status=status), status
