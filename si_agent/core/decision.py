@@ -95,6 +95,8 @@ class SessionView:
     result: Mapping[str, Any] | None = None
     catalog: Mapping[str, Business] = field(repr=False, default_factory=dict)
     suspended: tuple[str, ...] = ()  # businesses put aside, newest last
+    # The field each of them was waiting for: a value said with "继续" answers it.
+    suspended_awaiting: Mapping[str, str | None] = field(default_factory=dict)
 
     def pending_keys(self) -> list[str]:
         """Field keys not yet collected, in business order."""

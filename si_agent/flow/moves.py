@@ -129,6 +129,7 @@ class Flow:
             history=tuple(s.history),  # messages are frozen: shared, not copied
             result=dict(s.result) if s.result else None, catalog=self.deps.catalog,
             suspended=tuple(f.business_id for f in s.suspended),
+            suspended_awaiting={f.business_id: f.awaiting for f in s.suspended},
         )
 
     def fire(self, trigger: str) -> None:
