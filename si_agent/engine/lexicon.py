@@ -167,7 +167,8 @@ DECLINE_SLOT = re.compile(
 STOP_CONSULT = re.compile(r"不(?:咨询|问|聊)了|不想(?:咨询|问|聊)了|结束咨询")
 # A later value that replaces one given before ("不对", "说错了", "改成"), and, for a
 # several-choice slot, one added to it ("再加一个", "还有").
-CORRECTION = re.compile(r"不对|说错|错了|改成|改为|改一下|换成|其实|应该是|更正|重新说")
+CORRECTION = re.compile(r"不对|说错|错了|改成|改为|改一下|换成|其实|应该是|更正|重新说"
+                        r"|说少了|说多了|少说了|多说了|说低了|说高了")
 ADDITION = re.compile(r"再加|加上|加一个|还有|也要|也想|另外")
 AGAIN = re.compile(r"再(查|办|来|申请|测算|算|看)|还要(查|办)|也(查|办)一下|另一个|换个人")
 # Words between a field's label and the new value: "姓名写错了，应该是张伟".

@@ -35,6 +35,9 @@ _UNITS: tuple[tuple[str, Quantity], ...] = (
     ("万", Quantity.MONEY), ("千", Quantity.MONEY), ("百万", Quantity.MONEY),
     ("口人", Quantity.PEOPLE), ("口", Quantity.PEOPLE), ("个人", Quantity.PEOPLE),
     ("人", Quantity.PEOPLE),
+    # grown-ups counted are no children: "上头两个老人 下头一个娃"
+    *((f"{measure}{who}", Quantity.PEOPLE) for who in ("老人", "大人", "长辈", "老的", "兄弟", "姐妹")
+      for measure in ("个", "位", "")),
     ("个", Quantity.COUNT), ("位", Quantity.COUNT), ("胎", Quantity.COUNT),
     ("娃", Quantity.COUNT),
 )
@@ -61,6 +64,24 @@ def measured(text: str, start: int, end: int) -> Quantity | None:
     if unit is not None:
         return unit[1]
     return Quantity.MONEY if _MULTIPLIER.search(text[start:end]) else None
+
+
+# An amount said per month, next to it: "保费一个月两百", "每月交三百", "两百块一个月".
+_MONTH_BEFORE = re.compile(r"(?:一个月|每个?月|月交|月缴|按月)(?:交|缴|花|出|掏|也就|就|大概)?\s*$")
+_MONTH_AFTER = re.compile(r"\s*(?:元|块钱|块)?\s*(?:一个月|每个?月|一月)")
+# A yearly amount asked for: "年保费预算", "年收入".
+_YEARLY = re.compile(r"年(?:保费|收入|缴|交|预算)|每年")
+
+
+def per_month(text: str, start: int, end: int) -> bool:
+    """Whether the amount at ``text[start:end]`` is said per month."""
+    return bool(_MONTH_BEFORE.search(text[max(0, start - 6):start])
+                or _MONTH_AFTER.match(text, end))
+
+
+def yearly(f: FieldDef) -> bool:
+    """Whether ``f`` asks for an amount per year (its label says so: 年保费预算)."""
+    return slot_measures(f) is Quantity.MONEY and bool(_YEARLY.search(f.label))
 
 
 def is_per_period(text: str, start: int, end: int) -> bool:
