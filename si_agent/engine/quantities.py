@@ -13,6 +13,7 @@ import re
 from enum import Enum
 
 from si_agent.config.model import FieldDef
+from si_agent.validators import extract
 
 
 class Quantity(str, Enum):
@@ -82,6 +83,23 @@ def per_month(text: str, start: int, end: int) -> bool:
 def yearly(f: FieldDef) -> bool:
     """Whether ``f`` asks for an amount per year (its label says so: 年保费预算)."""
     return slot_measures(f) is Quantity.MONEY and bool(_YEARLY.search(f.label))
+
+
+_MONTHS = re.compile(r"\s*(?:多|来)?个?月")
+_IN_YEARS = re.compile("年限|年数")
+
+
+def months_as_years(f: FieldDef, raw: str) -> str | None:
+    """A number of months said for a field counted in years ("交了两百四十个月" for
+    缴费年限): the whole years it makes, as digits; None for anything else."""
+    if not _IN_YEARS.search(f.label) or f.type not in ("integer", "number"):
+        return None
+    found = extract("number", raw)
+    if len(found) != 1 or not _MONTHS.match(raw, found[0].end):
+        return None
+    months = float(found[0].value)
+    years = months / 12 if f.type == "number" else months // 12
+    return f"{years:g}" if years >= 1 else None
 
 
 def is_per_period(text: str, start: int, end: int) -> bool:
