@@ -65,7 +65,7 @@ HOW = re.compile((
 # "不对不对" repeats a no and asks nothing.
 YES_NO = re.compile(
     r"吗|(?<!什)么|嗎|麼|呢|(?<![也都])没有|了没|(?<![不没])(?:是不是|对不对|行不行|好不好)|[？?]|"
-    r"(?<![不没])([\u4e00-\u9fff])[不没]\1|"
+    r"(?<![不没])([\u4e00-\u9fff])[不没唔]\1|"
     r"(?<=[\u4e00-\u9fff]{2})[不没][啊呀呢哈嘛吧咧]?[\s。.!！~～]*$"
 )
 # A request opening the message or a clause: "我要领失业金", "帮我查下养老金到账没",
