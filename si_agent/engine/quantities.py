@@ -82,7 +82,8 @@ def per_month(text: str, start: int, end: int) -> bool:
 
 def yearly(f: FieldDef) -> bool:
     """Whether ``f`` asks for an amount per year (its label says so: 年保费预算)."""
-    return slot_measures(f) is Quantity.MONEY and bool(_YEARLY.search(f.label))
+    return (f.type in ("integer", "number") and slot_measures(f) is Quantity.MONEY
+            and bool(_YEARLY.search(f.label)))  # (a bucket reads "月薪…" itself)
 
 
 _MONTHS = re.compile(r"\s*(?:多|来)?个?月")

@@ -117,11 +117,11 @@ def decide(index: BusinessIndex, view: SessionView, text: str,
     if L.is_greeting(text) or L.is_conversational(text):
         return [], Rule.CONVERSATIONAL, "no value in a conversational reply"
     if L.is_question(text):
-        stated = _free_text_stated(business, awaited, answer)
-        if stated is not None:
+        free = _free_text_stated(business, awaited, answer)
+        if awaited is not None and free is not None:
             # "寄到…红旗街88号 大概多久能收到啊": the address stays, the question is answered.
             return [answer_call(questions.split(answer)[1], None),
-                    ToolCall(name=T.PROVIDE_FIELD, arguments={"values": {awaited: stated}})], (
+                    ToolCall(name=T.PROVIDE_FIELD, arguments={"values": {awaited: free}})], (
                 Rule.VALUES), "a free-text value and a question in separate clauses"
         return [answer_call(text, None)], Rule.QUESTION, "question while collecting"
     free_text = awaited and business.field(awaited).type == "text"
