@@ -40,17 +40,26 @@ TUNED_FLOOR = 0.94
 # expect a how-to question naming a business to start it (see TUNED).
 HELD_OUT = load_dialogues([ROOT / "tests" / "dialogues_blind3"])
 HELD_OUT_FLOOR = 0.80  # what was reached; the issue's target for blind dialogues: 0.95
+# A fourth, written blind from the issue and the YAML only (tests/dialogues_blind4/README.md):
+# 18/50 at its first pass on daf6180, 49/50 after its failures were fixed by class (regional
+# and Traditional wording, spoken-digit forms, voluntary-quit phrasing, help-first answers).
+HELD_OUT_4 = load_dialogues([ROOT / "tests" / "dialogues_blind4"])
+HELD_OUT_4_FLOOR = 0.98
 OTHER_CORPORA = load_dialogues([ROOT / "tests" / d for d in ("dialogues", "dialogues_real",
                                                                "dialogues_consult")])
 TARGET = 0.95
 
 KNOWN_GAPS = {
-    # "退休了长期住儿子那": 长期住 is no alias of 异地长期居住 and the rules match options
-    # by their words only; they ask again with the options instead of storing 临时外出就医.
-    "negation__medical_not_travel_long_stay.yaml": "长期住 matches no option's words",
     # Turn 1, "买什么保险好啊" at idle, is answered first and the consultation suggested, as
     # documented (consult.asks_for_consultation); the transcript expects it started.
     "negation__consult_filler_oh_right_question.yaml": "a question about insurance is answered first",
+}
+# The fourth corpus's, replayed one by one as well (strict xfails, with the reason).
+HELD_OUT_4_GAPS = {
+    # Turn 1, "俺爸要去外地看病 异地就医备案咋整" at idle, is a how-to question naming the
+    # business: answered first and the business offered (答疑优先), as for TUNED's three.
+    "question_midflow__medical_insured_city_plus_pay_first.yaml":
+        "a how-to question naming a business is answered first and the business offered",
 }
 
 
@@ -76,8 +85,8 @@ def controller(settings) -> Controller:
                       knowledge=knowledge)
 
 
-def _marks(source: str) -> list:
-    reason = KNOWN_GAPS.get(Path(source).name)
+def _marks(source: str, gaps: dict[str, str] = KNOWN_GAPS) -> list:
+    reason = gaps.get(Path(source).name)
     return [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
 
 
@@ -95,10 +104,20 @@ def test_blind_dialogue(controller, settings, source, transcript):
     assert report.passed, "\n".join(report.failures)
 
 
+@pytest.mark.parametrize(
+    "source,transcript",
+    [pytest.param(s, d, marks=_marks(s, HELD_OUT_4_GAPS), id=Path(s).name) for s, d in HELD_OUT_4],
+)
+def test_fourth_blind_dialogue(controller, settings, source, transcript):
+    report = replay(controller, transcript, source=source, backend=demo_backend_hook(settings))
+    assert report.passed, "\n".join(report.failures)
+
+
 def test_pass_rate_and_no_framed_values(controller, settings):
     framed_values = _scorer().framed_values
     passed, framed = 0, []
-    for blind, corpus in ((True, DIALOGUES), (False, TUNED + HELD_OUT + OTHER_CORPORA)):
+    for blind, corpus in ((True, DIALOGUES),
+                          (False, TUNED + HELD_OUT + HELD_OUT_4 + OTHER_CORPORA)):
         for source, transcript in corpus:
             report = replay(controller, transcript, source=source,
                             backend=demo_backend_hook(settings))
@@ -109,8 +128,9 @@ def test_pass_rate_and_no_framed_values(controller, settings):
 
 
 @pytest.mark.parametrize(("corpus", "size", "floor"), [(TUNED, 50, TUNED_FLOOR),
-                                                      (HELD_OUT, 40, HELD_OUT_FLOOR)],
-                         ids=["dialogues_blind2", "dialogues_blind3"])
+                                                      (HELD_OUT, 40, HELD_OUT_FLOOR),
+                                                      (HELD_OUT_4, 50, HELD_OUT_4_FLOOR)],
+                         ids=["dialogues_blind2", "dialogues_blind3", "dialogues_blind4"])
 def test_later_blind_corpora_do_not_lose_ground(controller, settings, corpus, size, floor):
     passed = [replay(controller, transcript, source=source,
                      backend=demo_backend_hook(settings)).passed

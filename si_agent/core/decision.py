@@ -97,6 +97,8 @@ class SessionView:
     catalog: Mapping[str, Business] = field(repr=False, default_factory=dict)
     suspended: tuple[str, ...] = ()  # businesses put aside, newest last
     start_over_asked: bool = False  # the last reply asked whether to start over
+    # The field each of them was waiting for: a value said with "继续" answers it.
+    suspended_awaiting: Mapping[str, str | None] = field(default_factory=dict)
 
     def pending_keys(self) -> list[str]:
         """Field keys not yet collected, in business order."""

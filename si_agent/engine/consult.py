@@ -52,8 +52,10 @@ from si_agent.engine.quantities import (
     may_measure,
     measured,
     one_told_by_age,
+    per_month,
     slot_measures,
     unit_after,
+    yearly,
 )
 from si_agent.session.model import FieldState
 from si_agent.validators import check, extract
@@ -390,6 +392,8 @@ def _numbers(business: Business, clause: str, asked: list[str],
                 continue
             target = fitting[0]
         raw = _span_for(target, clause, x.start, x.end)
+        if yearly(target) and per_month(clause, x.start, x.end) and isinstance(x.value, float | int):
+            raw = f"{x.value * 12:g}"  # "保费一个月两百" for a yearly budget: 2400
         if fits(target, raw):
             values[target.key] = raw
         elif target.key in asked:  # "200岁": said, and told why it cannot be taken

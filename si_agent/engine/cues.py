@@ -28,6 +28,7 @@ _SEP = r"[\s,，。.!！~～、;；:：…]"
 TAKE_BACK = (
     "不对", "错了", "说错了", "写错了", "打错了", "输错了", "填错了", "给错了", "弄错了", "搞错了",
     "记错了", "报错了", "说岔了", "是错的", "有误", "不不", "哦不", "口误", "更正一下", "纠正一下",
+    "说少了", "说多了", "少说了", "多说了", "说低了", "说高了",
 )
 # Words that introduce the new value: "应该是张伟", "改回张伟", "换成建行".
 REPLACE = (
@@ -63,7 +64,7 @@ _NEGATOR = re.compile(
 # A rejection after an option in the same clause: "工行离我家太远", "寿险先不考虑".
 _REJECTION = re.compile(
     r"^[^，,。；;！!？?\s]{0,6}?(?:先?不考虑|不要了?|不用了?|不需要|不行|不方便|太远|太贵|太麻烦|不去了?|不选了?|"
-    r"不合适|不划算|算了|不想要|免了|排除|除外|pass)")
+    r"不合适|不划算|算了|不想要|免了|排除|除外|pass|就?拉倒|不整了?|不上了?|省了)")
 _CLAUSE_START = re.compile(rf".*{_SEP}", re.DOTALL)
 
 # A rhetorical question that denies ("我哪算啥顶梁柱", "他哪是什么经济支柱", "我算啥

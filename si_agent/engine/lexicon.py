@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import cache
+
+import opencc
 
 CANCEL = ("取消", "不办了", "不要办了", "不想办了", "算了", "退出", "不用了", "放弃", "终止办理",
-          "结束办理", "撤销", "不弄了", "不查了", "不用查了", "不测了", "不要了", "先不办")
+          "结束办理", "撤销", "不弄了", "不查了", "不用查了", "不测了", "不要了", "先不办",
+          "拉倒")  # 东北 "拉倒吧" (a clause of its own: "意外就拉倒吧" drops one choice)
 NEGATED_CANCEL = re.compile(r"(不|别|不要|不用|无需|没)(取消|撤销|放弃|退出)")
 CONFIRM = frozenset({
     "确认", "确定", "是的", "是", "对", "对的", "没问题", "提交", "好", "好的", "可以", "嗯",
@@ -66,7 +70,7 @@ HOW = re.compile((
 # "不对不对" repeats a no and asks nothing.
 YES_NO = re.compile(
     r"吗|(?<!什)么|嗎|麼|呢|(?<![也都])没有|了没|(?<![不没])(?:是不是|对不对|行不行|好不好)|[？?]|"
-    r"(?<![不没])([\u4e00-\u9fff])[不没]\1|"
+    r"(?<![不没])([\u4e00-\u9fff])[不没唔]\1|"
     r"(?<=[\u4e00-\u9fff]{2})[不没][啊呀呢哈嘛吧咧]?[\s。.!！~～]*$"
 )
 # A request opening the message or a clause: "我要领失业金", "帮我查下养老金到账没",
@@ -116,13 +120,16 @@ CLOSING = re.compile(
 # (人工关节、人工晶体… are medical terms, not a person asked for.)
 _PERSON = r"人工(?!关节|晶体|耳蜗|授精|髋|膝|心脏|肾|费|智能|成本)|真人|客服|投诉|举报"
 HANDOFF = re.compile(rf"{_PERSON}|找.{{0,3}}领导")
+# Asking to be put through, however long the message: "侬帮我寻个客服打电话给我好伐".
+FETCH_PERSON = re.compile(
+    rf"(?:帮|给|替)(?:我|俺|阿拉)(?:找|寻|叫|转|接|联系)(?:个|一个|一下|位)?(?:{_PERSON})")
 HANDOFF_MAX = 12  # characters; a longer message is about something else, unless it opens
 # with the request ("我要投诉你们窗口的工作人员态度差").
 HANDOFF_OPENING = re.compile(rf"^(?:我要|我想|我得|要|想|帮我|请|麻烦)?(?:转|找|接)?(?:{_PERSON})")
 # A clause that asks for a person or complains, wherever it stands in the message
 # ("我搞不懂，能不能让人工帮我弄啊"); "寄到公司客服部" names no one to talk to.
 ASKS_PERSON = re.compile(
-    rf"(?:转|找|要|让|叫|接|联系|有没有|能不能|给我)[^，,。]{{0,4}}?(?:{_PERSON})|投诉|举报"
+    rf"(?:转|找|寻|要|让|叫|接|联系|有没有|能不能|给我)[^，,。]{{0,4}}?(?:{_PERSON})|投诉|举报"
     rf"|(?:{_PERSON})(?:服务|帮|来)")
 # Declining something: "不想说", "不方便", "为什么要这个" while a field is awaited.
 REFUSAL = re.compile(
@@ -165,7 +172,8 @@ DECLINE_SLOT = re.compile(
 STOP_CONSULT = re.compile(r"不(?:咨询|问|聊)了|不想(?:咨询|问|聊)了|结束咨询")
 # A later value that replaces one given before ("不对", "说错了", "改成"), and, for a
 # several-choice slot, one added to it ("再加一个", "还有").
-CORRECTION = re.compile(r"不对|说错|错了|改成|改为|改一下|换成|其实|应该是|更正|重新说")
+CORRECTION = re.compile(r"不对|说错|错了|改成|改为|改一下|换成|其实|应该是|更正|重新说"
+                        r"|说少了|说多了|少说了|多说了|说低了|说高了")
 ADDITION = re.compile(r"再加|加上|加一个|还有|也要|也想|另外")
 AGAIN = re.compile(r"再(查|办|来|申请|测算|算|看)|还要(查|办)|也(查|办)一下|另一个|换个人")
 # Words between a field's label and the new value: "姓名写错了，应该是张伟".
@@ -185,6 +193,19 @@ FILE_PATH = re.compile(
 PUNCT = re.compile(r"[\s,，。.!！~～、;；:：\"'“”‘’()（）]+")
 
 
+@cache
+def _t2s() -> opencc.OpenCC:
+    return opencc.OpenCC("t2s")
+
+
+def simplified(text: str) -> str:
+    """``text`` in Simplified characters ("我要投訴你們" → "我要投诉你们"), so that every
+    word list reads a message typed in Traditional; the text itself when the
+    conversion would change its length (values are read from it as typed)."""
+    converted = _t2s().convert(text)
+    return converted if len(converted) == len(text) else text
+
+
 def bare(text: str) -> str:
     """The text without spaces and punctuation, lower-cased, for set lookups."""
     return PUNCT.sub("", text).lower()
@@ -199,8 +220,10 @@ def is_how_question(text: str) -> bool:
 
 
 # A request to stop: "取消", "先取消吧", "我不办了", "算了".
+# (噉/咁: Cantonese "then"; 今朝/今天…: "for today")
+_TODAY = r"今朝|今天|今儿个?|今日|这回|这次|现在"
 _CANCEL_UNIT = (
-    rf"(?:我|那|就|先|还是|要不|干脆|请|帮我|想|要)*(?:{'|'.join(CANCEL)})"
+    rf"(?:我|那|就|先|还是|要不|干脆|请|帮我|想|要|噉|咁|{_TODAY})*(?:{'|'.join(CANCEL)})"
     rf"(?:吧|啦|呀|了|啊|哈|办理|我|{'|'.join(CANCEL)})*"
 )
 _CLAUSES = re.compile(r"[\s,，。.!！~～、;；]+")
@@ -208,17 +231,17 @@ _CLAUSES = re.compile(r"[\s,，。.!！~～、;；]+")
 _STOP_UNIT = (
     r"(?:这卡|这张卡|这个|这项|那个|社保卡|卡|备案|业务|申请|转移|手续|认证|测算|登记)?"
     r"(?:卡|备案|业务|申请|转移|手续|认证|测算|登记|挂失)?"
-    r"(?:我们|我|咱们|就|还是|那|先|暂时|干脆)*(?:不|别)(?:要|想|用)?"
-    r"(?:办|办理|挂失|挂|申请|申领|转|转移|备案|查|测算|测|算|领|登记|认证|弄|搞|寄|改|变更|"
+    rf"(?:我们|我|咱们|阿拉|俺|就|还是|那|噉|先|暂时|干脆|{_TODAY})*(?:不|别|唔)(?:要|想|用)?"
+    r"(?:办|办理|挂失|挂|申请|申领|转|转移|备案|查|测算|测|算|领|登记|认证|弄|搞|整|寄|改|变更|"
     r"参保)"
-    r"[\u4e00-\u9fff]{0,5}?了(?:吧|啦|呀|啊)?"
+    r"[\u4e00-\u9fff]{0,5}?(?:了|喇|嘞)(?:吧|啦|呀|啊)?"
 )
 # Putting it aside for now: "这个先放一放吧", "先搁着", "回头再说", "改天再办".
 _PAUSE_UNIT = (
     # (one way to read each word: "那就" is 那 + 就, so a flood of them stays linear)
     r"(?:这个|这事儿?|这项|那|就|还是|要不|我们?)*(?:先|暂时|暂且)?"
     r"(?:放一放|放放|放一下|搁一搁|搁一下|搁着|放着|缓一缓|缓缓|缓一下|"
-    r"(?:以后|回头|过两天|过几天|改天|下次|改日|晚点|等等)再(?:说|办|弄|搞|来|办理))"
+    r"(?:以后|回头|过两天|过几天|改天|下次|下回|改日|晚点|等等)再(?:说|办|弄|搞|整|来|办理))"
     r"(?:吧|啦|呀|了|啊|哈)*"
 )
 # A clause that is nothing but such requests, one after another ("算了不转了", "那不办了").
@@ -355,7 +378,7 @@ def small_talk(text: str) -> str | None:
     if b in SELF_INTRO:
         return "self_intro"
     short = len(b) <= HANDOFF_MAX and not any(c.isdigit() for c in b)
-    if (short and HANDOFF.search(b)) or HANDOFF_OPENING.match(b) or any(
+    if (short and HANDOFF.search(b)) or HANDOFF_OPENING.match(b) or FETCH_PERSON.search(b) or any(
             ASKS_PERSON.search(c) for c in clauses(text) if len(c) <= HANDOFF_MAX):
         return "handoff"  # or one clause asks for a person ("…，能不能让人工帮我弄")
     if CLOSING.fullmatch(b):

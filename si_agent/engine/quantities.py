@@ -13,6 +13,7 @@ import re
 from enum import Enum
 
 from si_agent.config.model import FieldDef
+from si_agent.validators import extract
 
 
 class Quantity(str, Enum):
@@ -35,6 +36,9 @@ _UNITS: tuple[tuple[str, Quantity], ...] = (
     ("万", Quantity.MONEY), ("千", Quantity.MONEY), ("百万", Quantity.MONEY),
     ("口人", Quantity.PEOPLE), ("口", Quantity.PEOPLE), ("个人", Quantity.PEOPLE),
     ("人", Quantity.PEOPLE),
+    # grown-ups counted are no children: "上头两个老人 下头一个娃"
+    *((f"{measure}{who}", Quantity.PEOPLE) for who in ("老人", "大人", "长辈", "老的", "兄弟", "姐妹")
+      for measure in ("个", "位", "")),
     ("个", Quantity.COUNT), ("位", Quantity.COUNT), ("胎", Quantity.COUNT),
     ("娃", Quantity.COUNT),
 )
@@ -61,6 +65,42 @@ def measured(text: str, start: int, end: int) -> Quantity | None:
     if unit is not None:
         return unit[1]
     return Quantity.MONEY if _MULTIPLIER.search(text[start:end]) else None
+
+
+# An amount said per month, next to it: "保费一个月两百", "每月交三百", "两百块一个月".
+_MONTH_BEFORE = re.compile(r"(?:一个月|每个?月|月交|月缴|按月)(?:交|缴|花|出|掏|也就|就|大概)?\s*$")
+_MONTH_AFTER = re.compile(r"\s*(?:元|块钱|块)?\s*(?:一个月|每个?月|一月)")
+# A yearly amount asked for: "年保费预算", "年收入".
+_YEARLY = re.compile(r"年(?:保费|收入|缴|交|预算)|每年")
+
+
+def per_month(text: str, start: int, end: int) -> bool:
+    """Whether the amount at ``text[start:end]`` is said per month."""
+    return bool(_MONTH_BEFORE.search(text[max(0, start - 6):start])
+                or _MONTH_AFTER.match(text, end))
+
+
+def yearly(f: FieldDef) -> bool:
+    """Whether ``f`` asks for an amount per year (its label says so: 年保费预算)."""
+    return (f.type in ("integer", "number") and slot_measures(f) is Quantity.MONEY
+            and bool(_YEARLY.search(f.label)))  # (a bucket reads "月薪…" itself)
+
+
+_MONTHS = re.compile(r"\s*(?:多|来)?个?月")
+_IN_YEARS = re.compile("年限|年数")
+
+
+def months_as_years(f: FieldDef, raw: str) -> str | None:
+    """A number of months said for a field counted in years ("交了两百四十个月" for
+    缴费年限): the whole years it makes, as digits; None for anything else."""
+    if not _IN_YEARS.search(f.label) or f.type not in ("integer", "number"):
+        return None
+    found = extract("number", raw)
+    if len(found) != 1 or not _MONTHS.match(raw, found[0].end):
+        return None
+    months = float(found[0].value)
+    years = months / 12 if f.type == "number" else months // 12
+    return f"{years:g}" if years >= 1 else None
 
 
 def is_per_period(text: str, start: int, end: int) -> bool:

@@ -132,6 +132,7 @@ class Flow:
             result=dict(s.result) if s.result else None, catalog=self.deps.catalog,
             suspended=tuple(f.business_id for f in s.suspended),
             start_over_asked=s.start_over_asked,
+            suspended_awaiting={f.business_id: f.awaiting for f in s.suspended},
         )
 
     def fire(self, trigger: str) -> None:

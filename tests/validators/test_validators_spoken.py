@@ -23,12 +23,22 @@ APPLICATION = r"^SI\d{14}$"
         ("三三零-一零二-一九九五-零三零八-零一三三", ID),
         ("三三零一零六一九九零零一零一一二三叉", "33010619900101123X"),  # the last 叉 is X
         ("3301０２一九九五0308零一三三", ID),  # Arabic, full-width and spoken mixed
+        ("三三零一零二 那个 一九九五零三零八 嗯 零一三三", ID),  # 那个 between groups
+        ("三三零一零二 一九九五年三月八号 零一三三", ID),  # the birth date read as a date
+        ("三三零一零六一九九零零一零一一二三 大写的X", "33010619900101123X"),
     ],
 )
 def test_spoken_id_numbers_are_read(spoken: str, digits: str) -> None:
     assert check("idcard", spoken).value == digits
     found = extract("idcard", f"我的身份证号是 {spoken}，麻烦了")
     assert [(f.value, f.raw) for f in found] == [(digits, spoken)]
+
+
+def test_a_digit_said_twice_is_read_twice_next_to_digits_only() -> None:
+    assert check("idcard", "三七零二零二 一九六零一零零一 两个八 幺六").value == "370202196010018816"
+    assert check("phone", "幺三八 两个零 幺三 八零零三").value == "13800138003"
+    assert read("我有两个八岁的孩子").text == "我有两个八岁的孩子"  # no digits around: words
+    assert read("他2000年1月10号生的").text == "他2000年1月10号生的"  # a date alone stays
 
 
 def test_a_wrong_check_digit_said_aloud_gets_the_id_diagnosis() -> None:

@@ -33,6 +33,7 @@ from si_agent.engine.rules.mentions import (
     mentioned_field,
     mentioned_step,
     named_field,
+    strip_cue,
     whole_message_fits,
 )
 from si_agent.engine.rules.polarity import blank_negated, negated_mentions, other_of_two
@@ -116,6 +117,12 @@ def decide(index: BusinessIndex, view: SessionView, text: str,
     if L.is_greeting(text) or L.is_conversational(text):
         return [], Rule.CONVERSATIONAL, "no value in a conversational reply"
     if L.is_question(text):
+        free = _free_text_stated(business, awaited, answer)
+        if awaited is not None and free is not None:
+            # "寄到…红旗街88号 大概多久能收到啊": the address stays, the question is answered.
+            return [answer_call(questions.split(answer)[1], None),
+                    ToolCall(name=T.PROVIDE_FIELD, arguments={"values": {awaited: free}})], (
+                Rule.VALUES), "a free-text value and a question in separate clauses"
         return [answer_call(text, None)], Rule.QUESTION, "question while collecting"
     free_text = awaited and business.field(awaited).type == "text"
     if free_text and L.NON_ANSWER.search(text):
@@ -186,6 +193,21 @@ def _answering_clause(business: Business, field: FieldDef, text: str) -> str | N
         parts = [c for c in parts if not negated_mentions(business, c)]
     fits = [c for c in parts if whole_message_fits(field, c)]
     return fits[0] if len(fits) == 1 else None
+
+
+def _free_text_stated(business: Business, awaited: str | None, text: str) -> str | None:
+    """The clauses that ask nothing, as the awaited free-text field's value, when they
+    hold a number (an address has one; a remark like "我不太懂" has none)."""
+    if awaited is None:
+        return None
+    field = business.field(awaited)
+    statement, question = questions.split(text)
+    if field.type != "text" or field.pattern or not question or not statement:
+        return None
+    value = strip_cue(field, statement).strip(" ，,。")
+    if not any(c.isdigit() for c in value) or not whole_message_fits(field, value):
+        return None
+    return value if check(field.type, value, **field.validator_options()).ok else None
 
 
 def _stated_values(business: Business, awaited: str | None, statement: str) -> dict[str, str]:

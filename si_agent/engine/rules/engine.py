@@ -62,7 +62,7 @@ class RuleEngine:
         on_text: TextSink | None = None,
     ) -> Decision:
         """Calls from ``tools`` only: see ``propose``."""
-        text = unicodedata.normalize("NFKC", message).strip()
+        text = L.simplified(unicodedata.normalize("NFKC", message).strip())
         offered = frozenset(T.tool_names(tools))
         calls, rule, reason = self.propose(view, text, offered)
         kept = within_toolset(calls, offered)

@@ -18,7 +18,7 @@ from si_agent.core.decision import ToolCall
 from si_agent.engine import cues
 from si_agent.engine import lexicon as L
 from si_agent.engine.bounds import first_disjoint
-from si_agent.engine.quantities import is_per_period, may_measure, measured
+from si_agent.engine.quantities import is_per_period, may_measure, measured, months_as_years
 from si_agent.engine.rules.calls import modify_call
 from si_agent.engine.rules.mentions import (
     after_filler,
@@ -86,9 +86,11 @@ def values_for(
         # name is the name, not the date 国庆.
         field = business.field(awaited)
         answer = strip_cue(field, text).strip(" ，,。;；")
+        answer = months_as_years(field, answer) or answer  # "两百四十个月" of 缴费年限: 20
         if whole_message_fits(field, answer):
             return {awaited: answer}
-    return values
+    return {k: months_as_years(business.field(k), v) or v if k in business.field_keys else v
+            for k, v in values.items()}
 
 
 def _pieces_only(field: FieldDef, candidates: list[Candidate]) -> bool:

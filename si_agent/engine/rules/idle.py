@@ -51,7 +51,8 @@ def decide(index: BusinessIndex, normalise: Callable[[str], str] | None, view: S
     bid, score, span, runner_up = index.match(read)
     kept = _resumed(index, view, text, bid if score >= MATCH_THRESHOLD else None)
     if kept is not None:
-        return start(index, view, kept, text), Rule.RESUME, f"resume {kept.id}"
+        return (start(index, view, kept, text, awaited=view.suspended_awaiting.get(kept.id)),
+                Rule.RESUME, f"resume {kept.id}")
     if L.is_cancel(text) and score < MATCH_THRESHOLD and T.CANCEL_FLOW in offered:
         return [cancel_call()], Rule.CANCEL_WORD, "cancel word"
     if (view.state == "done" and view.business is not None and L.AGAIN.search(text)
@@ -109,8 +110,10 @@ def _resumed(index: BusinessIndex, view: SessionView, text: str,
 
 
 def start(index: BusinessIndex, view: SessionView, business: Business,
-          text: str) -> list[ToolCall]:
-    """Start ``business`` with the values in ``text`` and any it can reuse.
+          text: str, *, awaited: str | None = None) -> list[ToolCall]:
+    """Start ``business`` with the values in ``text`` and any it can reuse
+    (``awaited``: the field a resumed business was waiting for, which a bare value
+    answers: "继续 十三万五").
 
     The business's own keywords are blanked out first: "通讯地址备案" names the
     business, it does not give an address.
@@ -122,7 +125,7 @@ def start(index: BusinessIndex, view: SessionView, business: Business,
         if found.values:
             calls.append(ToolCall(name=T.PROVIDE_FIELD, arguments={"values": found.values}))
         return calls
-    values = values_for(business, None, rest, whole=False)
+    values = values_for(business, awaited, rest, whole=False)
     if view.state == "done" and view.result and view.business is not business:
         # A number just issued is what "查询办理进度" right after means (but
         # "再查一个" after a query asks about another one).

@@ -21,6 +21,7 @@ import re
 
 from si_agent.config.model import FieldDef
 from si_agent.engine import lexicon as L
+from si_agent.engine.quantities import Quantity, slot_measures
 from si_agent.engine.rules.mentions import cue_words
 from si_agent.validators import extract
 
@@ -56,6 +57,26 @@ def split(text: str) -> tuple[str, str]:
     asked = [c for c in parts if asks_clause(c)]
     stated = [c for c in parts if c not in asked]
     return "，".join(stated), "，".join(asked)
+
+
+# Asking for the kind of value a field holds: an age ("到底多少岁能退"), a day ("是写最后
+# 上班那天还是合同上那天").
+_ASKS_AGE = re.compile(r"多少岁|几岁|多大岁数|多大年纪|哪个岁数")
+_ASKS_DAY = re.compile(r"[哪那]一?天|几号|哪个日子|什么日子|啥日子|哪个日期|什么日期|啥日期")
+
+
+def asks_what_field_holds(field: FieldDef, text: str) -> bool:
+    """Whether a question asks about the very thing ``field`` holds, so that the field's
+    ``help`` answers it first: it names the field by its label or the label's head noun
+    ("呢个档次之后仲可唔可以改", "退休年龄…"), or asks for a value of the field's kind (an
+    age, a day). (The caller makes sure the message gives no value for it.)"""
+    if not (field.help and asks_clause(text)):
+        return False
+    if field.label in text or (len(field.label) > 2 and field.label[-2:] in text):
+        return True
+    if field.type == "date":
+        return bool(_ASKS_DAY.search(text))
+    return slot_measures(field) is Quantity.AGE and bool(_ASKS_AGE.search(text))
 
 
 def asks_about_field(field: FieldDef, text: str) -> bool:

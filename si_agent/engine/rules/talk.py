@@ -11,7 +11,7 @@ from si_agent.engine import lexicon as L
 from si_agent.engine.rules.calls import Ruled, explain_call, small_talk_call
 from si_agent.engine.rules.extraction import has_strong_values, values_for
 from si_agent.engine.rules.mentions import mentioned_field
-from si_agent.engine.rules.questions import asks_about_field
+from si_agent.engine.rules.questions import asks_about_field, asks_what_field_holds
 from si_agent.validators import check
 
 
@@ -47,7 +47,10 @@ def decide(business: Business, awaited: str | None, text: str,
         key = named or awaited
         if key is not None:
             return [explain_call(key, "why")], Rule.REFUSAL, f"why {key} is needed"
-    about_awaited = awaited is not None and asks_about_field(business.field(awaited), text)
+    about_awaited = awaited is not None and (
+        asks_about_field(business.field(awaited), text)
+        or (asks_what_field_holds(business.field(awaited), text)
+            and not _answers(business, awaited, text)))
     if L.is_question(text) or L.ASKS_MEANING.search(text) or about_awaited:
         key = named or (awaited if L.ASKS_MEANING.search(text) or about_awaited else None)
         # How to fill the awaited field: its help, or (without one) its prompt again,
