@@ -54,6 +54,9 @@ const _textBefore = (el, own) => {
   }
   return "";
 };
+// A form a person fills in (a logout form's lone button submits none).
+const _fillable = (form) => !!form.querySelector(
+  "input:not([type=hidden]):not([type=submit]):not([type=button]):not([type=image]), select, textarea");
 const labelOf = (el) => {
   const said = _byIds(el, "aria-labelledby");
   if (said) return {label: said, source: "aria-labelledby"};

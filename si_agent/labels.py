@@ -248,8 +248,9 @@ def button_meaning(name: str, *, next_names: Sequence[str] = (),
 
 
 _LOGIN_WORDS = re.compile(r"^(?:登录|登入|login|signin|logon)$")
-_HOLDING_WORDS = re.compile(r"^(?:取消|返回|重置|清空|上一步|退出|保存|保存草稿|暂存|cancel|back|reset|"
-                            r"clear|previous|prev|search|搜索|查询|save|savedraft)$")
+_HOLDING_WORDS = re.compile(r"^(?:取消|返回|重置|清空|上一步|退出|退出登录|注销|保存|保存草稿|暂存|"
+                            r"cancel|back|reset|clear|previous|prev|search|搜索|查询|save|savedraft|"
+                            r"logout|logoff|signout|exit)$")
 
 
 def logs_in(name: str) -> bool:

@@ -38,7 +38,7 @@ _DETAILS_JS = "(el) => {" + LABELS_JS + """
   if (el.matches("button, input[type=submit], input[type=image], input[type=button], [role=button]")) {
     const form = el.form || el.closest("form");
     const kind = type || (el.tagName === "BUTTON" ? "submit" : "");
-    return {submits: !!form && (kind === "submit" || kind === "image")};
+    return {submits: !!form && (kind === "submit" || kind === "image") && _fillable(form)};
   }
   const ids = (el.getAttribute("aria-describedby") || "").split(/\\s+/).filter(Boolean);
   const invalid = el.getAttribute("aria-invalid") === "true";

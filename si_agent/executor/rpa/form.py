@@ -1,13 +1,22 @@
 """Reading a web form the way a screen reader does, and matching it to a business.
 
-``perceive(page)`` lists the form's controls with what the accessibility tree
-exposes for each: its label (``<label for>``, a radio group's ``<legend>``,
-``aria-label``), control kind, whether it is required, its options, its current
-value, and the error announced for it (``aria-invalid="true"`` with the text of
-``aria-describedby``). ``match`` pairs business fields with those controls: the
-business's explicit ``fields`` mapping first, then the field's own label, then
-the staff-editable synonyms in ``si_agent/data/rpa_synonyms.yaml``. ``choose``
-picks a select or radio option for a value, through the enum's aliases.
+``perceive(page)`` lists the form's controls with what the page says of each: its
+label as ``si_agent.dom`` reads it (``aria-labelledby``, ``aria-label``, its
+``<label>``, the text or table cell before it, its placeholder; a radio or
+checkbox group's ``<legend>`` or the text before the group), control kind and
+input type, whether it is required, its options, its current value, and the error
+announced for it (``aria-invalid="true"`` with the text of ``aria-describedby``).
+Radios sharing a name are one control; so are checkboxes sharing a name (a
+checkbox group, for a list value). With ``settle`` it first waits, bounded, for a
+form built by JavaScript.
+
+``pair`` matches business fields with those controls (``labels.assign``: folded
+text, containment, token similarity, with a margin so one value never takes two
+controls), by the business's explicit ``fields`` mapping for the keys it names,
+else the field's own label and the staff-editable synonyms in
+``si_agent/data/rpa_synonyms.yaml``; it says which rule matched each. ``choose``
+picks a select, radio or checkbox option for a value, by label or value, through
+the enum's aliases.
 """
 
 from __future__ import annotations

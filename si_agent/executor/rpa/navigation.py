@@ -24,13 +24,16 @@ log = logging.getLogger(__name__)
 _SETTLE_MS = 150  # before the submission: the page's last requests reach the guard
 _BUTTONS = ("button, input[type=submit], input[type=button], input[type=image], "
             "[role=button]")
-# The page's visible, enabled buttons: their words and whether they submit a form.
+# The page's visible, enabled buttons: their words and whether they submit a form
+# that has fields (a logout or search-only form's button does not count).
 _BUTTONS_JS = """(selector) => [...document.querySelectorAll(selector)].map((el, index) => {
   const type = (el.getAttribute("type") || (el.tagName === "BUTTON" ? "submit" : "")).toLowerCase();
   const name = (el.getAttribute("aria-label") || el.innerText || el.value || el.alt
                 || el.title || "").replace(/\\s+/g, " ").trim();
   const form = el.form || el.closest("form");
-  return {index, name, submits: !!form && (type === "submit" || type === "image"),
+  const fillable = !!form && form.querySelector(
+    "input:not([type=hidden]):not([type=submit]):not([type=button]):not([type=image]), select, textarea");
+  return {index, name, submits: !!fillable && (type === "submit" || type === "image"),
           shown: el.getClientRects().length > 0 && !el.disabled};
 }).filter((b) => b.shown)"""
 
