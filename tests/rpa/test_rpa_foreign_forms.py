@@ -223,7 +223,8 @@ def test_an_english_form_in_other_words_types_and_groups(site, tmp_path, chromiu
     # The trace says which rule placed each value.
     assert "match dob -> 'DateofBirth' (exact)" in log
     assert "match email -> 'EmailAddress' (contains" in log
-    assert "match name -> 'FullName' (contains" in log
+    assert "match name -> 'FullName' (exact)" in log  # a synonym
+    assert "match start_time -> 'Preferredstarttime' (contains" in log
     assert "the submit button: 'Apply now'" in log
     assert "the agent takes over" not in log
 
