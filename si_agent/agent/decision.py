@@ -39,13 +39,21 @@ from si_agent.config.settings import Settings
 from si_agent.engine.chat import ChatModel
 from si_agent.engine.prompts import AGENT_SYSTEM
 from si_agent.errors import ModelUnavailable
-from si_agent.labels import best_option, normalize
+from si_agent.form_values import as_list, typed
+from si_agent.labels import (
+    Button,
+    assign,
+    best_option,
+    button_meaning,
+    holds_back,
+    logs_in,
+    normalize,
+)
 from si_agent.privacy import redact_text
 from si_agent.session.model import Usage
 
-_CONSENT = re.compile(r"同意|承诺|已阅读|知晓")
-_NEXT = re.compile(r"^(下一步|继续|下一页)$")
-_SUBMIT = re.compile(r"^(提交申请|提交|确认提交|立即提交|申请|登录)$")
+_CONSENT = re.compile(r"同意|承诺|已阅读|知晓|agree|accept|consent|certify|confirm", re.I)
+_LOGIN = "login"  # a login page's button: pressed by the policy, never a submission
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 _FORCE_NEXT_STEP = {"type": "function", "function": {"name": "next_step"}}
 _FIELD_CONTROLS = frozenset({"textbox", "combobox", "listbox", "radio", "checkbox",
@@ -83,12 +91,12 @@ class FormPolicy:
         for e in controls:
             if e.role == "checkbox" and e.required and not e.checked and _CONSENT.search(e.name):
                 return Step(thought=f"勾选必填的{e.name}", action=Check(ref=e.ref))
-        for pattern in (_NEXT, _SUBMIT):
-            button = next((e for e in view.elements if e.role == "button"
-                           and pattern.match(normalize(e.name))), None)
+        for wanted in (Button.NEXT, Button.SUBMIT, _LOGIN):
+            button = next((e for e in view.elements if e.role == "button" and e.enabled
+                           and button_role(e, view, goal) == wanted), None)
             if button is None:
                 continue
-            if pattern is _SUBMIT and _submitted_without_answer(memory):
+            if wanted == Button.SUBMIT and _submitted_without_answer(memory):
                 # Pressed already and the site said neither yes nor which value is
                 # wrong: pressing again could apply twice.
                 return Step(thought="提交后网站没有给出结果", action=Finish(
@@ -102,47 +110,60 @@ class FormPolicy:
             # An error page after pressing a button: whether it took effect is unknown,
             # so pressing again could apply twice. Say what the site said.
             return Step(thought="网站返回了错误页面", action=Finish(
-                success=False, unknown=_SUBMIT.match(normalize(memory[-1].target)) is not None,
+                success=False, unknown=memory[-1].submitted,
                 message=view.title.split(" - ")[0] or view.summary[:60]))
         return Step(thought="页面上没有可以继续的操作",
                     action=Finish(success=False, message="未找到要办理的表单或提交按钮"))
 
     def _targets(self, goal: Goal, controls: list[Element]) -> list[tuple[Element, str]]:
-        """Controls (a radio group once) paired with the value key whose labels fit."""
-        labels = {key: {normalize(x) for x in [key, *goal.labels.get(key, [])]}
-                  for key in goal.values}
-        pairs, seen_groups = [], set()
-        for e in controls:
-            name = normalize(e.group or e.name)
-            if e.role == "radio":
-                if name in seen_groups:
-                    continue
-                seen_groups.add(name)
-            key = next((k for k, names in labels.items() if name in names), None)
-            if key is not None:
-                pairs.append((e, key))
-        return pairs
+        """Controls (a radio or checkbox group once) paired with the value key whose
+        labels fit (``labels.assign``: never two controls for one key), in page order."""
+        units = _units(controls)
+        wanted = {key: [key, *goal.labels.get(key, [])] for key in goal.values}
+        found = assign(wanted, [name for _, name in units])
+        pairs = sorted((m.index, key) for key, m in found.matches.items())
+        return [(units[index][0], key) for index, key in pairs]
 
     def _fill(self, e: Element, key: str, goal: Goal, controls: list[Element]) -> Step | None:
         value = goal.values[key]
+        text = goal.text(key)
         if e.role == "radio":
-            group = [r for r in controls if r.role == "radio" and r.group == e.group]
-            label = best_option([r.name for r in group], value)
+            group = _members(e, controls)
+            label = best_option([r.name for r in group], text)
             choice = next((r for r in group if r.name == label), None)
             if choice is None or choice.checked:
                 return None
             return Step(thought=f"{e.group}选“{choice.name}”", action=Check(ref=choice.ref))
-        if e.role in ("combobox", "listbox"):
-            option = best_option(e.options, value)
+        if e.role == "checkbox" and e.group:  # a checkbox group takes a list
+            group = _members(e, controls)
+            names = {best_option([r.name for r in group], item) for item in as_list(value)}
+            for box in group:
+                if bool(box.checked) != (box.name in names):
+                    return Step(thought=f"{e.group}{'勾选' if box.name in names else '取消'}"
+                                        f"“{box.name}”",
+                                action=Check(ref=box.ref, checked=box.name in names))
+            return None
+        if e.role == "listbox":  # a select taking several options
+            labels, values = e.choices()
+            chosen = [o for o in (best_option(labels, item, values) for item in as_list(value))
+                      if o]
+            if not chosen or set(e.value.split("、")) == set(chosen):
+                return None
+            return Step(thought=f"{e.name}选“{'、'.join(chosen)}”",
+                        action=Select(ref=e.ref, option=chosen[0], also=chosen[1:]))
+        if e.role == "combobox":
+            labels, values = e.choices()
+            option = best_option(labels, text, values)
             if option is None or e.value == option:
                 return None
             return Step(thought=f"{e.name}选“{option}”", action=Select(ref=e.ref, option=option))
         if e.role == "checkbox":
-            wanted = value.lower() in ("true", "1", "是", "yes")
+            wanted = text.lower() in ("true", "1", "是", "yes")
             if bool(e.checked) == wanted:
                 return None
             return Step(thought=f"勾选{e.name}", action=Check(ref=e.ref, checked=wanted))
-        if e.value.replace(" ", "") == value.replace(" ", ""):
+        shown = typed(e.input_type, text) or text  # a date input shows 2025-03-01
+        if e.value.replace(" ", "") == shown.replace(" ", ""):
             return None  # an error on it is the form refusing the value: see _refused
         return Step(thought=f"填写{e.name}", action=Input(ref=e.ref, text="{{" + key + "}}"))
 
@@ -163,19 +184,27 @@ class FormPolicy:
             message="；".join(f"{e.group or e.name}：{e.error}" for e in refused)))
 
     def _unfit(self, e: Element, key: str, goal: Goal, controls: list[Element]) -> Step | None:
-        """A value no option of its select or radio group means: say so before sending."""
-        value = goal.values[key]
-        if e.role == "radio":
-            names = [r.name for r in controls if r.role == "radio" and r.group == e.group]
+        """A value no option of its select, radio or checkbox group means, or none of a
+        date or number input's type: say so before sending."""
+        values = None
+        if e.role == "radio" or (e.role == "checkbox" and e.group):
+            names = [r.name for r in _members(e, controls)]
         elif e.role in ("combobox", "listbox"):
-            names = [o for o in e.options if normalize(o) != "请选择"]
+            names, values = e.choices()
+        elif e.role in ("textbox", "spinbutton") and typed(e.input_type, goal.text(key)) is None:
+            return Step(thought=f"{e.name}只能填写{e.input_type}", action=Finish(
+                success=False, failed={key: f"网站上这一项只能填写{e.input_type}格式"},
+                message=f"{e.name}无法填写所给的内容"))
         else:
             return None
-        if not names or best_option(names, value) is not None:
+        items = as_list(goal.values[key]) if e.role in ("listbox", "checkbox") else [
+            goal.text(key)]
+        unfit = [item for item in items if best_option(names, item, values) is None]
+        if not names or not unfit:
             return None
-        return Step(thought=f"{e.group or e.name}没有“{value}”这个选项", action=Finish(
+        return Step(thought=f"{e.group or e.name}没有“{unfit[0]}”这个选项", action=Finish(
             success=False, failed={key: f"网站上只能选择：{'、'.join(names)}"},
-            message=f"{e.group or e.name}没有可选的“{value}”"))
+            message=f"{e.group or e.name}没有可选的“{unfit[0]}”"))
 
     def _missing(self, goal: Goal, controls: list[Element]) -> list[str]:
         filled = {normalize(e.group or e.name) for e, _ in self._targets(goal, controls)}
@@ -188,22 +217,38 @@ class FormPolicy:
         return missing
 
 
-def presses_submit(step: Step, view: View) -> bool:
-    """``step`` clicks a button of the page that submits (提交申请…, not 下一步 or 登录)."""
+def button_role(e: Element, view: View, goal: Goal | None = None) -> str | None:
+    """What pressing button ``e`` does: ``Button.NEXT`` or ``Button.SUBMIT`` by its
+    words (``labels.button_meaning``, the goal's ``next``/``submit`` names first), the
+    form's one submit button whatever its words, "login" for 登录; else None."""
+    names = {"next_names": goal.next, "submit_names": goal.submit} if goal else {}
+    meant = button_meaning(e.name, **names)
+    if meant is not None:
+        return meant
+    if logs_in(e.name):
+        return _LOGIN
+    submits = [b for b in view.elements if b.role == "button" and b.submits and b.enabled
+               and button_meaning(b.name, **names) is None and not holds_back(b.name)]
+    if e.submits and submits == [e] and not any(
+            button_meaning(b.name, **names) for b in view.elements if b.role == "button"):
+        return Button.SUBMIT
+    return None
+
+
+def presses_submit(step: Step, view: View, goal: Goal | None = None) -> bool:
+    """``step`` clicks a button of the page that submits (提交申请, Submit, the form's
+    lone submit button…, not 下一步 or 登录)."""
     ref = getattr(step.action, "ref", None)
     element = view.element(ref) if isinstance(step.action, Click) and ref else None
     if element is None or element.role != "button":
         return False
-    name = normalize(element.name)
-    return _SUBMIT.match(name) is not None and name != "登录"
+    return button_role(element, view, goal) == Button.SUBMIT
 
 
 def placed(goal: Goal, view: View, memory: Sequence[Record]) -> set[str]:
     """Keys of ``goal.values`` in a control: typed, chosen or ticked by a step not
     observed failing (on any page so far), or shown already by a control of this
     page whose label fits."""
-    labels = {key: {normalize(x) for x in [key, *goal.labels.get(key, [])]}
-              for key in goal.values}
     done: set[str] = set()
     for record in memory:
         action = record.step.action
@@ -212,8 +257,9 @@ def placed(goal: Goal, view: View, memory: Sequence[Record]) -> set[str]:
         if isinstance(action, Input):
             done |= set(_PLACEHOLDER.findall(action.text)) & goal.values.keys()
         elif isinstance(action, Select | Check):
-            name = normalize(record.group or record.target)
-            done |= {k for k, names in labels.items() if name in names}
+            wanted = {key: [key, *goal.labels.get(key, [])] for key in goal.values}
+            found = assign(wanted, [record.group or record.target])
+            done |= set(found.matches)
     policy = FormPolicy()
     controls = [e for e in view.elements if e.role in _FIELD_CONTROLS and e.enabled]
     for element, key in policy._targets(goal, controls):
@@ -221,6 +267,26 @@ def placed(goal: Goal, view: View, memory: Sequence[Record]) -> set[str]:
                 and policy._fill(element, key, goal, controls) is None):
             done.add(key)
     return done
+
+
+def _units(controls: list[Element]) -> list[tuple[Element, str]]:
+    """The controls as a person fills them, with their labels: a radio group or a
+    checkbox group once (by its group label), any other control by its name."""
+    units, seen = [], set()
+    for e in controls:
+        if e.role == "radio" or (e.role == "checkbox" and e.group):
+            if (e.role, e.group) in seen:
+                continue
+            seen.add((e.role, e.group))
+            units.append((e, e.group or e.name))
+        else:
+            units.append((e, e.name))
+    return units
+
+
+def _members(e: Element, controls: list[Element]) -> list[Element]:
+    """The radios or checkboxes of ``e``'s group."""
+    return [r for r in controls if r.role == e.role and r.group == e.group]
 
 
 def _empty(e: Element, controls: list[Element]) -> bool:
@@ -234,8 +300,7 @@ def _empty(e: Element, controls: list[Element]) -> bool:
 
 def _submitted_without_answer(memory: Sequence[Record]) -> bool:
     """A submit was pressed and no field error came back from it."""
-    submits = [r for r in memory if isinstance(r.step.action, Click)
-               and _SUBMIT.match(normalize(r.target))]
+    submits = [r for r in memory if r.submitted]
     return bool(submits) and submits[-1].observation.status != "failed"
 
 
@@ -316,7 +381,9 @@ def mask_values(text: str, goal: Goal) -> str:
     """``text`` with every value of the task replaced by its placeholder, also when the
     page spaces or dashes it ("3301 2219…", "138-0013-8001") or changes its case,
     and any other ID, phone or bank-card number masked."""
-    for key, value in sorted(goal.values.items(), key=lambda kv: -len(kv[1])):
+    said = [(key, item) for key, value in goal.values.items()
+            for item in ([value] if isinstance(value, str) else value)]
+    for key, value in sorted(said, key=lambda kv: -len(kv[1])):
         if len(value) >= 2 and value.lower() not in ("true", "false"):
             spaced = r"[\s-]?".join(re.escape(c) for c in value)
             text = re.sub(spaced, "{{" + key + "}}", text, flags=re.IGNORECASE)

@@ -1,7 +1,8 @@
 """The executor, the agent's hands: pure Playwright, no AI. It turns an action on a
 ref (or a 0-1000 point) into a browser action, with a timeout per action, and puts
 the task's values in for their ``{{key}}`` placeholders: a decider never has to
-see them."""
+see them. A value typed into a date, time, month or number input is first put in
+the form that input takes (``si_agent.form_values.typed``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from si_agent.agent.models import Check, Click, Finish, Input, Scroll, Select, Step, Wait
+from si_agent.form_values import typed
 
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 
@@ -50,9 +52,16 @@ class ActionRunner:
             target.click(**options)
             page.wait_for_load_state(timeout=self.timeout_ms)
         elif isinstance(action, Input):
-            target.fill(fill_in(action.text, values), **options)
+            text = fill_in(action.text, values)
+            kind = target.evaluate("(el) => (el.getAttribute('type') || '').toLowerCase()",
+                                   timeout=self.timeout_ms)
+            shaped = typed(kind, text)
+            if shaped is None:
+                raise ValueError(f"the value is no {kind}")
+            target.fill(shaped, **options)
         elif isinstance(action, Select):
-            target.select_option(label=fill_in(action.option, values), **options)
+            labels = [fill_in(o, values) for o in (action.option, *action.also)]
+            target.select_option(label=labels if action.also else labels[0], **options)
         elif isinstance(action, Check):
             target.set_checked(action.checked, **options)
 

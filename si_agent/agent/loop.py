@@ -139,19 +139,19 @@ class Agent:
                 element = view.element(ref) if ref else None
                 target, group = (element.name, element.group) if element else ("", "")
                 try:
-                    self.runner.perform(page, step, goal.values)
+                    self.runner.perform(page, step, goal.texts())
                 except Exception as exc:  # the element is gone, a timeout: see what happened
                     after = self.perception.perceive(page)
                     seen = Observation(status="failed" if after.digest() == view.digest()
                                        else "uncertain", evidence=type(exc).__name__)
                 else:
                     after = self.perception.perceive(page)
-                    seen = self.observer.observe(step, view, after, goal.values)
+                    seen = self.observer.observe(step, view, after, goal.texts())
                     if self.checker is not None:
                         seen = self.checker.settle(step, view, after, seen,
                                                    lambda text: mask_values(text, goal))
                 memory.append(Record(step=step, observation=seen, url=view.url, target=target,
-                                     group=group))
+                                     group=group, submitted=presses_submit(step, view, goal)))
                 if trace:
                     trace.record(n, page, view.digest(), step, seen)
                 if on_step:
@@ -195,7 +195,7 @@ class Agent:
         """``step``, or a finish in its place when it would submit the form while a
         value of ``goal.must_place`` is in no control: nothing is sent with a value
         left out, whatever the decider chose."""
-        if not goal.must_place or not presses_submit(step, view):
+        if not goal.must_place or not presses_submit(step, view, goal):
             return step
         left = _unplaced(goal, done)
         if not left:

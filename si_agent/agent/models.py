@@ -8,7 +8,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from si_agent.labels import RESULT_PATTERN  # where a result is read (kept importable here)
+from si_agent.labels import (
+    RESULT_PATTERN,  # where a result is read (kept importable here)
+    normalize,
+)
 
 Box = tuple[int, int, int, int]  # x, y, width, height in 0-1000 of the viewport
 
@@ -21,14 +24,25 @@ class Element(BaseModel):
     ref: str  # "e12": Playwright's aria ref, found again with page.locator("aria-ref=e12")
     role: str  # textbox, combobox, radio, checkbox, button, link, heading, alert...
     name: str = ""  # its accessible name (the label)
-    group: str = ""  # the radio group (fieldset legend) it belongs to
+    group: str = ""  # the radio group, or checkbox group, it belongs to (its label)
+    input_type: str = ""  # an input's type attribute (date, time, number...)
+    submits: bool = False  # a button that submits its form (type=submit)
     value: str = ""
     enabled: bool = True
     required: bool = False
     checked: bool | None = None
     error: str | None = None  # the message announced for it (aria-invalid + describedby)
     options: tuple[str, ...] = ()
+    option_values: tuple[str, ...] = ()  # the options' value attributes, in their order
     box: Box | None = None
+
+    def choices(self) -> tuple[list[str], list[str]]:
+        """The options a person could choose (not a "请选择" placeholder, whose value
+        is empty) and their values, in order."""
+        values = self.option_values or self.options
+        pairs = [(o, v) for o, v in zip(self.options, values, strict=False)
+                 if v and normalize(o) != "请选择"]
+        return [o for o, _ in pairs], [v for _, v in pairs]
 
 
 class View(BaseModel):
@@ -76,6 +90,8 @@ class Input(_Action):
 class Select(_Action):
     type: Literal["select"] = "select"
     option: str = Field(description="the option's text")
+    also: list[str] = Field(default=[], description="further options' texts, for a select "
+                                                    "taking several")
 
 
 class Check(_Action):
@@ -140,13 +156,14 @@ class Observation(BaseModel):
 
 class Record(BaseModel):
     """One step of the task, as memory keeps it (``target``: the name of the
-    element acted on, ``group``: its radio group)."""
+    element acted on, ``group``: its radio group, ``submitted``: it pressed submit)."""
 
     step: Step
     observation: Observation
     url: str = ""
     target: str = ""
     group: str = ""  # the radio group of the element acted on
+    submitted: bool = False  # the step pressed a button that submits the form
 
 
 class Goal(BaseModel):
@@ -156,10 +173,23 @@ class Goal(BaseModel):
     would be read."""
 
     task: str
-    values: dict[str, str] = {}
+    # A list value goes to a checkbox group or a multi-select (one item per option).
+    values: dict[str, str | list[str]] = {}
     labels: dict[str, list[str]] = {}  # value key -> labels a form may use for it
     # Keys of values never to be left out: a submit while one of them is in no control
     # is not pressed, the task ends with them as ``unplaced`` (see ``loop``).
     must_place: list[str] = []
     target: str = ""  # what to look for when the form must be found first (a link name)
     success: str = RESULT_PATTERN
+    # Names of the form's buttons, besides the usual words (labels.button_meaning).
+    next: list[str] = []
+    submit: list[str] = []
+
+    def text(self, key: str) -> str:
+        """The value of ``key`` as typed in a text box (a list's items joined by 、)."""
+        value = self.values[key]
+        return value if isinstance(value, str) else "、".join(value)
+
+    def texts(self) -> dict[str, str]:
+        """Every value as ``text`` gives it."""
+        return {key: self.text(key) for key in self.values}

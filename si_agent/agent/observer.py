@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from si_agent.agent.executor import fill_in
 from si_agent.agent.models import Check, Click, Finish, Input, Observation, Select, Step, View
 from si_agent.engine.prompts import AGENT_CHECK
+from si_agent.form_values import typed
 
 if TYPE_CHECKING:
     from si_agent.engine.chat import ChatModel
@@ -31,11 +32,14 @@ class ResultObserver:
             wanted = fill_in(action.text, values)
             if target is None:
                 return Observation(status="uncertain", evidence="the field is gone")
+            wanted = typed(target.input_type, wanted) or wanted  # 2025年3月1日 in a date input
             ok = target.value.replace(" ", "") == wanted.replace(" ", "")
             return Observation(status="ok" if ok else "failed",
                                evidence="value set" if ok else "the field shows another value")
         if isinstance(action, Select):
-            ok = target is not None and target.value == fill_in(action.option, values)
+            chosen = {fill_in(o, values) for o in (action.option, *action.also)}
+            ok = target is not None and (set(target.value.split("、")) == chosen if action.also
+                                         else target.value == fill_in(action.option, values))
             return Observation(status="ok" if ok else "failed",
                                evidence=f"chose {action.option}" if ok else "not chosen")
         if isinstance(action, Check):

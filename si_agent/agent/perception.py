@@ -19,6 +19,7 @@ import re
 from typing import Any, Protocol
 
 from si_agent.agent.models import Element, View
+from si_agent.dom import LABELS_JS, settled
 
 INTERACTIVE = frozenset({"textbox", "combobox", "listbox", "radio", "checkbox", "button",
                          "link", "spinbutton", "searchbox"})
@@ -26,17 +27,33 @@ _LINE = re.compile(r'^(?P<indent>\s*)- (?P<role>[\w-]+)(?: "(?P<name>(?:[^"\\]|\
                    r'(?P<attrs>(?: \[[^\]]*\])*)(?::\s*(?P<text>.*))?$')
 _ATTR = re.compile(r"\[([\w-]+)(?:=([^\]]*))?\]")
 SUMMARY_CHARS = 1200
+_CONTROLS = "input:not([type=hidden]), select, textarea"
 
-# What the snapshot does not say, read from the element itself.
-_DETAILS_JS = """
-(el) => {
+# What the snapshot does not say, read from the element itself: whether it is
+# required, its value, its error, its type, and the label and group the page gives
+# it (si_agent.dom) where the accessible name is missing or only a placeholder.
+_DETAILS_JS = "(el) => {" + LABELS_JS + """
   const text = (n) => (n ? (n.innerText || n.textContent || "").trim() : "");
+  const type = (el.getAttribute("type") || "").toLowerCase();
+  if (el.matches("button, input[type=submit], input[type=image], input[type=button], [role=button]")) {
+    const form = el.form || el.closest("form");
+    const kind = type || (el.tagName === "BUTTON" ? "submit" : "");
+    return {submits: !!form && (kind === "submit" || kind === "image") && _fillable(form)};
+  }
   const ids = (el.getAttribute("aria-describedby") || "").split(/\\s+/).filter(Boolean);
   const invalid = el.getAttribute("aria-invalid") === "true";
+  const members = (type === "radio" || type === "checkbox") && el.name
+    ? [...document.getElementsByName(el.name)].filter((r) => r.type === type) : [el];
   return {
     required: !!el.required || el.getAttribute("aria-required") === "true",
     value: ["checkbox", "radio", "password"].includes(el.type) ? "" : (el.value || ""),
     error: invalid ? ids.map((id) => text(document.getElementById(id))).join(" ") : null,
+    input_type: type,
+    options: el.tagName === "SELECT"
+      ? [...el.options].map((o) => [(o.innerText || o.textContent || "").trim(), o.value]) : [],
+    label: labelOf(el),
+    placeholder: (el.getAttribute("placeholder") || "").trim(),
+    group: type === "radio" || (type === "checkbox" && members.length > 1) ? groupOf(members) : "",
   };
 }
 """
@@ -50,6 +67,8 @@ class DomPerception:
     """Elements from the accessibility snapshot, completed from the DOM."""
 
     def perceive(self, page: Any) -> View:
+        if page.locator(_CONTROLS).count() == 0:  # a form its scripts have yet to build
+            settled(page)
         snapshot = page.locator("body").aria_snapshot(mode="ai", boxes=True)
         size = page.viewport_size or {"width": 1280, "height": 720}
         elements, texts = parse_snapshot(snapshot, size["width"], size["height"])
@@ -111,8 +130,9 @@ def parse_snapshot(snapshot: str, width: int, height: int) -> tuple[list[Element
             groups.append((indent, name))
         if role == "option" and owner is not None and indent > owner[0]:
             owner[1]["options"].append(name)
-            if "selected" in attrs and name != "请选择":
-                owner[1]["value"] = name
+            if "selected" in attrs and name != "请选择":  # a listbox may have several
+                before = owner[1]["value"] if owner[1]["role"] == "listbox" else ""
+                owner[1]["value"] = f"{before}、{name}" if before else name
             continue
         if role not in INTERACTIVE and role != "option" and (m["text"] or name):
             texts.append(m["text"] or name)  # a result may be in any element's text
@@ -146,9 +166,21 @@ def _box(raw: str | None, width: int, height: int) -> tuple[int, int, int, int] 
 
 
 def _details(page: Any, element: Element) -> dict:
-    if element.role in ("button", "link"):
-        return {}
     found = page.locator(f"aria-ref={element.ref}").evaluate(_DETAILS_JS)
+    if element.role in ("button", "link"):
+        return {"submits": bool(found.get("submits"))}
+    said = found.pop("label")
+    placeholder = found.pop("placeholder")
+    value_of = dict(found.pop("options"))
+    if element.options:
+        found["option_values"] = tuple(value_of.get(o, o) for o in element.options)
+    # The page's own label where the accessible name is none or only the placeholder
+    # (a table cell or the text before the control names it).
+    if said["label"] and (not element.name or (
+            element.name == placeholder and said["source"] == "text")):
+        found["name"] = said["label"]
+    if element.group or not found["group"]:
+        found.pop("group")  # a fieldset's legend, as the snapshot has it
     if element.role in ("combobox", "listbox") and element.value and found["value"]:
         found["value"] = element.value  # the option's text, not its value attribute
     # (an empty value attribute is the "--请选择--" placeholder: nothing chosen)

@@ -19,6 +19,7 @@ RPA_MODEL_DOWN = "智能填表服务暂时不可用，请稍后回复“重试�
 RPA_FORM_CHANGED = "办理网站的表单已变化，暂时无法自动填写，请稍后再试或到窗口办理。"
 RPA_REFUSED = "办理网站提示：{reason}"
 RPA_NO_OPTION = "办理网站上只能选择：{options}。"
+RPA_NOT_TYPED = "办理网站这一项只能填写{kind}，无法识别所给的内容。"
 # Values the form had no place for: nothing is submitted without them.
 RPA_UNPLACED = "办理网站的表单上没有找到填写{labels}的位置。为避免提交不完整的申请，申请没有提交。"
 RPA_NO_PLACE = "表单上没有找到填写这一项的位置"  # 未填写's reason, per field

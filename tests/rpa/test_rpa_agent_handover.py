@@ -1,7 +1,7 @@
-"""When direct matching cannot place a value, the rpa executor hands the form over
-to the browser agent. Here a form names its 姓名 control only through
-``aria-labelledby`` (no ``<label for>``): the direct perception cannot read it,
-the accessibility tree can."""
+"""When direct matching cannot finish a form, the rpa executor hands it over to the
+browser agent. Here a form (its 姓名 control named only through ``aria-labelledby``,
+which both read) asks for a consent the business does not set in ``fixed``: a
+required control no value fits, which the agent ticks."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ PAGE = """<!doctype html><html lang="zh-CN"><head><title>转移申请</title></h
   <label for="i">身份证号</label> <input id="i" name="i" required value="{i}">
   <label for="f">转出地</label> <input id="f" name="f" required value="{f}">
   <label for="t">转入地</label> <input id="t" name="t" required value="{t}">
+  <label><input type="checkbox" name="ok" value="1" required>我已阅读并同意承诺书</label>
   <button>提交申请</button>
 </form></main></body></html>"""
 
@@ -53,7 +54,7 @@ def site() -> Iterator[tuple[str, list[dict]]]:
     @app.route("/form", methods=["GET", "POST"])
     def form():
         values = {k: request.form.get(k, "") for k in "aift"}
-        if request.method == "POST" and all(values.values()):
+        if request.method == "POST" and all(values.values()) and request.form.get("ok"):
             received.append(values)
             return "<h1>提交成功</h1><p>受理编号：SI20261201009999</p>"
         error = '<p role="alert">请填写完整</p>' if request.method == "POST" else ""
@@ -80,9 +81,11 @@ def test_the_agent_finishes_a_form_direct_matching_cannot(site, tmp_path, chromi
     assert result["application_no"] == "SI20261201009999"
     assert received == [{"a": "张伟", "i": "330122196303150178", "f": "杭州市", "t": "苏州市"}]
     log = (tmp_path / "handover" / "actions.log").read_text("utf-8")
+    assert "match name -> '申请人姓名' (exact)" in log  # read through aria-labelledby
     assert "the agent takes over" in log and "agent: done" in log
     steps = (tmp_path / "handover" / "agent" / "steps.jsonl").read_text("utf-8")
-    assert "{{name}}" in steps and "张伟" not in steps and "330122196303150178" not in steps
+    assert "勾选必填的我已阅读并同意承诺书" in steps
+    assert "张伟" not in steps and "330122196303150178" not in steps
 
 
 def test_the_agent_says_what_it_could_not_fill(site, tmp_path, chromium, catalog):

@@ -28,7 +28,7 @@ DONE = "<h1>提交成功</h1><p>受理编号：SI20261201007777</p>"
 
 # English labels the matcher and the agent's offline policy cannot place.
 UNKNOWN_LABELS = """<!doctype html><html lang="en"><body><main><form method="post">
-  <label for="n">Full name</label> <input id="n" name="n">
+  <label for="n">Who is applying</label> <input id="n" name="n">
   <label for="c">Citizen ID</label> <input id="c" name="c">
   <label for="f">Moving from</label> <input id="f" name="f">
   <label for="t">Moving to</label> <input id="t" name="t">
@@ -37,7 +37,7 @@ UNKNOWN_LABELS = """<!doctype html><html lang="en"><body><main><form method="pos
 # Two pages; 身份证号 (page 1) and 转出地 (page 2) are known labels, the others are not.
 PARTIAL_1 = """<!doctype html><html lang="zh-CN"><body><main>
 <form method="post" action="?page=2">
-  <label for="n">Full name</label> <input id="n" name="n">
+  <label for="n">Who is applying</label> <input id="n" name="n">
   <label for="c">身份证号</label> <input id="c" name="c">
   <button>下一步</button></form></main></body></html>"""
 PARTIAL_2 = """<!doctype html><html lang="zh-CN"><body><main>
@@ -48,7 +48,7 @@ PARTIAL_2 = """<!doctype html><html lang="zh-CN"><body><main>
   <button>提交申请</button></form></main></body></html>"""
 
 # The same two pages with every label known: nothing is left out, it goes through.
-KNOWN_1 = PARTIAL_1.replace("Full name", "姓名")
+KNOWN_1 = PARTIAL_1.replace("Who is applying", "姓名")
 KNOWN_2 = PARTIAL_2.replace("Moving to", "转入地")
 
 

@@ -31,7 +31,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from si_agent.config.model import Business, FieldDef
-from si_agent.executor.rpa.form import Control, normalize, synonyms
+from si_agent.executor.rpa.form import Control, fold, normalize, synonyms
 
 _TYPES_BY_LABEL = (
     (re.compile(r"身份证|证件号|身份号码|社会保障号"), "idcard"),
@@ -73,9 +73,11 @@ def infer_fields(controls: list[Control], fixed: Mapping[str, Any],
     keys_by_label = {label: key for key, labels in synonyms().items() for label in labels}
     fields: list[dict[str, Any]] = []
     taken: set[str] = set()
+    always = {fold(k) for k in fixed}
     for control in controls:
         name = control.name
-        if not control.required or name in fixed or control.kind == "checkbox":
+        if not control.required or control.folded in always or control.kind in (
+                "checkbox", "checkboxes"):
             continue
         field = _infer(control, keys_by_label.get(name) or _pinyin_key(name))
         field.update(pinned.get(name, {}))

@@ -18,9 +18,14 @@ from si_agent.executor.rpa.fencing import shown_values
 from si_agent.executor.rpa.form import Control, choose, css, perceive
 from si_agent.executor.rpa.navigation import Navigation
 from si_agent.executor.rpa.trace import FAILED, FILLED, UNFILLED, FieldStatus
+from si_agent.form_values import as_list, typed
 from si_agent.validators import mask
 
 log = logging.getLogger(__name__)
+
+_YES = ("true", "1", "是", "yes", "y", "on")
+_KIND_WORDS = {"date": "日期", "time": "时间", "month": "年月", "datetime-local": "日期时间",
+               "number": "数字", "range": "数字"}
 
 
 class Filling(Navigation):
@@ -37,9 +42,11 @@ class Filling(Navigation):
             value = self.values.get(key)
             if value is None:
                 continue
-            if not self._set(control, str(value), field):
+            if not self._set(control, value, field):
                 unfit[key] = texts.RPA_NO_OPTION.format(
-                    options="、".join(o.label for o in control.options))
+                    options="、".join(o.label for o in control.options)) if control.options \
+                    else texts.RPA_NOT_TYPED.format(kind=_KIND_WORDS.get(
+                        control.input_type, control.input_type))
                 continue
             self.taken[key] = control
             self.trace.note(f"fill {control.name} = {mask(field.type, value)}")
@@ -49,8 +56,8 @@ class Filling(Navigation):
             raise ExecutorError(texts.RPA_FIELDS_FAILED, field_errors=unfit, retryable=False,
                                 resume=self.trace.resume)
         for control in controls:
-            if control.name in fixed:
-                self._set(control, fixed[control.name], None)
+            if control.folded in fixed:
+                self._set(control, fixed[control.folded], None)
                 self.trace.note(f"fill {control.name} (fixed)")
 
     def _filled_here(self, controls: list[Control],
@@ -59,15 +66,29 @@ class Filling(Navigation):
         remembered (to tell a refusal of them from a page that moved)."""
         keys = {c.key for c in controls}
         filled = {c.key for c in self.taken.values() if c.key in keys}
-        filled |= {c.key for c in controls if c.name in fixed}
+        filled |= {c.key for c in controls if c.folded in fixed}
         self.put.update(shown_values(perceive(self.page), filled))
         return filled
 
-    def _set(self, control: Control, value: str | bool, field: Any) -> bool:
-        """Put ``value`` in the control; False when no option of it means the value."""
+    def _set(self, control: Control, value: Any, field: Any) -> bool:
+        """Put ``value`` in the control, as its type takes it (``form_values.typed``);
+        False when no option of it means the value, or the value is none of its type."""
         target = self.page.locator(control.selector())
         if control.kind == "checkbox":
-            target.set_checked(value is True or str(value).lower() in ("true", "1", "是"))
+            target.set_checked(value is True or str(value).lower() in _YES)
+            return True
+        if control.kind == "checkboxes" or control.multiple:
+            chosen = [choose(field, control, item) for item in as_list(value)]
+            if not chosen or None in chosen:
+                self.trace.note(f"no option of {control.name} fits")
+                return False
+            wanted = {c.value for c in chosen if c is not None}
+            if control.multiple:
+                target.select_option(sorted(wanted))
+                return True
+            for option in control.options:
+                self.page.locator(f'{control.selector()}[value="{css(option.value)}"]'
+                                  ).set_checked(option.value in wanted)
             return True
         if control.kind in ("select", "radio"):
             choice = choose(field, control, str(value))
@@ -79,7 +100,11 @@ class Filling(Navigation):
             else:
                 self.page.locator(f'{control.selector()}[value="{css(choice.value)}"]').check()
             return True
-        target.fill(str(value))
+        text = typed(control.input_type, str(value))
+        if text is None:
+            self.trace.note(f"the value is no {control.input_type} for {control.name}")
+            return False
+        target.fill(text)
         return True
 
     def _result(self, *, sent_here: bool) -> dict | None:

@@ -1,13 +1,22 @@
 """Reading a web form the way a screen reader does, and matching it to a business.
 
-``perceive(page)`` lists the form's controls with what the accessibility tree
-exposes for each: its label (``<label for>``, a radio group's ``<legend>``,
-``aria-label``), control kind, whether it is required, its options, its current
-value, and the error announced for it (``aria-invalid="true"`` with the text of
-``aria-describedby``). ``match`` pairs business fields with those controls: the
-business's explicit ``fields`` mapping first, then the field's own label, then
-the staff-editable synonyms in ``si_agent/data/rpa_synonyms.yaml``. ``choose``
-picks a select or radio option for a value, through the enum's aliases.
+``perceive(page)`` lists the form's controls with what the page says of each: its
+label as ``si_agent.dom`` reads it (``aria-labelledby``, ``aria-label``, its
+``<label>``, the text or table cell before it, its placeholder; a radio or
+checkbox group's ``<legend>`` or the text before the group), control kind and
+input type, whether it is required, its options, its current value, and the error
+announced for it (``aria-invalid="true"`` with the text of ``aria-describedby``).
+Radios sharing a name are one control; so are checkboxes sharing a name (a
+checkbox group, for a list value). With ``settle`` it first waits, bounded, for a
+form built by JavaScript.
+
+``pair`` matches business fields with those controls (``labels.assign``: folded
+text, containment, token similarity, with a margin so one value never takes two
+controls), by the business's explicit ``fields`` mapping for the keys it names,
+else the field's own label and the staff-editable synonyms in
+``si_agent/data/rpa_synonyms.yaml``; it says which rule matched each. ``choose``
+picks a select, radio or checkbox option for a value, by label or value, through
+the enum's aliases.
 """
 
 from __future__ import annotations
@@ -21,13 +30,14 @@ import yaml
 from pydantic import BaseModel
 
 from si_agent.config.model import Business, FieldDef
-from si_agent.labels import best_option, normalize
+from si_agent.dom import LABELS_JS, settled
+from si_agent.labels import Assignment, assign, best_option, fold, normalize
 
-Kind = Literal["text", "date", "select", "radio", "checkbox", "textarea"]
+Kind = Literal["text", "date", "select", "radio", "checkbox", "checkboxes", "textarea"]
 
-# One entry per control (a radio group is one control); run in the page.
-_PERCEIVE_JS = """
-() => {
+# One entry per control (a radio group, or checkboxes sharing a name, is one control);
+# run in the page. Labels as si_agent.dom reads them.
+_PERCEIVE_JS = "() => {" + LABELS_JS + """
   const text = (el) => (el ? el.innerText || el.textContent || "" : "").trim();
   const errorOf = (el) => {
     if (el.getAttribute("aria-invalid") !== "true") return null;
@@ -35,36 +45,43 @@ _PERCEIVE_JS = """
     const said = ids.map((id) => text(document.getElementById(id))).filter(Boolean);
     return said.join(" ") || "";
   };
+  const visible = (el) => el.getClientRects().length > 0 || el.type === "radio"
+    || el.type === "checkbox";  // a styled radio or checkbox may hide its box
+  const optionOf = (el) => ({value: el.value, label: labelOf(el).label || el.value});
   const out = [];
   const groups = new Set();
   for (const el of document.querySelectorAll("input, select, textarea")) {
     const type = (el.getAttribute("type") || el.tagName).toLowerCase();
-    if (["hidden", "submit", "button", "reset", "image", "password"].includes(type)) continue;
-    if (el.disabled) continue;
-    if (type === "radio") {
-      if (groups.has(el.name)) continue;
-      groups.add(el.name);
-      const radios = [...document.getElementsByName(el.name)];
-      const fieldset = el.closest("fieldset");
-      const invalid = radios.find((r) => r.getAttribute("aria-invalid") === "true") || el;
+    if (["hidden", "submit", "button", "reset", "image", "password", "file"].includes(type)) continue;
+    if (el.disabled || !visible(el)) continue;
+    const members = (type === "radio" || type === "checkbox") && el.name
+      ? [...document.getElementsByName(el.name)].filter((r) => r.type === type && !r.disabled)
+      : [el];
+    if (type === "radio" || (type === "checkbox" && members.length > 1)) {
+      if (groups.has(type + ":" + el.name)) continue;
+      groups.add(type + ":" + el.name);
+      const invalid = members.find((r) => r.getAttribute("aria-invalid") === "true") || el;
       out.push({
-        key: "radio:" + el.name, kind: "radio",
-        label: text(fieldset && fieldset.querySelector("legend")) || el.name,
-        required: radios.some((r) => r.required),
-        options: radios.map((r) => ({value: r.value, label: text(r.labels && r.labels[0]) || r.value})),
-        value: (radios.find((r) => r.checked) || {}).value || "",
+        key: type + ":" + el.name, kind: type === "radio" ? "radio" : "checkboxes",
+        label: groupOf(members), source: "group", input_type: type,
+        required: members.some((r) => r.required || r.getAttribute("aria-required") === "true"),
+        options: members.map(optionOf),
+        value: members.filter((r) => r.checked).map((r) => r.value).join("\\n"),
         error: errorOf(invalid),
       });
       continue;
     }
     const kind = el.tagName === "SELECT" ? "select" : el.tagName === "TEXTAREA" ? "textarea"
       : type === "checkbox" ? "checkbox" : type === "date" ? "date" : "text";
+    const named = labelOf(el);
     out.push({
       key: el.id ? "id:" + el.id : "name:" + el.name, kind,
-      label: text(el.labels && el.labels[0]) || el.getAttribute("aria-label") || el.name,
+      label: named.label, source: named.source, input_type: type,
+      multiple: kind === "select" && el.multiple,
       required: el.required || el.getAttribute("aria-required") === "true",
       options: kind === "select"
-        ? [...el.options].filter((o) => o.value).map((o) => ({value: o.value, label: text(o)}))
+        ? [...el.options].filter((o) => o.value && !o.disabled)
+            .map((o) => ({value: o.value, label: text(o)}))
         : [],
       value: kind === "checkbox" ? (el.checked ? "true" : "") : el.value || "",
       error: errorOf(el),
@@ -83,9 +100,12 @@ class Choice(BaseModel):
 class Control(BaseModel):
     """One form control as the accessibility tree presents it."""
 
-    key: str  # "id:<element id>" or "radio:<group name>": how to find it again
+    key: str  # "id:<id>", "name:<name>", "radio:<group name>" or "checkbox:<group name>"
     kind: Kind
     label: str
+    source: str = "label"  # where the label was read (si_agent.dom's labelOf)
+    input_type: str = ""  # the input's type attribute (date, time, number...) or its tag
+    multiple: bool = False  # a select that takes several options
     required: bool = False
     options: list[Choice] = []
     value: str = ""
@@ -93,13 +113,18 @@ class Control(BaseModel):
 
     @property
     def name(self) -> str:
-        """The label as matched: no spaces, asterisks or colons."""
+        """The label as shown: no spaces, asterisks, colons or required marks."""
         return normalize(self.label)
+
+    @property
+    def folded(self) -> str:
+        """The label as compared (``labels.fold``)."""
+        return fold(self.label)
 
     def selector(self) -> str:
         kind, _, ident = self.key.partition(":")
-        if kind == "radio":
-            return f'input[type="radio"][name="{css(ident)}"]'
+        if kind in ("radio", "checkbox"):
+            return f'input[type="{kind}"][name="{css(ident)}"]'
         if kind == "name":
             return f'[name="{css(ident)}"]'
         return f'[id="{css(ident)}"]'
@@ -111,8 +136,11 @@ def css(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def perceive(page: Any) -> list[Control]:
-    """The controls of the page's form, in document order."""
+def perceive(page: Any, *, settle: bool = False) -> list[Control]:
+    """The controls of the page's form, in document order (``settle``: first wait,
+    bounded, for a page built by JavaScript to show them: ``dom.settled``)."""
+    if settle:
+        settled(page)
     return [Control.model_validate(c) for c in page.evaluate(_PERCEIVE_JS)]
 
 
@@ -124,37 +152,40 @@ def synonyms() -> dict[str, tuple[str, ...]]:
             for key, labels in (yaml.safe_load(text) or {}).items()}
 
 
+def pair(business: Business, controls: list[Control],
+         explicit: Mapping[str, str]) -> tuple[dict[str, Control], Assignment]:
+    """Business field key -> the control that takes its value, and how each was found
+    (``labels.assign``: the business's ``fields`` mapping alone for the keys it names,
+    else the field's label and its synonyms)."""
+    wanted = {f.key: [explicit[f.key]] if f.key in explicit else [f.label, *synonyms().get(
+        f.key, ())] for f in business.fields}
+    found = assign(wanted, [c.label for c in controls])
+    return {key: controls[m.index] for key, m in found.matches.items()}, found
+
+
 def match(business: Business, controls: list[Control],
           explicit: Mapping[str, str]) -> dict[str, Control]:
-    """Business field key -> the control that takes its value."""
-    by_name: dict[str, Control] = {}
-    for control in controls:
-        by_name.setdefault(control.name, control)
-    found: dict[str, Control] = {}
-    for f in business.fields:
-        names = [normalize(explicit[f.key])] if f.key in explicit else [
-            normalize(f.label), *synonyms().get(f.key, ())]
-        match = next((by_name[n] for n in names if n in by_name), None)
-        if match is not None and match not in found.values():
-            found[f.key] = match
-    return found
+    """Business field key -> the control that takes its value (see ``pair``)."""
+    return pair(business, controls, explicit)[0]
 
 
 def choose(field: FieldDef | None, control: Control, value: str) -> Choice | None:
-    """The option of a select or radio group meaning ``value`` (its label or value,
-    exactly, then through the enum's aliases, then by containment)."""
-    said = {normalize(value)}
+    """The option of a select, radio group or checkbox group meaning ``value``: its
+    label or value, folded (case, width, punctuation), then through the enum's
+    aliases, then by wording and containment (``labels.best_option``)."""
+    said = {fold(value)}
     if field is not None:
         for option in field.options:
-            names = {normalize(option.value), *(normalize(a) for a in option.aliases)}
+            names = {fold(option.value), *(fold(a) for a in option.aliases)}
             if said & names:
                 said |= names
     for choice in control.options:
-        if {normalize(choice.label), normalize(choice.value)} & said:
+        if {fold(choice.label), fold(choice.value)} & said:
             return choice
     labels = [c.label for c in control.options]
-    for name in sorted(said, key=len, reverse=True):  # then by wording (labels.best_option)
-        label = best_option(labels, name)
+    values = [c.value for c in control.options]
+    for name in sorted(said, key=len, reverse=True):
+        label = best_option(labels, name, values)
         if label is not None:
             return next(c for c in control.options if c.label == label)
     return None

@@ -28,10 +28,11 @@ class HandOver(GuardedJob):
 
     def _unplaced(self, controls: list[Control], matched: dict[str, Control],
                   fixed: Mapping[str, Any]) -> bool:
-        """Required controls left empty here that no value of the business fits:
+        """Required controls left empty here that no value given fits:
         direct matching cannot finish this form (the agent may, or says what is missing)."""
-        return any(c.required and not c.value and c.name not in fixed
-                   and c not in matched.values() for c in controls)
+        given = [c for k, c in matched.items() if self.values.get(k) is not None]
+        return any(c.required and not c.value and c.folded not in fixed
+                   and c not in given for c in controls)
 
     def _hand_over(self) -> dict:
         """Let the browser agent (perceive → decide → act → observe) finish the form,
@@ -44,18 +45,21 @@ class HandOver(GuardedJob):
         self.trace.note("direct matching cannot place every value: the agent takes over"
                         + (f" (to place {', '.join(left)})" if left else ""))
         labels: dict[str, list[str]] = {}
-        values: dict[str, str] = {}
+        values: dict[str, str | list[str]] = {}
         for f in self.business.fields:
             if self.values.get(f.key) is None:
                 continue
-            values[f.key] = str(self.values[f.key])
+            value = self.values[f.key]
+            values[f.key] = [str(v) for v in value] if isinstance(value, list | tuple) \
+                else str(value)
             labels[f.key] = [x for x in (self.options.fields.get(f.key), f.label) if x]
             labels[f.key] += list(synonyms().get(f.key, ()))
         for n, (label, value) in enumerate(self.options.fixed.items()):
             values[f"fixed_{n}"] = "true" if value is True else str(value)
             labels[f"fixed_{n}"] = [label]
         goal = Goal(task=texts.RPA_AGENT_TASK.format(name=self.business.name), values=values,
-                    labels=labels, success=self.options.success, must_place=left)
+                    labels=labels, success=self.options.success, must_place=left,
+                    next=[self.options.next], submit=[self.options.submit])
         agent = Agent(DomPerception(), self.decider, max_steps=self.options.agent_steps,
                       runner=ActionRunner(self.options.action_timeout * 1000),
                       origins=self.guard.policy)

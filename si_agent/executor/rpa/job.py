@@ -20,7 +20,7 @@ from si_agent.executor import texts
 from si_agent.executor.rpa import discover
 from si_agent.executor.rpa.fencing import STALE_POST, carry, page_moved
 from si_agent.executor.rpa.filling import Filling
-from si_agent.executor.rpa.form import Control, match, normalize, perceive
+from si_agent.executor.rpa.form import Control, fold, pair, perceive
 from si_agent.executor.rpa.guarded import digest, url_path
 from si_agent.executor.rpa.handover import HandOver
 from si_agent.executor.rpa.options import RpaOptions
@@ -54,10 +54,12 @@ class Job(Filling, HandOver):
                 self.trace.shot(self.page, "unknown")
                 raise ExecutorError(texts.RPA_NO_RESULT, retryable=False, unknown=True,
                                     resume=self.trace.resume)
-            controls = perceive(self.page)
+            controls = perceive(self.page, settle=True)
             if page_no == 0 and self.business.discover and not self.job.resume:
                 self._check_discovered(controls)
-            matched = match(self.business, controls, self.options.fields)
+            matched, how = pair(self.business, controls, self.options.fields)
+            for line in how.notes([c.name for c in controls]):
+                self.trace.note(line)
             self.matched.update(matched)
             fixed = fixed_controls(self.options)
             self._fill(controls, matched, fixed)
@@ -68,7 +70,7 @@ class Job(Filling, HandOver):
                             + (f"; in no control yet: {', '.join(left)}" if left else ""))
             if self._unplaced(controls, matched, fixed):
                 return self._hand_over()
-            if left and step == "submit" and button.count() > 0:
+            if left and step == "submit" and button is not None:
                 # Nothing is submitted with a value left out: the agent tries to place
                 # them, and says which it could not.
                 self.trace.note("before the submit, values are in no control: "
@@ -102,7 +104,7 @@ class Job(Filling, HandOver):
 
     def discover_page(self) -> discover.DiscoveredForm:
         """The fields this page of the form asks for, cached for the business."""
-        controls = perceive(self.page)
+        controls = perceive(self.page, settle=True)
         found = discover.DiscoveredForm(
             url=expand_env(self.options.url), hash=discover.form_hash(controls),
             fields=discover.infer_fields(controls, fixed_controls(self.options)))
@@ -123,5 +125,5 @@ class Job(Filling, HandOver):
 
 
 def fixed_controls(options: RpaOptions) -> dict[str, str | bool]:
-    """The controls the business always sets, by normalized label."""
-    return {normalize(k): v for k, v in options.fixed.items()}
+    """The controls the business always sets, by folded label (``labels.fold``)."""
+    return {fold(k): v for k, v in options.fixed.items()}

@@ -17,10 +17,25 @@ from si_agent.config.envsubst import expand_env
 from si_agent.errors import ExecutorError
 from si_agent.executor import texts
 from si_agent.executor.rpa.guarded import GuardedJob, digest, url_path
+from si_agent.labels import Button, button_meaning, holds_back
 
 log = logging.getLogger(__name__)
 
 _SETTLE_MS = 150  # before the submission: the page's last requests reach the guard
+_BUTTONS = ("button, input[type=submit], input[type=button], input[type=image], "
+            "[role=button]")
+# The page's visible, enabled buttons: their words and whether they submit a form
+# that has fields (a logout or search-only form's button does not count).
+_BUTTONS_JS = """(selector) => [...document.querySelectorAll(selector)].map((el, index) => {
+  const type = (el.getAttribute("type") || (el.tagName === "BUTTON" ? "submit" : "")).toLowerCase();
+  const name = (el.getAttribute("aria-label") || el.innerText || el.value || el.alt
+                || el.title || "").replace(/\\s+/g, " ").trim();
+  const form = el.form || el.closest("form");
+  const fillable = !!form && form.querySelector(
+    "input:not([type=hidden]):not([type=submit]):not([type=button]):not([type=image]), select, textarea");
+  return {index, name, submits: !!fillable && (type === "submit" || type === "image"),
+          shown: el.getClientRects().length > 0 && !el.disabled};
+}).filter((b) => b.shown)"""
 
 
 class Navigation(GuardedJob):
@@ -82,13 +97,26 @@ class Navigation(GuardedJob):
             raise ExecutorError(texts.RPA_LOGIN_FAILED, retryable=False)
         self.trace.note("logged in")
 
-    def _button(self) -> tuple[str, Any]:
-        """The button this page's press would press: ("next", 下一步) if the page has
-        it, else ("submit", the submit button), which may be missing (count 0)."""
-        button = self.page.get_by_role("button", name=self.options.next)
-        if button.count() > 0:
-            return "next", button
-        return "submit", self.page.get_by_role("button", name=self.options.submit)
+    def _button(self) -> tuple[str, Any | None]:
+        """The button this page's press would press, by what its words mean
+        (``labels.button_meaning``, the business's ``next``/``submit`` first): ("next",
+        下一步/Continue) if the page has one, else ("submit", 提交/Submit/Apply, else the
+        form's one submit button); the button is None when there is neither."""
+        found = self.page.evaluate(_BUTTONS_JS, _BUTTONS)
+        meant = [button_meaning(b["name"], next_names=[self.options.next],
+                                submit_names=[self.options.submit]) for b in found]
+        pick = next((i for i, m in enumerate(meant) if m == Button.NEXT), None)
+        step = "next"
+        if pick is None:
+            step = "submit"
+            pick = next((i for i, m in enumerate(meant) if m == Button.SUBMIT), None)
+        if pick is None:  # a form's lone submit button, whatever its words ("Go", "OK")
+            lone = [i for i, b in enumerate(found) if b["submits"] and not holds_back(b["name"])]
+            pick = lone[0] if len(lone) == 1 else None
+        if pick is None:
+            return "submit", None
+        self.trace.note(f"the {step} button: {found[pick]['name'][:40]!r}")
+        return step, self.page.locator(_BUTTONS).nth(found[pick]["index"])
 
     def _press(self) -> str:
         """Press 下一步 if the page has it, else submit; "login" if the portal logged us out."""
@@ -96,10 +124,10 @@ class Navigation(GuardedJob):
         step, button = self._button()
         if step == "submit":
             self.progress(texts.RPA_SUBMITTING)
-        if button.count() == 0:
+        if button is None:
             self.trace.note("no next or submit button")
             raise ExecutorError(texts.RPA_FORM_CHANGED, retryable=False, resume=self.trace.resume)
-        target = origins.destination(button.first)
+        target = origins.destination(button)
         if target is not None and not self.guard.policy.allows(target):
             raise self._off_portal(f"the {step} button posts to {url_path(target)[:80]}")
         if step == "submit":
@@ -117,7 +145,7 @@ class Navigation(GuardedJob):
             self.job.remember(self.trace.resume)
         self.submitted = self.submitted or step == "submit"
         with self.page.expect_navigation() as navigation:
-            button.first.click()
+            button.click()
         self.trace.note(f"press {step}")
         self.answered = navigation.value.status if navigation.value is not None else None
         self._check_status(navigation.value)
