@@ -119,7 +119,8 @@ class Turn(Flow):
                      decision.engine, [r.name for r in self.st.records], decision.rule.value,
                      decision.usage.model_calls)
         return snapshot(s, self.deps.catalog, reply, turn_usage=decision.usage,
-                        services=self.st.services).model_copy(update={"message": shown})
+                        services=self.st.services, photo=self.st.photo,
+                        ).model_copy(update={"message": shown})
 
     def _apply(self, call: ToolCall) -> int:
         """Apply one call if the current state offers it; 1 if applied."""
