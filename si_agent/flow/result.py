@@ -52,6 +52,9 @@ class StepView(BaseModel):
     optional: bool = False  # may be skipped: the dialogue goes on without it
 
 
+StepStatus = Literal["done", "current", "failed", "pending", "optional", "skipped"]
+
+
 class StepStatusView(BaseModel):
     """One photo step of the business and where it stands, for the page's list.
 
@@ -62,7 +65,7 @@ class StepStatusView(BaseModel):
 
     id: str
     label: str
-    status: Literal["done", "current", "failed", "pending", "optional", "skipped"]
+    status: StepStatus
     optional: bool = False
 
 
@@ -156,6 +159,7 @@ def step_views(session: Session, business: Business | None) -> list[StepStatusVi
     awaited = awaited_step(session, business)
     views = []
     for st in business.steps:
+        status: StepStatus
         if st.id in session.step_data:
             status = "done"
         elif st.id in session.skipped:

@@ -325,7 +325,9 @@ def compare(
     """Compare the one face in each photo: same person when the SFace cosine >= ``threshold``."""
     gate = gate or QualityGate()
     features: dict[str, Any] = {}
-    for role, data in (("selfie", selfie), ("reference", reference)):
+    roles: tuple[tuple[Literal["selfie", "reference"], bytes | np.ndarray], ...] = (
+        ("selfie", selfie), ("reference", reference))
+    for role, data in roles:
         try:
             features[role] = _embed(decode_image(data), gate)
         except Unusable as unusable:

@@ -69,7 +69,7 @@ class IdCardStep:
         return StepResult(
             fields={k: read[k] for k in _CARD_FIELDS if k in wanted and k in read},
             data={k: read[k] for k in _KEPT_DATA if k in read},
-            files={PORTRAIT: reading.portrait} if reading.portrait else {},
+            files={PORTRAIT: portrait} if (portrait := reading.portrait) else {},
         )
 
 
@@ -120,7 +120,7 @@ class IdPhotoStep:
         if missing is not None:
             return missing
         photo = make_id_photo(upload.data)  # type: ignore[arg-type]
-        if not photo.ok:
+        if photo.jpeg is None:
             return StepResult(error=photo.error)
         return StepResult(data={"width": SIZE[0], "height": SIZE[1], "format": "jpeg"},
                           files={ID_PHOTO: photo.jpeg}, submit=(ID_PHOTO,))
