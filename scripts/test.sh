@@ -34,6 +34,13 @@ if [ ! -x /usr/bin/chromium ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null
 fi
 export SI_REQUIRE_BROWSER=1
+# The accessibility tests load axe-core into the page: the npm package, pinned (with its
+# hash) by tests/browser/axe/package-lock.json.
+if ! command -v npm >/dev/null 2>&1; then
+  echo "installing npm" >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+fi
+npm ci --prefix tests/browser/axe --ignore-scripts --no-audit --no-fund --loglevel=error
 
 # The API benchmark's test drives gunicorn with wrk (scripts/wrk_dialogue.lua).
 if ! command -v wrk >/dev/null 2>&1; then

@@ -19,6 +19,7 @@ from si_agent.flow.controller import Controller
 from si_agent.flow.steps import registered_step_handlers
 from si_agent.jobs.celery import CeleryRunner
 from si_agent.knowledge import create_knowledge
+from si_agent.moderation import create_moderation
 from si_agent.photo.steps import builtin_step_handlers
 from si_agent.session import create_store
 from si_agent.session.files import create_step_files, file_key
@@ -36,6 +37,8 @@ def build_controller(settings: Settings | None = None, *, engine: str | None = N
     if errors := keyword_errors(catalog):  # a reply word as a keyword breaks every dialogue
         raise ConfigErrors(errors)
     log.info("loaded %d businesses from %s", len(catalog), settings.business_dir)
+    texts = load_assistant_texts(settings.business_dir)
+    moderation = create_moderation(settings, catalog, texts)  # a bad word list stops the start
     store = create_store(settings)
     controller = Controller(
         catalog,
@@ -47,9 +50,10 @@ def build_controller(settings: Settings | None = None, *, engine: str | None = N
         files=create_step_files(store, file_key(settings.upload_key or settings.jwt_secret)),
         runner=CeleryRunner(settings) if settings.job_backend == "celery" else None,
         max_message_chars=settings.max_message_chars,
-        texts=load_assistant_texts(settings.business_dir),
+        texts=texts,
         handoff_text=settings.handoff_text,
         audit=create_audit_log(settings, store),
+        moderation=moderation,
     )
     controller.driver.takeover_grace = settings.job_takeover_grace
     return controller

@@ -181,14 +181,18 @@ def _validate(args: argparse.Namespace, settings: Settings) -> int:
     from si_agent.config.assistant import check_assistant_texts
     from si_agent.config.loader import ASSISTANT_FILE, check_directory
     from si_agent.engine.rules.collisions import keyword_errors, keyword_warnings
+    from si_agent.moderation.words import MODERATION_FILE, check_moderation
 
     directory = Path(args.directory) if args.directory else settings.business_dir
     catalog, errors = check_directory(directory)
-    if directory.is_dir():
-        errors += check_assistant_texts(directory)[1]
+    texts, text_errors = check_assistant_texts(directory) if directory.is_dir() else (None, [])
+    errors += text_errors
     # Errors fail validate (and stop the server); warnings are printed and pass.
     errors += keyword_errors(catalog)
-    warnings = keyword_warnings(catalog)
+    warnings: list = keyword_warnings(catalog)
+    words, word_errors, word_warnings = check_moderation(directory, catalog, texts)
+    errors += word_errors
+    warnings += word_warnings
     for err in errors:
         print(err)
     for warning in warnings:
@@ -197,8 +201,11 @@ def _validate(args: argparse.Namespace, settings: Settings) -> int:
     if errors:
         print(f"{len(errors)} error(s) in {directory}{noted}", file=sys.stderr)
         return 1
-    texts = ASSISTANT_FILE if (directory / ASSISTANT_FILE).is_file() else "built-in defaults"
-    print(f"ok: {len(catalog)} businesses in {directory}; assistant texts: {texts}{noted}")
+    assistant = ASSISTANT_FILE if (directory / ASSISTANT_FILE).is_file() else "built-in defaults"
+    listed = (f"{MODERATION_FILE}" if (directory / MODERATION_FILE).is_file()
+              else "built-in default") + f" ({len(words.entries) if words else 0} words)"
+    print(f"ok: {len(catalog)} businesses in {directory}; assistant texts: {assistant}; "
+          f"moderation list: {listed}{noted}")
     for business in (b for b in catalog.values() if b.discover):
         print(_discovery_report(business, settings))
     return 0

@@ -18,6 +18,12 @@ from si_agent.config.settings import DEFAULT_HANDOFF
 SESSION_EXPIRED = "会话已过期，已为您重新开始；如果之前正在办理业务，请重新提供信息。"
 EMPTY_MESSAGE = "您好像没有输入内容，请问有什么可以帮您？"
 TOO_LONG = "您的消息太长了（超过{limit}个字），请精简后再发送。"
+# Content moderation (si_agent.moderation): a message refused by the word list or the
+# moderation service is not used (nothing is stored); a reply refused is not shown.
+INPUT_REFUSED = ("抱歉，您的消息里有不适宜的内容，我无法处理。请换一种说法告诉我您要办的事，"
+                 "例如“社保卡丢了怎么补办”。")
+OUTPUT_REFUSED = "抱歉，这条回复没有通过内容检查，不能显示。请换一种问法，或联系{handoff}。"
+MODERATION_UNAVAILABLE = "抱歉，消息暂时无法处理，请稍后再发送。"
 START = "好的，开始为您办理【{name}】。"
 RECORDED = "已记录：{items}。"
 INVALID = "{diagnosis}{instruction}"
@@ -46,6 +52,8 @@ REFUSED_REASK = "这项申请无法重新提交。您可以回复“修改+项�
 EXEC_STEP_FAILED = "业务系统未通过【{label}】：{message}请重新完成这一步。"
 EXECUTOR_CRASHED = "业务系统处理时出现异常，请稍后再试。"
 JOB_QUEUED = "您的【{name}】申请已提交，正在办理，结果出来后会第一时间告诉您。"
+# The job runner did not take a long-running job: nothing was submitted (EXEC_FAILED).
+JOB_NOT_STARTED = "办理服务暂时无法接收申请，申请没有提交。"
 JOB_RUNNING = "您的【{name}】申请正在办理中，请稍候。"
 JOB_PROGRESS = "当前进度：{progress}"
 JOB_CANNOT_CANCEL = "您的【{name}】申请已经提交，正在办理中，无法取消。办理结果出来后会告诉您。"
@@ -66,8 +74,15 @@ STEP_REDO_ASK = "好的，请重新完成【{label}】。"
 EXEC_FIELD_FAILED = "业务系统未通过以下信息：{items}。请重新提供。"
 FAILED_REASK = "您可以回复“重试”再次提交，回复“修改+项目名称”修改信息，或回复“取消”放弃办理。"
 NO_ANSWER_TEMPLATE = "抱歉，这个问题我暂时无法回答。您可以联系{handoff}咨询，或告诉我您想办理的业务。"
-SUGGEST = "💡 您可能需要办理【{name}】，回复“办理”即可开始。"
+SUGGEST = "您可能需要办理【{name}】，回复“办理”即可开始。"
 CONTINUE = "我们继续办理【{name}】。"
+# "重新开始" typed with something to lose: asked first; then done, or kept.
+START_OVER_ASK = ("重新开始将清除正在办理的【{names}】和已填写的信息。确定要重新开始吗？"
+                  "回复“确定”重新开始，回复“继续”接着办理。")
+START_OVER_DONE = "好的，已清除【{names}】和已填写的信息。"  # followed by the greeting
+START_OVER_KEPT = "好的，不重新开始，已填写的信息都还在。"  # followed by CONTINUE
+START_OVER_CHOICES = ("确定", "继续")  # the page's quick replies to START_OVER_ASK
+START_OVER_JOB = "您的【{name}】申请已经提交，正在办理中，办理结果出来前不能重新开始。"
 # A greeting or a thanks while a business runs: said back in a word, then CONTINUE.
 GREETING_BRIEF = "您好！"
 CLOSING_BRIEF = "不客气。"

@@ -38,7 +38,8 @@ def broken(tmp_path) -> Path:
 def test_validate_ok(tmp_path):
     out = run("validate", "businesses", tmp_path=tmp_path)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "ok: 13 businesses in businesses; assistant texts: _assistant.yaml"
+    assert out.stdout.strip() == ("ok: 13 businesses in businesses; assistant texts: _assistant.yaml; "
+                                  "moderation list: built-in default (57 words)")
 
 
 def test_validate_reports_file_line_path(tmp_path, broken):
@@ -63,7 +64,8 @@ def test_validate_checks_the_assistant_texts(tmp_path):
     (target / "_assistant.yaml").unlink()
     out = run("validate", str(target), tmp_path=tmp_path)
     assert out.returncode == 0, out.stdout
-    assert out.stdout.strip() == f"ok: 13 businesses in {target}; assistant texts: built-in defaults"
+    assert out.stdout.strip() == (f"ok: 13 businesses in {target}; assistant texts: built-in defaults; "
+                                  "moderation list: built-in default (57 words)")
 
 
 def test_chat_refuses_to_start_on_invalid_config(tmp_path, broken):
@@ -200,7 +202,8 @@ def test_validate_resolves_a_relative_directory_against_the_callers_cwd(tmp_path
     out = subprocess.run([sys.executable, "-m", "si_agent.cli", "validate", "mine"],
                          capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "ok: 13 businesses in mine; assistant texts: _assistant.yaml"
+    assert out.stdout.strip() == ("ok: 13 businesses in mine; assistant texts: _assistant.yaml; "
+                                  "moderation list: built-in default (57 words)")
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")

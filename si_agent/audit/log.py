@@ -95,6 +95,15 @@ class AuditLog:
             application_no=application_no(result), values=mask_values(job.values, business),
             detail=_masked_detail(error)))
 
+    def moderation(self, session_id: str, business: Business | None, where: str,
+                   action: str, categories: tuple[str, ...]) -> None:
+        """A message (``where`` input) or reply (output) the moderation did not pass as
+        it was: the action and the list's categories; never the text."""
+        self.append(AuditEntry(
+            event="moderation", user=self.user_ref(session_id),
+            business=business.id if business else "-", outcome=action,
+            detail=f"{where}: {', '.join(categories) or '-'}"))
+
     # -- the store ---------------------------------------------------------------------
 
     def append(self, entry: AuditEntry) -> None:

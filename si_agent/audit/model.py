@@ -12,7 +12,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-AuditEvent = Literal["state", "submission"]
+# moderation: a citizen's message or a reply the moderation masked, refused or flagged
+# (the categories only, never the text).
+AuditEvent = Literal["state", "submission", "moderation"]
 # The states whose every entry is audited (the submission's life cycle).
 AUDITED_STATES: frozenset[str] = frozenset({"executing", "done", "failed"})
 
@@ -36,10 +38,12 @@ class AuditEntry(BaseModel):
     job_id: str | None = None
     state: str | None = None  # event "state": the state entered (executing, done, failed)
     channel: str | None = None  # event "submission": the executor kind (http, rpa, ...)
-    outcome: str  # running, succeeded, failed, concluded (a consultation done)
+    # running, succeeded, failed, concluded (a consultation done); for moderation the
+    # action: mask, refuse, flag
+    outcome: str
     application_no: str | None = None
     values: dict[str, str] = Field(default_factory=dict)  # masked
-    detail: str | None = None  # why it failed, masked
+    detail: str | None = None  # why it failed, masked; moderation: where and categories
     id: str | None = None  # given by the store: a row number or a stream id
 
     @property

@@ -41,6 +41,9 @@ DEV_JWT_SECRET = "si-agent-dev-secret-change-me-in-production"
 AUTH_MODES = ("dev", "prod")
 EXTRACTION_MODES = ("turn", "per_field")
 KNOWLEDGE_BACKENDS = ("milvus", "none")
+# Content moderation (si_agent.moderation): the staff word list, a moderation service
+# by URL, both, or none.
+MODERATION_CHOICES = ("words", "http", "words+http", "off")
 JWT_ALGORITHMS = ("HS256", "RS256")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 ENV_PREFIX = "SI_"
@@ -198,6 +201,8 @@ Text = Annotated[str, BeforeValidator(_text)]
 ExtractionMode = Annotated[str, BeforeValidator(_one_of(EXTRACTION_MODES))]
 LogLevel = Annotated[str, BeforeValidator(_one_of(LOG_LEVELS, upper=True))]
 KnowledgeBackend = Annotated[str, BeforeValidator(_one_of(KNOWLEDGE_BACKENDS))]
+ModerationChoice = Annotated[str, BeforeValidator(_one_of(MODERATION_CHOICES))]
+ModerationFail = Annotated[str, BeforeValidator(_one_of(("open", "closed")))]
 AuthMode = Annotated[str, BeforeValidator(_one_of(AUTH_MODES))]
 JwtAlgorithm = Annotated[str, BeforeValidator(_one_of(JWT_ALGORITHMS, upper=True))]
 PemKey = Annotated[str | None, BeforeValidator(_pem_key)]
@@ -244,6 +249,11 @@ class Settings(BaseSettings):
     # Who citizens are sent to for a person (人工 / 投诉): fills {handoff} in the
     # assistant texts' handoff text.
     handoff_text: Text = DEFAULT_HANDOFF
+    # -- content moderation (docs/moderation.md) -------------------------------
+    moderation: ModerationChoice = "words"
+    moderation_url: str | None = None  # the moderation service (SI_MODERATION=http)
+    moderation_timeout: PositiveFloat = 2.0
+    moderation_fail: ModerationFail = "open"  # when the service fails: let through, refuse
     # -- knowledge base (RAG) ------------------------------------------------
     knowledge: KnowledgeBackend = "milvus"
     kb_uri: str | None = Field(default=None,
@@ -324,6 +334,9 @@ class Settings(BaseSettings):
             super().__init__(**values)
         except ValidationError as exc:
             raise SettingsError(_describe(exc)) from None
+        if "http" in self.moderation and not self.moderation_url:
+            raise SettingsError(f"SI_MODERATION={self.moderation} needs SI_MODERATION_URL "
+                                "(the moderation service's address)")
         if self.upload_retention_days and not self.upload_key:
             raise SettingsError("SI_UPLOAD_KEY is required when SI_UPLOAD_RETENTION_DAYS > 0 "
                                 "(kept photos are encrypted at rest)")

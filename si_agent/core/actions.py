@@ -97,7 +97,7 @@ class ExplainFieldArgs(Args):
 
 
 SmallTalkKind = Literal["greeting", "closing", "handoff", "self_intro", "services",
-                        "nothing_pending"]
+                        "nothing_pending", "start_over"]
 
 
 class SmallTalkArgs(Args):
@@ -106,7 +106,8 @@ class SmallTalkArgs(Args):
                     "for a person or to complain; self_intro: asks who the assistant is; services: "
                     "asks which services can be done here (有哪些业务, 你们能干啥, 业务菜单); "
                     "nothing_pending: 办理 / 确认 / 继续 alone while nothing is in progress or "
-                    "suggested (which business is meant)")
+                    "suggested (which business is meant); start_over: 重新开始 / 从头开始 (asked "
+                    "first when a business is in progress), or yes to that question")
 
 
 class AnswerQuestionArgs(Args):

@@ -95,6 +95,7 @@ class SessionView:
     result: Mapping[str, Any] | None = None
     catalog: Mapping[str, Business] = field(repr=False, default_factory=dict)
     suspended: tuple[str, ...] = ()  # businesses put aside, newest last
+    start_over_asked: bool = False  # the last reply asked whether to start over
 
     def pending_keys(self) -> list[str]:
         """Field keys not yet collected, in business order."""

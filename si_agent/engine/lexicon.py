@@ -39,6 +39,11 @@ SWITCH_YES = frozenset({
 # No to that question ("不用，先把挂失办完", "继续办挂失").
 DECLINE = re.compile(
     r"^(?:不用|不要|不了|不必|先不|别|不换|不切换|不需要|算了吧?$|不$|继续|接着|还是先|先把)")
+# Starting the whole conversation again (the page's 重新开始, typed): the whole message.
+START_OVER = frozenset({
+    "重新开始", "从头开始", "从新开始", "重来", "重新来", "从头来", "从头再来", "重新来过",
+    "全部重来", "全部重新开始", "一切重来", "我要重新开始", "重新开始吧", "从头开始吧", "重来吧",
+})
 # Taking a kept business up again: "继续办理【社保卡挂失】", "接着办挂失".
 RESUME = re.compile(r"继续|接着|接下去|回到")
 INTENT = ("我要", "我想", "帮我", "请帮", "给我", "麻烦", "想办", "要办", "办理", "申请", "申领",
@@ -375,6 +380,15 @@ def is_preamble_only(text: str) -> bool:
 
 def is_switch_yes(text: str) -> bool:
     return bare(text) in SWITCH_YES
+
+
+def is_start_over(text: str) -> bool:
+    return bare(text) in START_OVER
+
+
+def is_start_over_yes(text: str) -> bool:
+    """Yes to "确定要重新开始吗？" (not "继续", which keeps the business)."""
+    return (is_switch_yes(text) or is_confirm(text)) and not RESUME.search(text)
 
 
 def strip_preamble(text: str) -> str:

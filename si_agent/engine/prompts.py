@@ -45,6 +45,7 @@ SYSTEM = """你是社保智能帮办助手的决策模块，负责理解用户�
 - 寒暄、致谢、道别、找人工或投诉、问你是谁：调用 small_talk。
 - 问有哪些业务、能办什么、要业务菜单（“你们能干啥”“还能办些啥”）：调用 small_talk(kind=services)，
   办理中也一样，当前业务和待填信息保持不变。
+- 用户说“重新开始”“从头开始”：调用 small_talk(kind=start_over)（有业务在办时会先问用户是否确定，不要把它当成字段值）。
 - 身份证号、手机号、银行卡号等已替换为 <ID_1>、<PHONE_1>、<CARD_1> 这样的占位符，填写参数时原样使用占位符。
 - 拿不准时不要猜，宁可不调用工具。
 
@@ -87,6 +88,9 @@ def _pending_offers(view: SessionView, catalog: Mapping[str, Business]) -> str:
     target = catalog.get(view.suggestion) if view.suggestion else None
     if target is not None:
         lines.append(f"上一轮已询问是否办理：{target.name}（{target.id}）")
+    if view.start_over_asked:
+        lines.append("上一轮已询问是否确定重新开始：用户同意（“确定”“是的”）就调用 "
+                     "small_talk(kind=start_over)，不要当成确认提交；说“继续”就接着办理当前业务")
     kept = [catalog[b] for b in view.suspended if b in catalog]
     if kept:
         lines.append("暂停或取消后可恢复的业务：" + "、".join(f"{b.name}（{b.id}）" for b in kept))

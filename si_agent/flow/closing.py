@@ -19,6 +19,11 @@ def not_understood(t: Flow) -> None:
     s = t.s
     if t.st.resumed:
         return  # "继续" took the consultation up again: its theme is asked next
+    if t.st.start_over_asked and s.state not in AT_REST and t.business is not None:
+        # "继续" (or no) to "确定要重新开始吗？": the business goes on, its prompt next.
+        t.st.parts.append(replies.START_OVER_KEPT + replies.render(replies.CONTINUE,
+                                                                   name=t.business.name))
+        return
     if s.state in AT_REST:
         t.st.parts.append(t.greeting())
         t.st.asked = True

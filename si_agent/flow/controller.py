@@ -54,7 +54,7 @@ from si_agent.errors import JobInProgress, NoStepAwaited, SessionConflict
 from si_agent.executor import Executors
 from si_agent.executor.base import Executor
 from si_agent.flow.deps import TurnDeps
-from si_agent.flow.effects import carry_out
+from si_agent.flow.effects import Effects, Moderated, carry_out
 from si_agent.flow.execution import JobDriver
 from si_agent.flow.result import TurnResult, snapshot
 from si_agent.flow.steps import (
@@ -67,6 +67,7 @@ from si_agent.flow.steps import (
 from si_agent.flow.turn import Turn
 from si_agent.jobs import JobRunner, JobStore, ThreadRunner, create_job_store
 from si_agent.knowledge import Knowledge, NoKnowledge
+from si_agent.moderation import Moderation
 from si_agent.requirements import Missing
 from si_agent.session.base import ExpiryMarks, SessionStore, session_ref
 from si_agent.session.files import StepFiles, create_step_files
@@ -125,6 +126,7 @@ class Controller:
         texts: AssistantTexts | None = None,
         handoff_text: str = DEFAULT_HANDOFF,
         audit: AuditLog | None = None,
+        moderation: Moderation | None = None,
     ) -> None:
         self.store = store
         self.engine = engine
@@ -149,6 +151,9 @@ class Controller:
         self.max_message_chars = max_message_chars
         self.texts = texts if texts is not None else AssistantTexts()
         self.handoff_text = handoff_text
+        # Without one given (tests, embedding code): none; build_controller gives the
+        # deployment's (the word list by default).
+        self.moderation = moderation or Moderation()
         self.machine = DialogueMachine()
         self.unavailable = unavailable_businesses(self.catalog, self.step_handlers)
         for bid, names in self.unavailable.items():
@@ -197,6 +202,18 @@ class Controller:
                 else replies.render(replies.TOO_LONG, limit=self.max_message_chars)
             )
             return snapshot(session, self.catalog, reply)
+        verdict = self.moderation.check(text, "input")
+        if not verdict.clean:
+            session = self.load(session_id)
+            business = self.catalog.get(session.business_id) if session.business_id else None
+            effects = Effects(moderated=[Moderated("input", verdict.action.value,
+                                                   verdict.categories, business)])
+            carry_out(effects, session_id, self.files, self.audit)
+            if verdict.refused:  # not used: nothing of it is stored
+                return snapshot(session, self.catalog, replies.INPUT_REFUSED)
+            text = verdict.text
+        if on_delta is not None and self.moderation.active:
+            on_delta = self.moderation.stream(on_delta)
         return self._turn(session_id, text, lambda turn: self._decide(turn, on_delta),
                           group_id=group_id)
 
@@ -270,7 +287,8 @@ class Controller:
             jobs=self.jobs, discoverer=self, knowledge=self.knowledge,
             model_text_answers=isinstance(self.knowledge, NoKnowledge), toolsets=self,
             step_handlers=self.step_handlers, job_kinds=self, lease=self.driver.lease,
-            engine_name=self.engine.name, values_with_request=self.values_with_request)
+            engine_name=self.engine.name, values_with_request=self.values_with_request,
+            moderation=self.moderation)
 
     def long_running(self, business: Business) -> bool:
         """Whether ``business``'s executor runs long (its job goes to the runner)."""

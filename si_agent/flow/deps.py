@@ -22,6 +22,7 @@ from si_agent.executor.base import Executor
 from si_agent.flow.steps import StepHandler
 from si_agent.jobs import Job, JobRunner, JobStore
 from si_agent.knowledge import Answer
+from si_agent.moderation import Moderation
 from si_agent.session.base import SessionStore
 from si_agent.session.files import StepFiles
 from si_agent.session.model import Session
@@ -86,6 +87,7 @@ class TurnDeps:
     lease: float  # a queued job's first lease, in seconds
     engine_name: str
     values_with_request: ValuesWithRequest | None = None
+    moderation: Moderation = Moderation()  # checks every reply before it is shown
 
 
 class JobHost(Protocol):

@@ -37,6 +37,16 @@ class Entered:
     values: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class Moderated:
+    """A message or reply the moderation masked, refused or flagged (audited)."""
+
+    where: str
+    action: str
+    categories: tuple[str, ...]
+    business: Business | None
+
+
 @dataclass
 class Effects:
     """The effects of one turn (or one applied outcome), in order."""
@@ -45,6 +55,7 @@ class Effects:
     entered: list[Entered] = field(default_factory=list)
     job: Job | None = None  # the job this turn queued (run after the save)
     applied: Job | None = None  # the finished job whose outcome this turn applied
+    moderated: list[Moderated] = field(default_factory=list)
 
     def put(self, owner: str, name: str, data: bytes) -> None:
         self.files.append(FileOp("put", owner, name=name, data=data))
@@ -70,3 +81,5 @@ def carry_out(effects: Effects, session_id: str, files: StepFiles, audit: AuditL
         job = effects.job if entry.state == "executing" else effects.applied
         audit.state_change(session_id, entry.business, entry.state, job=job,
                            values=entry.values)
+    for m in effects.moderated:
+        audit.moderation(session_id, m.business, m.where, m.action, m.categories)

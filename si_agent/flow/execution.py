@@ -94,11 +94,21 @@ class JobDriver:
             job = claimed
         if not job.finished:
             if job.long_running:
-                queued = [replies.render(replies.JOB_QUEUED, name=business.name)]
-                self._show_more(session.session_id, queued)  # before its outcome can arrive
-                ctl.runner.submit(job.id, self.run_in_background)
-                return _amend(result, queued, job=job)
-            job = self.execute(job, business)
+                # "已提交，正在办理" only once the runner took the job: one it refused
+                # (its queue down, the pool shut down) never started, and says so.
+                try:
+                    ctl.runner.submit(job.id, self.run_in_background)
+                except Exception:  # any runner's failure (a Protocol: Celery, threads)
+                    log.exception("job %s for %s: the job runner did not take it; "
+                                  "not started", job.id, business.id)
+                    job = self.finish(job, error=JobError(message=replies.JOB_NOT_STARTED,
+                                                             retryable=True))
+                else:
+                    queued = [replies.render(replies.JOB_QUEUED, name=business.name)]
+                    self._show_more(session.session_id, queued)
+                    return _amend(result, queued, job=job)
+            else:
+                job = self.execute(job, business)
         session, parts = self.apply_outcome(session.session_id, job, same_turn=True,
                                             session=session)
         final = snapshot(session, ctl.catalog, job=job, turn_usage=result.usage.get("turn"))
@@ -404,7 +414,9 @@ class JobDriver:
             flow = Flow(session, ctl.deps)
             apply_job(flow, job)
             prompt_next(flow)
-            text = join(flow.st.parts)
+            text = flow.moderated(join(flow.st.parts))
+            if text != join(flow.st.parts):
+                flow.st.parts = [text]
             if same_turn and session.history and session.history[-1].role == "assistant":
                 last = session.history[-1]
                 session.history[-1] = last.model_copy(update={"text": join([last.text, text])})

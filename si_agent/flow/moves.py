@@ -32,7 +32,7 @@ from si_agent.core.machine import FlowModel
 from si_agent.core.state import AT_REST, Awaiting, FieldStatus, State
 from si_agent.errors import ExecutorError
 from si_agent.flow.deps import TurnDeps
-from si_agent.flow.effects import Effects, Entered
+from si_agent.flow.effects import Effects, Entered, Moderated
 from si_agent.flow.result import awaited_step
 from si_agent.flow.steps import FILE_REF, Upload
 from si_agent.jobs import Job
@@ -59,6 +59,7 @@ class TurnState:
     asked: bool = False  # the next prompt was already put in the reply
     reasked: set[str] = field(default_factory=set)  # fields whose error line says what to enter
     pending_suggestion: str | None = None  # the suggestion the last reply made
+    start_over_asked: bool = False  # the last reply asked whether to start over
     unreadable: set[str] = field(default_factory=set)  # businesses whose form could not be read
     # A consultation: the one this turn started in, the theme asked before this turn,
     # and what the turn did to its slots (the reply is made of these, by core.consult).
@@ -131,6 +132,7 @@ class Flow:
             history=tuple(s.history),  # messages are frozen: shared, not copied
             result=dict(s.result) if s.result else None, catalog=self.deps.catalog,
             suspended=tuple(f.business_id for f in s.suspended),
+            start_over_asked=s.start_over_asked,
         )
 
     def fire(self, trigger: str) -> None:
@@ -153,6 +155,17 @@ class Flow:
             name=call.name, arguments=redact_arguments(call.arguments, self.business),
             status=outcome.status, reason=outcome.reason.value, detail=outcome.detail,
         ))
+
+    def moderated(self, reply: str) -> str:
+        """The reply as the citizen may see it (``si_agent.moderation``, output check)."""
+        verdict = self.deps.moderation.check(reply, "output")
+        if verdict.clean:
+            return reply
+        self.effects.moderated.append(Moderated("output", verdict.action.value,
+                                                verdict.categories, self.business))
+        if verdict.refused:
+            return replies.render(replies.OUTPUT_REFUSED, handoff=self.deps.handoff_text)
+        return verdict.text
 
     def discovered(self, business: Business) -> Business | None:
         """The business with the fields its web form asks for (read once per turn)."""
@@ -177,6 +190,8 @@ class Flow:
         if not available:
             return replies.render(replies.NONE_ONLINE, handoff=self.deps.handoff_text)
         examples = replies.LIST_SEP.join(b.name for b in available[:3])
+        if not self.st.services:  # every one offered, as buttons (the text names a few)
+            self.st.services.extend(b.id for b in available)
         return replies.render(self.deps.texts.greeting, examples=examples)
 
     def services_reply(self, template: str) -> str:

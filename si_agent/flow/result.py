@@ -120,6 +120,8 @@ class TurnResult(BaseModel):
     photo: PhotoOutcome | None = None  # an upload turn: did the photo pass its step?
     theme: ThemeView | None = None  # a consultation's current theme
     services: list[BusinessRef] = Field(default_factory=list)  # listed in this reply (buttons)
+    # The awaited choice field's options: quick replies (the page sends the one tapped).
+    choices: list[str] = Field(default_factory=list)
     # The citizen's message as the page shows it and a reloaded page shows it again
     # (personal numbers masked); None outside a turn.
     message: str | None = None
@@ -174,6 +176,19 @@ def step_views(session: Session, business: Business | None) -> list[StepStatusVi
     return views
 
 
+def choices(session: Session, business: Business | None) -> list[str]:
+    """The answers the reply asks for: to "确定要重新开始吗？", or the options of the enum
+    field awaited while collecting (a consultation's several-choice slots excepted: one
+    tap cannot say several)."""
+    if session.start_over_asked:
+        return list(replies.START_OVER_CHOICES)
+    key = session.awaiting
+    if business is None or session.state != State.COLLECTING or key not in business.field_keys:
+        return []
+    field = business.field(key)
+    return [o.value for o in field.options] if field.type == "enum" else []
+
+
 def _theme_view(session: Session, business: Business | None) -> ThemeView | None:
     if business is None or not business.is_consult or session.state != State.COLLECTING:
         return None
@@ -199,11 +214,13 @@ def field_views(session: Session, business: Business | None) -> list[FieldView]:
 
 def snapshot(
     session: Session, catalog: Mapping[str, Business], reply: str = "",
-    turn_usage: Usage | None = None, job: Any = None, services: Sequence[str] = (),
+    turn_usage: Usage | None = None, job: Any = None, services: Sequence[str] | None = None,
     photo: tuple[str, bool, str | None] | None = None,
 ) -> TurnResult:
     """The turn object for ``session`` as it is now; ``usage`` counts model calls;
-    ``services`` are the businesses the reply listed (the page shows them as buttons)."""
+    ``services`` are the businesses the reply listed (the page shows them as buttons),
+    by default those the session's last reply listed (``Session.listed``)."""
+    services = session.listed if services is None else services
     business = catalog.get(session.business_id) if session.business_id else None
     suggestion = None
     if session.suggestion and session.suggestion in catalog:
@@ -233,4 +250,5 @@ def snapshot(
                    # (an empty cancelled one is no button: "继续" alone takes it up)
                    for f in session.suspended if f.business_id in catalog and f.worth_offering],
         services=[BusinessRef(id=b, name=catalog[b].name) for b in services if b in catalog],
+        choices=choices(session, business),
     )

@@ -85,6 +85,7 @@ class Turn(Flow):
             self.st.theme_asked = consult.current_theme(self.st.consulting, s.fields)
         self.st.pending_suggestion = s.suggestion
         s.suggestion = None  # a suggestion is good for the next turn only
+        self.st.start_over_asked, s.start_over_asked = s.start_over_asked, False  # so is this
         offered = self.tools()
         applied = 0
         for call in decision.calls:
@@ -94,7 +95,7 @@ class Turn(Flow):
         if not applied:
             not_understood(self)
         prompt_next(self)
-        reply = join([*self.st.notices, *self.st.answers, *self.st.parts])
+        reply = self.moderated(join([*self.st.notices, *self.st.answers, *self.st.parts]))
         s.turn += 1
         keep_profile(self)
         if s.step_files:  # the photos live as long as the session
@@ -118,9 +119,9 @@ class Turn(Flow):
                      session_ref(s.session_id), s.turn, self.state_before, s.state,
                      decision.engine, [r.name for r in self.st.records], decision.rule.value,
                      decision.usage.model_calls)
+        s.listed = list(self.st.services)
         return snapshot(s, self.deps.catalog, reply, turn_usage=decision.usage,
-                        services=self.st.services, photo=self.st.photo,
-                        ).model_copy(update={"message": shown})
+                        photo=self.st.photo).model_copy(update={"message": shown})
 
     def _apply(self, call: ToolCall) -> int:
         """Apply one call if the current state offers it; 1 if applied."""

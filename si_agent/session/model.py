@@ -168,6 +168,10 @@ class Session(BaseModel):
     step_files: dict[str, dict[str, bool]] = Field(default_factory=dict)
     skipped: list[str] = Field(default_factory=list)  # optional steps the citizen declined
     suggestion: str | None = None
+    # The last reply asked "确定重新开始吗？" (a typed 重新开始 with something to lose).
+    start_over_asked: bool = False
+    # The businesses the last reply listed (buttons on the page, again after a reload).
+    listed: list[str] = Field(default_factory=list)
     result: dict[str, Any] | None = None
     flow_nonce: str | None = None
     job_id: str | None = None  # the submission in progress or last made

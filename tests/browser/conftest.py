@@ -8,6 +8,7 @@ in which case they fail. ``SI_CHROMIUM_PATH`` overrides ``/usr/bin/chromium``.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -68,7 +69,8 @@ def artifacts() -> Path:
 
 @pytest.fixture
 def open_page(playwright_driver, live_server: str, tmp_path: Path) -> Iterator[Callable]:
-    """``open_page(viewport, **context_options)``: a fresh Chromium profile at the chat page.
+    """``open_page(viewport, preferences=None, **context_options)``: a fresh Chromium
+    profile (with those Preferences, e.g. a larger default font) at the chat page.
 
     Each call launches Chromium with its own user data dir, so localStorage (the dev user
     id) and therefore the server session are new. Uncaught page errors fail the test.
@@ -76,8 +78,11 @@ def open_page(playwright_driver, live_server: str, tmp_path: Path) -> Iterator[C
     contexts = []
     page_errors: list[str] = []
 
-    def open_page(viewport: dict = DESKTOP, **options):
+    def open_page(viewport: dict = DESKTOP, preferences: dict | None = None, **options):
         profile = tmp_path / f"profile-{len(contexts)}"
+        if preferences:
+            (profile / "Default").mkdir(parents=True)
+            (profile / "Default" / "Preferences").write_text(json.dumps(preferences), "utf-8")
         context = playwright_driver.chromium.launch_persistent_context(
             str(profile), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS,
             viewport=viewport, locale="zh-CN", **options,

@@ -94,19 +94,20 @@ def sites(server_settings, tmp_path_factory) -> Iterator[dict[str, str]]:
 
 @pytest.fixture
 def open_host(playwright_driver, tmp_path: Path) -> Iterator[Callable[..., Page]]:
-    """``open_host(url, viewport, preferences)``: a fresh Chromium profile (with those
-    Preferences) at a host page."""
+    """``open_host(url, viewport, preferences, **context_options)``: a fresh Chromium
+    profile (with those Preferences) at a host page."""
     contexts = []
     page_errors: list[str] = []
 
-    def open_host(url: str, viewport: dict = DESKTOP, preferences: dict | None = None) -> Page:
+    def open_host(url: str, viewport: dict = DESKTOP, preferences: dict | None = None,
+                  **options) -> Page:
         profile = tmp_path / f"profile-{len(contexts)}"
         if preferences:
             (profile / "Default").mkdir(parents=True)
             (profile / "Default" / "Preferences").write_text(json.dumps(preferences), "utf-8")
         context = playwright_driver.chromium.launch_persistent_context(
             str(profile), executable_path=str(CHROMIUM),
-            headless=True, args=CHROMIUM_ARGS, viewport=viewport, locale="zh-CN")
+            headless=True, args=CHROMIUM_ARGS, viewport=viewport, locale="zh-CN", **options)
         contexts.append(context)
         context.set_default_timeout(TIMEOUT_MS)
         page = context.pages[0] if context.pages else context.new_page()

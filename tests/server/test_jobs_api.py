@@ -115,3 +115,32 @@ def test_without_the_stream_the_next_turn_and_the_session_carry_the_result(
     assert turn["reply"].startswith("已在网上办事大厅提交，受理编号：")
     assert client.get("/api/session", headers=headers).get_json()["notice"] is None
     assert len(portal.keys) == 1
+
+
+class RefusingRunner:
+    """A job runner whose queue is down: it takes no job."""
+
+    def submit(self, job_id, work):
+        raise ConnectionError("the job queue does not answer")
+
+
+def test_a_job_the_runner_refused_never_says_it_was_submitted(settings, portal):
+    catalog = load_businesses(ROOT / "businesses")
+    catalog["social_transfer"] = catalog["social_transfer"].model_copy(update={"api": Api(
+        kind="slow_portal", result_template="已在网上办事大厅提交，受理编号：{application_no}。")})
+    executors = Executors(settings, executors={"slow_portal": portal})
+    controller = Controller(catalog, MemoryStore(), RuleEngine(catalog), executors,
+                            runner=RefusingRunner())
+    client = create_app(settings, controller=controller).test_client()
+    token = client.post("/api/token", json={"user_id": "refused-runner"}).get_json()
+    headers = {"Authorization": f"Bearer {token['access_token']}"}
+    for text in ("我要转社保", "从杭州转到苏州", ID, "张伟"):
+        client.post("/api/chat", json={"message": text}, headers=headers)
+    turn = client.post("/api/chat", json={"message": "确认"}, headers=headers).get_json()
+    assert turn["state"] == "failed"
+    assert "已提交" not in turn["reply"]
+    assert "提交未成功：办理服务暂时无法接收申请，申请没有提交。" in turn["reply"]
+    assert portal.keys == []  # never run
+    history = client.get("/api/session/history", headers=headers).get_json()["messages"]
+    assert not any("已提交" in m["text"] for m in history)
+    executors.close()

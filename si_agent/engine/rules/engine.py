@@ -11,6 +11,7 @@ from si_agent.config.model import Business
 from si_agent.core import actions as T
 from si_agent.core.catalog import Catalog
 from si_agent.core.decision import Decision, Rule, SessionView, TextSink, ToolCall
+from si_agent.core.state import AT_REST
 from si_agent.engine import lexicon as L
 from si_agent.engine.rules import (
     collecting,
@@ -22,7 +23,7 @@ from si_agent.engine.rules import (
     services,
     steps,
 )
-from si_agent.engine.rules.calls import Ruled, cancel_call, within_toolset
+from si_agent.engine.rules.calls import Ruled, cancel_call, small_talk_call, within_toolset
 from si_agent.engine.rules.matching import BusinessIndex, Match
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,9 @@ class RuleEngine:
         """The rules for what the toolset allows, chosen by the tools it offers (the
         action table's toolsets), never by a table of states of its own."""
         index = self._current()
+        start_over = _start_over(view, text, offered)
+        if start_over is not None:
+            return start_over
         if T.MATCH_BUSINESS in offered:
             return idle.decide(index, self.normalise, view, text, offered)
         if any(name.startswith(T.STEP_PREFIX) for name in offered):
@@ -105,3 +109,15 @@ class RuleEngine:
     ) -> dict[str, str]:
         """Field values stated in ``text``: ``{field_key: raw text}``."""
         return extraction.values_for(business, awaited, text, whole=whole)
+
+
+def _start_over(view: SessionView, text: str, offered: frozenset[str]) -> Ruled | None:
+    """"重新开始" typed, in any state (the flow asks first when something would be lost),
+    and the answer to that question: yes starts over, "继续" or no keeps the business."""
+    if T.SMALL_TALK not in offered:
+        return None
+    if L.is_start_over(text) or (view.start_over_asked and L.is_start_over_yes(text)):
+        return [small_talk_call("start_over")], Rule.SMALL_TALK, "start over"
+    if view.start_over_asked and L.is_decline(text) and view.state not in AT_REST:
+        return [], Rule.DECLINED, "start over declined: the business goes on"
+    return None

@@ -23,6 +23,8 @@ def small_talk(t: Flow, args: A.SmallTalkArgs) -> A.CallOutcome:
         brief = replies.GREETING_BRIEF if args.kind == "greeting" else replies.CLOSING_BRIEF
         t.st.parts.append(brief if b.is_consult else
                           brief + replies.render(replies.CONTINUE, name=b.name))
+    elif args.kind == "start_over":
+        return start_over(t)
     elif args.kind == "greeting":
         t.st.parts.append(t.greeting())
     elif (args.kind == "nothing_pending" and b is not None and b.api is not None
@@ -48,6 +50,41 @@ def small_talk(t: Flow, args: A.SmallTalkArgs) -> A.CallOutcome:
     if t.s.state in AT_REST:
         t.st.asked = True
     return A.applied()
+
+
+def start_over(t: Flow) -> A.CallOutcome:
+    """"重新开始" typed: with a business in progress or kept aside, asked first (as the
+    page's button asks); said again, or yes to the question, everything is cleared and
+    the greeting follows. Never while a submission is being processed."""
+    s = t.s
+    catalog = t.deps.catalog
+    running = t.business if s.state not in AT_REST else None
+    if s.state == State.EXECUTING and running is not None:
+        job = t.deps.jobs.load(s.job_id) if s.job_id else None
+        if job is not None and not job.finished:
+            t.st.parts.append(replies.render(replies.START_OVER_JOB, name=running.name))
+            t.st.asked = True
+            return A.applied(A.Reason.JOB_IN_PROGRESS, "a submitted job cannot be cleared")
+    names = ([running.name] if running is not None else []) + [
+        catalog[f.business_id].name for f in reversed(s.suspended) if f.business_id in catalog]
+    if names and not t.st.start_over_asked:
+        s.start_over_asked = True
+        t.st.parts.append(replies.render(replies.START_OVER_ASK,
+                                         names=replies.LIST_SEP.join(names)))
+        t.st.asked = True
+        return A.applied(A.Reason.AWAITING_VALUE, "asked before starting over")
+    for flow in s.suspended:
+        t.forget_flow(flow)
+    s.suspended = []
+    if s.business_id is not None:
+        t.fire("cancel")
+        t.clear()
+    if names:
+        t.st.parts.append(replies.render(replies.START_OVER_DONE,
+                                         names=replies.LIST_SEP.join(names)))
+    t.st.parts.append(t.greeting())
+    t.st.asked = True
+    return A.applied(detail="started over")
 
 
 def answer_question(t: Flow, args: A.AnswerQuestionArgs) -> A.CallOutcome:

@@ -20,8 +20,10 @@
 
 (() => {
   const TEXTS = {
-    greeting: "您好，我是社保智能帮办助手，可以帮您查询和办理社保业务。{examples}请问您想办理什么？",
-    greetingExamples: "例如：{names}。",
+    greeting: "您好，我是社保智能帮办助手，可以帮您查询和办理社保业务。请问您想办理什么？{pick}",
+    greetingPick: "可以点选下面的业务，也可以直接输入。",
+    greetingServices: "可以办理的业务",
+    modifyItem: "修改{label}",
     restored: "您有一项正在办理的业务【{name}】（{state}），可以继续回答，或点击“重新开始”。",
     empty: "请输入内容后再发送。",
     tooLong: "消息不能超过{limit}个字，请精简后再发送。",
@@ -95,7 +97,8 @@
   const els = {
     app: $("app"), messages: $("messages"), form: $("composer"), input: $("message-input"),
     send: $("send"), charCount: $("char-count"), actions: $("actions"),
-    suggestion: $("suggestion"), services: $("services"), confirm: $("confirm"), retry: $("retry"),
+    suggestion: $("suggestion"), services: $("services"), choices: $("choices"),
+    confirm: $("confirm"), retry: $("retry"),
     modify: $("modify"), cancel: $("cancel"), reset: $("reset"),
     panel: $("panel"), toggle: $("panel-toggle"), toggleCount: $("toggle-count"),
     close: $("panel-close"), backdrop: $("backdrop"), header: document.querySelector(".topbar"),
@@ -112,7 +115,7 @@
   };
 
   let config = { auth_mode: "dev", max_message_chars: 2000 };
-  let examples = [];
+  let offered = []; // the businesses that can be done here now: {id, name}, catalog order
   let busy = false;
   let accessToken = null;
   let toastTimer = null;
@@ -329,10 +332,18 @@
     return note;
   }
 
+  /** The greeting, with a button for each business offered (a reload greets again). */
   function greet() {
-    const names = examples.slice(0, 4).join("、");
-    const lead = names ? fill(TEXTS.greetingExamples, { names }) : "";
-    addMessage("assistant", fill(TEXTS.greeting, { examples: lead }));
+    const pick = offered.length ? TEXTS.greetingPick : "";
+    const row = addMessage("assistant", fill(TEXTS.greeting, { pick }));
+    if (!offered.length) return;
+    const group = document.createElement("div");
+    group.className = "greeting-services";
+    group.dataset.testid = "greeting-services";
+    group.setAttribute("role", "group");
+    group.setAttribute("aria-label", TEXTS.greetingServices);
+    group.append(...offered.map(serviceChip));
+    row.querySelector(".bubble").append(group);
   }
 
   function pendingReply() {
@@ -549,7 +560,7 @@
     const suggestion = view.suggestion;
     els.suggestion.hidden = !suggestion;
     if (suggestion) {
-      els.suggestion.textContent = "💡 " + fill(TEXTS.suggestion, { name: suggestion.name });
+      els.suggestion.textContent = fill(TEXTS.suggestion, { name: suggestion.name });
       els.suggestion.title = suggestion.text;
       els.suggestion.dataset.businessId = suggestion.business_id;
     }
@@ -557,12 +568,35 @@
     const services = Array.isArray(view.services) ? view.services : [];
     els.services.replaceChildren(...services.map(serviceChip));
     els.services.hidden = services.length === 0;
+    // The awaited choice field's options: each one sent as the message when tapped.
+    showChoices(Array.isArray(view.choices) ? view.choices : []);
     els.confirm.hidden = state !== "confirming";
     els.modify.hidden = state !== "confirming";
     els.retry.hidden = state !== "failed";
     els.cancel.hidden = state !== "confirming" && state !== "failed";
-    els.actions.hidden = ![els.suggestion, els.services, els.confirm, els.retry, els.cancel]
+    els.actions.hidden = ![els.suggestion, els.services, els.choices, els.confirm, els.retry, els.cancel]
       .some((b) => !b.hidden);
+  }
+
+  /** Quick replies: one button per text, sending it. */
+  function showChoices(texts) {
+    els.choices.replaceChildren(...texts.map((text) => {
+      const chip = document.createElement("button");
+      chip.type = "button";
+      chip.className = "chip";
+      chip.textContent = text;
+      chip.disabled = busy;
+      chip.addEventListener("click", () => {
+        if (els.input.value.trim() === TEXTS.send.modify) { // 修改 left half-typed
+          els.input.value = "";
+          updateInput();
+        }
+        send(text);
+      });
+      return chip;
+    }));
+    els.choices.hidden = texts.length === 0;
+    if (texts.length) els.actions.hidden = false;
   }
 
   function serviceChip(service) {
@@ -608,7 +642,9 @@
     els.app.dataset.busy = String(value);
     els.messages.setAttribute("aria-busy", String(value));
     for (const b of [els.send, els.reset, els.end, els.suggestion, els.confirm, els.retry, els.modify, els.cancel,
-                     els.uploadInput, els.uploadCamera, ...els.services.querySelectorAll("button")]) {
+                     els.uploadInput, els.uploadCamera, ...els.services.querySelectorAll("button"),
+                     ...els.choices.querySelectorAll("button"),
+                     ...els.messages.querySelectorAll(".greeting-services button")]) {
       b.disabled = value;
     }
   }
@@ -875,7 +911,10 @@
     }
   }
 
+  /** 修改: which item, as buttons ("修改姓名"), or typed after "修改" in the box. */
   function modify() {
+    const fields = Array.isArray(currentView.fields) ? currentView.fields : [];
+    showChoices(fields.map((f) => fill(TEXTS.modifyItem, { label: f.label })));
     els.input.value = TEXTS.send.modify;
     updateInput();
     els.input.focus();
@@ -1111,7 +1150,8 @@
     if (cfg.status === "fulfilled") config = { ...config, ...cfg.value };
     else toast(errorText(cfg.reason));
     if (businesses.status === "fulfilled" && Array.isArray(businesses.value)) {
-      examples = businesses.value.filter((b) => b.online !== false).map((b) => b.name);
+      offered = businesses.value.filter((b) => b.online !== false)
+        .map((b) => ({ id: b.id, name: b.name }));
     }
     updateInput();
     greet();

@@ -124,7 +124,7 @@
     addStyles(root);
     var box = element("div", { "class": "box " + position });
     var launcher = element("button", {
-      type: "button", "class": "launcher", "aria-label": title, "aria-expanded": "false",
+      type: "button", "class": "launcher", "aria-expanded": "false",
       "aria-controls": "si-agent-panel", "data-testid": "si-agent-launcher"
     });
     launcher.appendChild(element("span", { "class": "mark", "aria-hidden": "true" }, "社"));
