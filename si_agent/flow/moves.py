@@ -70,6 +70,8 @@ class TurnState:
     received: list[str] = field(default_factory=list)  # slots taken, for the received line
     resumed: bool = False
     services: list[str] = field(default_factory=list)  # businesses listed (shown as buttons)
+    # The photo this turn ran through its step: (step id, passed, why not); one a turn.
+    photo: tuple[str, bool, str | None] | None = None
 
 
 class Flow:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -52,6 +52,31 @@ class StepView(BaseModel):
     optional: bool = False  # may be skipped: the dialogue goes on without it
 
 
+StepStatus = Literal["done", "current", "failed", "pending", "optional", "skipped"]
+
+
+class StepStatusView(BaseModel):
+    """One photo step of the business and where it stands, for the page's list.
+
+    ``status``: ``done`` (passed), ``current`` (its photo is awaited), ``failed``
+    (awaited again after a photo that did not pass), ``pending`` (comes later),
+    ``optional`` (may be uploaded any time, or skipped), ``skipped`` (declined).
+    """
+
+    id: str
+    label: str
+    status: StepStatus
+    optional: bool = False
+
+
+class PhotoOutcome(BaseModel):
+    """What became of the photo uploaded in this turn: it passed its step, or not and why."""
+
+    step: str
+    passed: bool
+    error: str | None = None  # the Chinese reason, as in the reply
+
+
 class SuspendedView(BaseModel):
     """A business put aside for another one, resumable with "继续办理"."""
 
@@ -91,6 +116,8 @@ class TurnResult(BaseModel):
     notice: str | None = None  # an outcome that arrived since the last turn
     suspended: list[SuspendedView] = Field(default_factory=list)  # newest last
     step: StepView | None = None  # the step awaiting an upload (POST /api/upload)
+    steps: list[StepStatusView] = Field(default_factory=list)  # the business's photo steps
+    photo: PhotoOutcome | None = None  # an upload turn: did the photo pass its step?
     theme: ThemeView | None = None  # a consultation's current theme
     services: list[BusinessRef] = Field(default_factory=list)  # listed in this reply (buttons)
     # The awaited choice field's options: quick replies (the page sends the one tapped).
@@ -125,6 +152,28 @@ def _step_view(session: Session, business: Business | None) -> StepView | None:
         return None
     return StepView(id=step.id, label=step.label, prompt=step.prompt, capture=step.capture,
                     optional=step.optional)
+
+
+def step_views(session: Session, business: Business | None) -> list[StepStatusView]:
+    """Every step of the business with its status (see ``StepStatusView``)."""
+    if business is None or session.state == State.IDLE:
+        return []
+    awaited = awaited_step(session, business)
+    views = []
+    for st in business.steps:
+        status: StepStatus
+        if st.id in session.step_data:
+            status = "done"
+        elif st.id in session.skipped:
+            status = "skipped"
+        elif awaited is not None and st.id == awaited.id and (
+                session.state == State.STEP_EXECUTING):
+            status = "failed" if session.step_attempts else "current"
+        else:
+            status = "optional" if st.optional else "pending"
+        views.append(StepStatusView(id=st.id, label=st.label, status=status,
+                                    optional=st.optional))
+    return views
 
 
 def choices(session: Session, business: Business | None) -> list[str]:
@@ -166,6 +215,7 @@ def field_views(session: Session, business: Business | None) -> list[FieldView]:
 def snapshot(
     session: Session, catalog: Mapping[str, Business], reply: str = "",
     turn_usage: Usage | None = None, job: Any = None, services: Sequence[str] | None = None,
+    photo: tuple[str, bool, str | None] | None = None,
 ) -> TurnResult:
     """The turn object for ``session`` as it is now; ``usage`` counts model calls;
     ``services`` are the businesses the reply listed (the page shows them as buttons),
@@ -192,6 +242,8 @@ def snapshot(
         job=job_view(job),
         notice=session.notice,
         step=_step_view(session, business),
+        steps=step_views(session, business),
+        photo=PhotoOutcome(step=photo[0], passed=photo[1], error=photo[2]) if photo else None,
         theme=_theme_view(session, business),
         suspended=[SuspendedView(business_id=f.business_id, name=catalog[f.business_id].name,
                                  filled=f.filled)

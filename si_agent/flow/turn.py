@@ -123,8 +123,8 @@ class Turn(Flow):
                      decision.engine, [r.name for r in self.st.records], decision.rule.value,
                      decision.usage.model_calls)
         s.listed = list(self.st.services)
-        return snapshot(s, self.deps.catalog, reply,
-                        turn_usage=decision.usage).model_copy(update={"message": shown})
+        return snapshot(s, self.deps.catalog, reply, turn_usage=decision.usage,
+                        photo=self.st.photo).model_copy(update={"message": shown})
 
     def _apply(self, call: ToolCall) -> int:
         """Apply one call if the current state offers it; 1 if applied."""

@@ -241,12 +241,11 @@ def decode_image(data: bytes | np.ndarray) -> np.ndarray:
     raise Unusable(FaceProblem.UNREADABLE)
 
 
-def one_face(image: np.ndarray, gate: QualityGate) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The one usable face of ``image``: (the working image, shrunk to at most
-    ``WORKING_SIDE``; YuNet's row for the face: box x, y, w, h, five landmarks
-    (right eye, left eye, nose tip, mouth corners) and score; the aligned 112x112
-    crop). Raises ``Unusable`` when there is none, several, or it is too small,
-    dark or blurred."""
+def _detect(image: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(``image`` shrunk to at most ``WORKING_SIDE``, YuNet's rows for its faces:
+    an N x 15 array, N may be 0)."""
+    import numpy as np
+
     models = _get_models()
     cv2 = models.cv2
     height, width = image.shape[:2]
@@ -258,7 +257,29 @@ def one_face(image: np.ndarray, gate: QualityGate) -> tuple[np.ndarray, np.ndarr
     with models.lock:
         models.detector.setInputSize((width, height))
         _, faces = models.detector.detect(image)
-    if faces is None or len(faces) == 0:
+    return image, (np.zeros((0, 15), np.float32) if faces is None else faces)
+
+
+def detect_faces(image: np.ndarray) -> np.ndarray:
+    """YuNet's rows (box x, y, w, h, five landmarks, score) for every face in
+    ``image`` (BGR), in ``image``'s own pixels; an N x 15 array, N may be 0."""
+    working, faces = _detect(image)
+    scale = image.shape[1] / working.shape[1]
+    out = faces.copy()
+    out[:, :14] *= scale
+    return out
+
+
+def one_face(image: np.ndarray, gate: QualityGate) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The one usable face of ``image``: (the working image, shrunk to at most
+    ``WORKING_SIDE``; YuNet's row for the face: box x, y, w, h, five landmarks
+    (right eye, left eye, nose tip, mouth corners) and score; the aligned 112x112
+    crop). Raises ``Unusable`` when there is none, several, or it is too small,
+    dark or blurred."""
+    models = _get_models()
+    cv2 = models.cv2
+    image, faces = _detect(image)
+    if len(faces) == 0:
         # A face too dark to be found is better re-asked as "too dark".
         gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
         dark = float(gray.mean()) < gate.min_brightness
@@ -304,7 +325,9 @@ def compare(
     """Compare the one face in each photo: same person when the SFace cosine >= ``threshold``."""
     gate = gate or QualityGate()
     features: dict[str, Any] = {}
-    for role, data in (("selfie", selfie), ("reference", reference)):
+    roles: tuple[tuple[Literal["selfie", "reference"], bytes | np.ndarray], ...] = (
+        ("selfie", selfie), ("reference", reference))
+    for role, data in roles:
         try:
             features[role] = _embed(decode_image(data), gate)
         except Unusable as unusable:

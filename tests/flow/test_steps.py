@@ -181,3 +181,24 @@ def test_skipping_an_optional_step_never_skips_a_required_one(catalog, settings)
     assert turn.state == "confirming", turn.reply
     session = ctl.store.load("u")
     assert set(session.step_data) == {"id_card_photo", "face_photo"}
+
+
+def test_the_turn_lists_the_steps_and_says_whether_the_photo_passed(ctl):
+    def statuses(turn):
+        return [(st.id, st.status) for st in turn.steps]
+
+    turn = ctl.handle("u", "我要做养老金资格认证")
+    assert statuses(turn) == [("id_card_photo", "current"), ("face_photo", "pending")]
+    assert turn.photo is None
+    turn = ctl.handle("u", "/tmp/blurry.jpg")
+    assert statuses(turn) == [("id_card_photo", "failed"), ("face_photo", "pending")]
+    assert (turn.photo.step, turn.photo.passed) == ("id_card_photo", False)
+    assert turn.photo.error and turn.photo.error in turn.reply
+    turn = ctl.handle("u", "/photos/zhangwei.jpg")
+    assert statuses(turn) == [("id_card_photo", "done"), ("face_photo", "current")]
+    assert (turn.photo.step, turn.photo.passed, turn.photo.error) == ("id_card_photo", True, None)
+    turn = ctl.handle("u", "/photos/me.png")
+    assert statuses(turn) == [("id_card_photo", "done"), ("face_photo", "done")]
+    turn = ctl.handle("u", "13812345678")
+    assert turn.photo is None and turn.state == "confirming"
+    assert statuses(turn) == [("id_card_photo", "done"), ("face_photo", "done")]

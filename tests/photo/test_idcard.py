@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import io
+import math
 import random
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import date
 
 import pytest
-from PIL import Image, ImageFilter
+from PIL import Image, ImageFilter, ImageOps
 
 from si_agent.photo import idcard, messages
-from si_agent.photo.idcard import ReadProblem, read_id_card
-from si_agent.testing import cards
+from si_agent.photo.idcard import PortraitProblem, ReadProblem, read_id_card
+from si_agent.testing import cards, faces
 
 CARDS = [cards.random_card(random.Random(seed)) for seed in (3, 11, 29, 47)]
 # One hand-made card: a Uyghur name with a middle dot and an X check character.
@@ -42,21 +43,87 @@ def test_reads_every_field_exactly(card: cards.Card) -> None:
     assert reading.fields() == expected(card)
 
 
+def portrait_of(reading) -> Image.Image:
+    assert reading.portrait is not None, reading.portrait_problem
+    return Image.open(io.BytesIO(reading.portrait)).convert("RGB")
+
+
+def holds_one_usable_face(portrait: Image.Image) -> float:
+    """The face's roll in degrees (eye line), after the face step's own checks."""
+    import numpy as np
+
+    from si_agent.photo.face import QualityGate, one_face
+
+    _, row, _ = one_face(np.asarray(portrait)[:, :, ::-1].copy(), QualityGate())
+    (rx, ry), (lx, ly) = row[4:6], row[6:8]
+    return math.degrees(math.atan2(ly - ry, lx - rx))
+
+
 def test_keeps_the_portrait_as_png() -> None:
-    reading = read_id_card(cards.encode(cards.portrait_photo(CARDS[0])))
-    portrait = Image.open(io.BytesIO(reading.portrait)).convert("RGB")
-    assert portrait.format is None or portrait.mode == "RGB"
+    reading = read_id_card(cards.encode(cards.portrait_photo(CARDS[0], faces.astronaut_head())))
+    assert reading.ok and reading.portrait_problem is None
+    assert Image.open(io.BytesIO(reading.portrait)).format == "PNG"
+    portrait = portrait_of(reading)
     w, h = portrait.size
-    assert 200 < w < 320 and 270 < h < 400  # the 230 x 300 photo with a small margin
-    # The placeholder's grey background, not the card's light ground, fills the top corners.
-    r, g, b = portrait.getpixel((w // 2, h // 8))
-    assert 150 < r < 190 and b > r
-    assert "portrait" not in repr(reading)
+    assert 190 < w < 300 and 250 < h < 380  # about the card's 230 x 300 photo
+    assert abs(holds_one_usable_face(portrait)) < 3
+    assert "portrait=" not in repr(reading)  # the image bytes are never shown
+
+
+# The card as phones photograph it: askew either way, on a white sheet or a dark
+# frame (a border), or printed with other proportions; the photo is found by its face.
+PHOTOGRAPHED = {
+    "askew +8°": lambda img: img.rotate(8, Image.Resampling.BICUBIC, expand=True,
+                                       fillcolor=(96, 78, 60)),
+    "askew -8°": lambda img: img.rotate(-8, Image.Resampling.BICUBIC, expand=True,
+                                       fillcolor=(96, 78, 60)),
+    "white border": lambda img: ImageOps.expand(img, 120, fill=(250, 250, 250)),
+    "black border": lambda img: ImageOps.expand(img, 60, fill=(10, 10, 10)),
+    "wider card": lambda img: img.resize((round(img.width * 1.1), round(img.height * 0.95))),
+    "taller card": lambda img: img.resize((round(img.width * 0.94), round(img.height * 1.08))),
+}
+
+
+@pytest.mark.parametrize("distortion", PHOTOGRAPHED, ids=list(PHOTOGRAPHED))
+def test_the_portrait_is_found_by_its_face(distortion: str) -> None:
+    card = CARDS[1]
+    photo = PHOTOGRAPHED[distortion](cards.portrait_photo(card, faces.hopper_head()))
+    reading = read_id_card(cards.encode(photo, "JPEG", quality=80))
+    assert reading.ok, reading.error
+    assert reading.id_number == card.id_number
+    assert abs(holds_one_usable_face(portrait_of(reading))) < 4  # turned upright
+
+
+def test_the_holders_own_face_beside_the_card_is_not_taken() -> None:
+    """A citizen holding the card next to her face: the card's photo is Grace Hopper's."""
+    import numpy as np
+
+    from si_agent.photo.face import compare
+
+    card = cards.portrait_photo(CARDS[2], faces.hopper_head())
+    selfie = faces.astronaut().resize((460, 460))
+    scene = Image.new("RGB", (card.width + selfie.width + 40, card.height), (120, 110, 100))
+    scene.paste(selfie, (0, (card.height - selfie.height) // 2))
+    scene.paste(card, (selfie.width + 40, 0))
+    reading = read_id_card(cards.encode(scene, "JPEG", quality=85))
+    assert reading.ok, reading.error
+    portrait = np.asarray(portrait_of(reading))[:, :, ::-1].copy()
+    assert compare(faces.jpeg(faces.hopper()), portrait).same_person
+    assert not compare(faces.jpeg(faces.astronaut()), portrait).same_person
+
+
+def test_a_card_without_a_face_is_read_but_has_no_portrait() -> None:
+    reading = read_id_card(cards.encode(cards.portrait_photo(CARDS[0])))  # a drawn placeholder
+    assert reading.ok and reading.fields() == expected(CARDS[0])
+    assert reading.portrait is None
+    assert reading.portrait_problem is PortraitProblem.NOT_FOUND
+    assert reading.portrait_error == messages.PORTRAIT_NOT_FOUND
 
 
 def test_rotated_blurred_jpeg_still_reads_name_and_number() -> None:
     card = CARDS[1]
-    photo = cards.portrait_photo(card).rotate(4, expand=True, fillcolor=(96, 78, 60))
+    photo = cards.portrait_photo(card, faces.astronaut_head()).rotate(4, expand=True,
+                                                                  fillcolor=(96, 78, 60))
     photo = photo.filter(ImageFilter.GaussianBlur(1.0))
     reading = read_id_card(cards.encode(photo, "JPEG", quality=50))
     assert reading.ok, reading.error
@@ -99,12 +166,15 @@ def test_glare_blob_asks_to_avoid_the_light() -> None:
     assert reading.glare > idcard.GLARE_BLOB
 
 
-def test_glare_on_the_portrait_alone_asks_to_avoid_the_light() -> None:
+def test_glare_on_the_portrait_alone_is_named() -> None:
     # Every field is readable, but the face step would get a washed-out photo.
-    photo = cards.add_glare(cards.portrait_photo(CARDS[0]), center=(0.75, 0.41), radius=0.12)
+    photo = cards.add_glare(cards.portrait_photo(CARDS[0], faces.astronaut_head()),
+                            center=(0.73, 0.38), radius=0.12)
     reading = read_id_card(cards.encode(photo))
-    assert reading.problem is ReadProblem.GLARE
+    assert reading.ok, reading.error
     assert reading.portrait is None
+    assert reading.portrait_problem is PortraitProblem.GLARE
+    assert reading.portrait_error == messages.GLARE
 
 
 def test_a_clean_card_has_no_glare() -> None:

@@ -12,13 +12,15 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from PIL import Image
+from PIL import Image, ImageEnhance
 
 from si_agent import replies
 from si_agent.app import build_controller
 from si_agent.config.settings import Settings
 from si_agent.photo import messages
+from si_agent.testing import cards, faces
 from si_agent.uploads import clean_image
+from tests.photo.conftest import ZHANG_WEI
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -76,11 +78,57 @@ def test_a_card_and_the_same_persons_selfie_reach_done(ctl, settings, card_photo
     assert ctl.files.get(f"u:{session.flow_nonce}", "id_card_photo/portrait") is None
 
 
+def read_fields(turn) -> dict:
+    return {f.key: (f.status, f.value) for f in turn.fields if f.key in ("name", "id_number")}
+
+
 def test_another_person_is_asked_again(ctl, card_photo, stranger, selfie):
+    read = read_fields(certification_read(ctl, card_photo))
+    assert read == {"name": ("collected", "张伟"), "id_number": ("collected", "3301**********0178")}
+    # However often the face differs, only the selfie is asked again: the card stays read.
+    for _ in range(4):
+        turn = ctl.upload("u", image(stranger))
+        assert (turn.state, turn.awaiting, turn.step.id) == ("step_executing", "face_photo",
+                                                            "face_photo")
+        assert replies.FACE_NOT_SAME in turn.reply and "身份证人像面" not in turn.reply
+        assert read_fields(turn) == read
+        assert ctl.files.get(f"u:{ctl.store.load('u').flow_nonce}",
+                             "id_card_photo/portrait") is not None
+    turn = ctl.upload("u", image(selfie))
+    assert (turn.state, turn.awaiting) == ("collecting", "phone"), turn.reply
+    assert read_fields(turn) == read
+
+
+def test_an_unusable_selfie_is_asked_again_keeping_the_card(ctl, card_photo, cat, selfie):
+    read = read_fields(certification_read(ctl, card_photo))
+    dark = faces.jpeg(ImageEnhance.Brightness(faces.astronaut()).enhance(0.08))
+    for photo, text in ((cat, replies.FACE_NONE), (dark, replies.FACE_TOO_DARK)):
+        turn = ctl.upload("u", image(photo))
+        assert text in turn.reply and turn.awaiting == "face_photo"
+        assert read_fields(turn) == read
+    assert ctl.upload("u", image(selfie)).awaiting == "phone"
+
+
+def test_a_card_whose_photo_holds_no_face_is_asked_again_at_the_card(ctl, card_photo, selfie):
+    ctl.handle("u", "我要做养老金资格认证")
+    placeholder = faces.jpeg(cards.portrait_photo(ZHANG_WEI))  # every field, a drawn head
+    turn = ctl.upload("u", image(placeholder))
+    assert (turn.state, turn.awaiting) == ("step_executing", "id_card_photo")
+    assert messages.PORTRAIT_NOT_FOUND in turn.reply
+    assert read_fields(turn) == {"name": ("pending", None), "id_number": ("pending", None)}
+    assert ctl.upload("u", image(card_photo)).awaiting == "face_photo"
+    assert ctl.upload("u", image(selfie)).awaiting == "phone"
+
+
+def test_an_unusable_kept_portrait_sends_the_citizen_back_to_the_card(ctl, card_photo, selfie):
     certification_read(ctl, card_photo)
-    turn = ctl.upload("u", image(stranger))
-    assert (turn.state, turn.awaiting) == ("step_executing", "face_photo")
-    assert replies.FACE_NOT_SAME in turn.reply
+    owner = f"u:{ctl.store.load('u').flow_nonce}"
+    ctl.files.put(owner, "id_card_photo/portrait", faces.jpeg(faces.cat()))  # no face on it
+    turn = ctl.upload("u", image(selfie))
+    assert replies.FACE_BAD_REFERENCE in turn.reply
+    assert (turn.state, turn.step.id) == ("step_executing", "id_card_photo")
+    assert read_fields(turn)["name"] == ("pending", None)
+    certification_read(ctl, card_photo)
     assert ctl.upload("u", image(selfie)).state == "collecting"
 
 
@@ -159,8 +207,6 @@ def test_card_apply_without_the_photo_is_submitted_as_before(ctl, settings):
 
 
 def test_card_apply_with_a_photo_sends_a_358x441_jpeg(ctl, settings):
-    from si_agent.testing import faces
-
     ctl.handle("u", CARD_APPLY[0])
     turn = ctl.upload("u", image(faces.jpeg(faces.astronaut())))  # while collecting
     assert (turn.state, turn.awaiting) == ("collecting", "name"), turn.reply
@@ -174,8 +220,6 @@ def test_card_apply_with_a_photo_sends_a_358x441_jpeg(ctl, settings):
 
 
 def test_a_bad_card_photo_is_asked_again_or_skipped(ctl, settings):
-    from si_agent.testing import faces
-
     for text in CARD_APPLY:
         ctl.handle("u", text)
     turn = ctl.upload("u", image(faces.jpeg(faces.hopper())))  # a dark background
@@ -191,8 +235,6 @@ def test_a_bad_card_photo_is_asked_again_or_skipped(ctl, settings):
 
 
 def test_changing_the_card_photo_while_confirming(ctl, settings):
-    from si_agent.testing import faces
-
     for text in CARD_APPLY:
         ctl.handle("u", text)
     ctl.upload("u", image(faces.jpeg(faces.astronaut())))
@@ -209,8 +251,6 @@ def test_changing_the_card_photo_while_confirming(ctl, settings):
 
 def test_a_tilted_head_is_asked_again():
     from si_agent.photo.idphoto import make_id_photo
-    from si_agent.testing import faces
-
     head = faces.astronaut().crop((100, 0, 350, 250)).resize((500, 500))
     assert make_id_photo(faces.jpeg(head)).ok
     tilted = make_id_photo(faces.jpeg(faces.tilted(head, 25)))
@@ -261,8 +301,6 @@ def test_declining_the_photo_in_words_while_collecting_or_confirming(ctl, settin
 
 
 def test_a_photo_kept_longer_than_the_session_is_asked_again(ctl, settings):
-    from si_agent.testing import faces
-
     for text in CARD_APPLY:
         ctl.handle("u", text)
     assert ctl.upload("u", image(faces.jpeg(faces.astronaut()))).state == "confirming"
@@ -277,8 +315,6 @@ def test_a_photo_kept_longer_than_the_session_is_asked_again(ctl, settings):
 
 
 def test_the_job_record_never_holds_the_photo(ctl, settings):
-    from si_agent.testing import faces
-
     for text in CARD_APPLY:
         ctl.handle("u", text)
     ctl.upload("u", image(faces.jpeg(faces.astronaut())))

@@ -15,7 +15,8 @@ from si_agent.server.auth import InsecureSettings
 
 ID = "330122196303150178"
 TURN_KEYS = {"reply", "state", "business", "fields", "awaiting", "suggestion", "result", "turn",
-             "usage", "job", "notice", "suspended", "step", "theme", "services", "choices", "message"}
+             "usage", "job", "notice", "suspended", "step", "steps", "photo", "theme", "services",
+             "choices", "message"}
 
 
 def chat(client, headers, message, **kw):

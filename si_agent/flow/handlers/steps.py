@@ -90,10 +90,12 @@ def upload(t: Flow, args: A.UploadArgs) -> A.CallOutcome:
         # What this step needs from an earlier one is gone or unusable: that one again.
         earlier = next(st for st in b.steps if st.id == result.redo)
         t.forget_step(earlier.id)
+        t.st.photo = (step.id, False, error)
         t.st.parts.append(replies.render(replies.STEP_FAILED, label=step.label, error=error))
         return A.applied(A.Reason.STEP_FAILED, f"step failed: {earlier.id} again")
     if error is not None:
         s.step_attempts += 1
+        t.st.photo = (step.id, False, error)
         t.st.parts.append(replies.render(replies.STEP_FAILED, label=step.label,
                                          error=error or step.error_msg or ""))
         if step.optional:
@@ -109,6 +111,7 @@ def upload(t: Flow, args: A.UploadArgs) -> A.CallOutcome:
         return A.applied(A.Reason.STEP_FAILED, "step failed")
     s.step_data[step.id] = result.data
     s.step_attempts = 0
+    t.st.photo = (step.id, True, None)
     for name, data in result.files.items():
         t.effects.put(t.owner(), f"{step.id}/{name}", data)
     s.step_files[step.id] = {name: name in result.submit for name in result.files}

@@ -46,8 +46,12 @@
     suspendedFilled: "已填写{filled}项",
     uploadTitle: "上传{label}",
     uploadTitleOptional: "上传{label}（可选）",
-    uploading: "正在上传…",
-    uploaded: "已上传",
+    // An upload: 上传中 (with progress) → 识别中 (the step reads it) → 已通过 / 未通过.
+    uploading: "上传中…",
+    recognising: "识别中…",
+    passed: "{label}已通过",
+    refused: "未通过：{error}",
+    refusedShort: "未通过",
     uploadSent: "[上传照片]",
     resume: "继续办理",
     resumeMessage: "继续办理【{name}】",
@@ -90,6 +94,15 @@
     failed: { icon: "✕", text: "未通过核验" },
     skipped: { icon: "–", text: "未提供" },
   };
+  // A photo step in the panel's list of steps (status from the turn's "steps").
+  const STEP_STATUS = {
+    done: { icon: "✓", text: "已通过", look: "collected" },
+    current: { icon: "○", text: "待上传", look: "pending" },
+    failed: { icon: "✕", text: "未通过", look: "failed" },
+    pending: { icon: "○", text: "待办理", look: "pending" },
+    optional: { icon: "○", text: "可选，未上传", look: "pending" },
+    skipped: { icon: "–", text: "不上传", look: "skipped" },
+  };
   const STORAGE_USER = "si_agent.user_id";
   const STORAGE_TOKEN = "si_agent.token";
   const EMBEDDED = new URLSearchParams(location.search).get("embed") === "1" && window.parent !== window;
@@ -111,7 +124,8 @@
     business: $("business-name"), fields: $("fields"), fieldsEmpty: $("fields-empty"),
     suspended: $("suspended"), suspendedList: $("suspended-list"),
     upload: $("upload"), uploadTitle: $("upload-title"), uploadPrompt: $("upload-prompt"),
-    uploadInput: $("upload-input"), uploadPreview: $("upload-preview"),
+    uploadInput: $("upload-input"), uploadCamera: $("upload-camera"), uploadPreview: $("upload-preview"),
+    steps: $("steps"), stepsList: $("steps-list"),
     uploadStatus: $("upload-status"), uploadProgress: $("upload-progress"),
     result: $("result"), resultValue: $("result-value"), resultFields: $("result-fields"),
     toast: $("toast"), toastText: $("toast-text"), toastClose: $("toast-close"),
@@ -462,6 +476,33 @@
     });
   }
 
+  /** One photo step in the panel: its label and where it stands (已通过, 未通过...). */
+  function stepItem(step) {
+    const status = STEP_STATUS[step.status] ? step.status : "pending";
+    const li = document.createElement("li");
+    li.className = "field step-item";
+    li.dataset.testid = "step-" + step.id;
+    li.dataset.status = STEP_STATUS[status].look; // the fields' colours
+    li.dataset.stepStatus = status;
+    if (status === "current" || status === "failed") li.setAttribute("aria-current", "step");
+    const icon = document.createElement("span");
+    icon.className = "field-icon";
+    icon.setAttribute("aria-hidden", "true");
+    icon.textContent = STEP_STATUS[status].icon;
+    const head = document.createElement("div");
+    head.className = "field-head";
+    const label = document.createElement("span");
+    label.className = "field-label";
+    label.textContent = step.label;
+    const text = document.createElement("span");
+    text.className = "field-status";
+    text.dataset.testid = "step-status";
+    text.textContent = STEP_STATUS[status].text;
+    head.append(label, text);
+    li.append(icon, head);
+    return li;
+  }
+
   /** The web form's per-field outcome (填写成功 / 填写失败 / 未填写), when a form was filled. */
   function renderFormStatus(rows) {
     const list = Array.isArray(rows) ? rows : [];
@@ -524,6 +565,10 @@
     const suspended = Array.isArray(view.suspended) ? view.suspended : [];
     els.suspendedList.replaceChildren(...suspended.slice().reverse().map(suspendedItem));
     els.suspended.hidden = suspended.length === 0;
+
+    const steps = Array.isArray(view.steps) ? view.steps : [];
+    els.stepsList.replaceChildren(...steps.map(stepItem));
+    els.steps.hidden = steps.length === 0;
 
     renderUpload(view.step);
 
@@ -617,7 +662,7 @@
     els.app.dataset.busy = String(value);
     els.messages.setAttribute("aria-busy", String(value));
     for (const b of [els.send, els.reset, els.end, els.suggestion, els.confirm, els.retry, els.modify, els.cancel,
-                     els.uploadInput, ...els.services.querySelectorAll("button"),
+                     els.uploadInput, els.uploadCamera, ...els.services.querySelectorAll("button"),
                      ...els.choices.querySelectorAll("button"),
                      ...els.messages.querySelectorAll(".greeting-services button")]) {
       b.disabled = value;
@@ -712,13 +757,38 @@
       const title = step.optional ? TEXTS.uploadTitleOptional : TEXTS.uploadTitle;
       els.uploadTitle.textContent = fill(title, { label: step.label });
       els.uploadPrompt.textContent = step.prompt;
-      // On phones: the front camera for a selfie, the back camera for a document.
-      els.uploadInput.setAttribute("capture", step.capture === "user" ? "user" : "environment");
-      els.uploadPreview.hidden = true;
+      // 拍照 on phones: the front camera for a selfie, the back camera for a document.
+      // 选择照片 forces no camera: a citizen may pick a photo taken before.
+      els.uploadCamera.setAttribute("capture", step.capture === "user" ? "user" : "environment");
+      clearPreview();
       els.uploadStatus.textContent = "";
+      delete els.upload.dataset.outcome;
     }
     els.upload.dataset.step = shown ? step.id : "";
     els.upload.hidden = !shown;
+  }
+
+  function clearPreview() {
+    if (els.uploadPreview.src) URL.revokeObjectURL(els.uploadPreview.src);
+    els.uploadPreview.removeAttribute("src");
+    els.uploadPreview.hidden = true;
+  }
+
+  /**
+   * A preview of the chosen photo, shown only once the browser has drawn it: a file
+   * that is not an image, or one it cannot show (HEIC on a desktop), shows none.
+   */
+  function showPreview(file) {
+    clearPreview();
+    if (!/^image\//.test(file.type || "")) return;
+    const url = URL.createObjectURL(file);
+    els.uploadPreview.onload = () => {
+      if (els.uploadPreview.src === url) els.uploadPreview.hidden = false;
+    };
+    els.uploadPreview.onerror = () => {
+      if (els.uploadPreview.src === url) clearPreview();
+    };
+    els.uploadPreview.src = url;
   }
 
   /** POST the photo as multipart with upload progress; resolves to the turn object. */
@@ -731,6 +801,11 @@
       xhr.setRequestHeader("Accept", "application/json");
       xhr.upload.onprogress = (e) => {
         if (e.lengthComputable) els.uploadProgress.value = Math.round((100 * e.loaded) / e.total);
+      };
+      // Sent: the step reads it now (an ID card's text, a face) before the answer comes.
+      xhr.upload.onload = () => {
+        els.uploadStatus.textContent = TEXTS.recognising;
+        els.uploadProgress.removeAttribute("value"); // indeterminate while recognising
       };
       xhr.onerror = () => reject(new NetworkError());
       xhr.onload = () => {
@@ -757,9 +832,9 @@
   async function uploadPhoto(file) {
     if (busy || !file) return;
     const step = els.upload.dataset.step;
-    if (els.uploadPreview.src) URL.revokeObjectURL(els.uploadPreview.src);
-    els.uploadPreview.src = URL.createObjectURL(file);
-    els.uploadPreview.hidden = false;
+    const label = (currentView.step && currentView.step.label) || "";
+    showPreview(file);
+    delete els.upload.dataset.outcome;
     els.uploadStatus.textContent = TEXTS.uploading;
     els.uploadProgress.value = 0;
     els.uploadProgress.hidden = false;
@@ -768,19 +843,34 @@
     try {
       if (!currentToken() && config.auth_mode === "dev") await fetchToken();
       const turn = await postPhoto(file, step);
-      els.uploadStatus.textContent = TEXTS.uploaded;
       addMessage("user", TEXTS.uploadSent);
       const reply = pendingReply();
       finishReply(reply, turn.reply || "");
       render(turn);
+      // Said after render: a step passed shows its next one, and this line under it.
+      const outcome = turn.photo;
+      if (outcome && outcome.passed) {
+        els.upload.dataset.outcome = "passed";
+        els.uploadStatus.textContent = fill(TEXTS.passed, { label });
+        if (els.upload.dataset.step !== step) clearPreview(); // the next step's control
+      } else {
+        els.upload.dataset.outcome = "failed";
+        els.uploadStatus.textContent = outcome && outcome.error
+          ? fill(TEXTS.refused, { error: outcome.error }) : TEXTS.refusedShort;
+      }
       if (turn.state === "executing") followJob();
     } catch (err) {
-      // The session did not change: show why, and let the citizen choose another photo.
+      // Refused before the step saw it (not an image, too large): the session did not
+      // change. Show why, without a preview, and let the citizen choose another photo.
+      clearPreview();
+      els.upload.dataset.outcome = "failed";
       els.uploadStatus.textContent = errorText(err);
       toast(errorText(err));
     } finally {
       els.uploadProgress.hidden = true;
+      els.uploadProgress.value = 0;
       els.uploadInput.value = "";
+      els.uploadCamera.value = "";
       setBusy(false);
     }
   }
@@ -1207,6 +1297,7 @@
     els.input.addEventListener("input", updateInput);
     els.suggestion.addEventListener("click", () => send(TEXTS.send.accept));
     els.uploadInput.addEventListener("change", () => uploadPhoto(els.uploadInput.files[0]));
+    els.uploadCamera.addEventListener("change", () => uploadPhoto(els.uploadCamera.files[0]));
     els.confirm.addEventListener("click", () => send(TEXTS.send.confirm));
     els.retry.addEventListener("click", () => send(TEXTS.send.retry));
     els.cancel.addEventListener("click", () => send(TEXTS.send.cancel));
