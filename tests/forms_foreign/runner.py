@@ -226,8 +226,8 @@ def goal(form: Form, business: Any) -> Any:
         values["consent"], labels["consent"] = "true", [form.consent.label]
     extra: dict[str, Any] = {"success": success_pattern(form)}
     for name, text in (("submit", form.buttons.submit), ("next", form.buttons.next)):
-        if name in Goal.model_fields:  # a goal that can name its buttons
-            extra[name] = text
+        if name in Goal.model_fields and text:  # a goal that names its buttons (a list)
+            extra[name] = [text]
     fields = dict(task=form.goal, labels=labels, must_place=[k for k in values], **extra)
     try:
         return Goal(values=values, **fields)
