@@ -39,7 +39,7 @@ def test_validate_ok(tmp_path):
     out = run("validate", "businesses", tmp_path=tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == ("ok: 13 businesses in businesses; assistant texts: _assistant.yaml; "
-                                  "moderation list: built-in default (57 words)")
+                                  "moderation list: built-in default (55 words)")
 
 
 def test_validate_reports_file_line_path(tmp_path, broken):
@@ -65,7 +65,7 @@ def test_validate_checks_the_assistant_texts(tmp_path):
     out = run("validate", str(target), tmp_path=tmp_path)
     assert out.returncode == 0, out.stdout
     assert out.stdout.strip() == (f"ok: 13 businesses in {target}; assistant texts: built-in defaults; "
-                                  "moderation list: built-in default (57 words)")
+                                  "moderation list: built-in default (55 words)")
 
 
 def test_chat_refuses_to_start_on_invalid_config(tmp_path, broken):
@@ -228,7 +228,7 @@ def test_validate_resolves_a_relative_directory_against_the_callers_cwd(tmp_path
                          capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == ("ok: 13 businesses in mine; assistant texts: _assistant.yaml; "
-                                  "moderation list: built-in default (57 words)")
+                                  "moderation list: built-in default (55 words)")
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")

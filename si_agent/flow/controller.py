@@ -213,7 +213,7 @@ class Controller:
                                                    verdict.categories, business)])
             carry_out(effects, session_id, self.files, self.audit)
             if verdict.refused:  # not used: nothing of it is stored
-                return snapshot(session, self.catalog, replies.INPUT_REFUSED)
+                return snapshot(session, self.catalog, verdict.reply or replies.INPUT_REFUSED)
             text = verdict.text
         if on_delta is not None and self.moderation.active:
             on_delta = self.moderation.stream(on_delta)

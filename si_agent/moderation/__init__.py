@@ -39,7 +39,6 @@ class Moderation:
 
     def __init__(self, moderators: Sequence[Moderator] = ()) -> None:
         self.moderators = tuple(moderators)
-        self.window = max((getattr(m, "window", 0) for m in self.moderators), default=0)
 
     @property
     def active(self) -> bool:
@@ -62,7 +61,8 @@ class Moderation:
                 sources.append(verdict.source)
             if verdict.refused:
                 return Verdict(text=text, hits=tuple(hits), refused=True, flagged=flagged,
-                               source="+".join(sources), categories=tuple(categories))
+                               source="+".join(sources), categories=tuple(categories),
+                               reply=verdict.reply)
             flagged |= verdict.flagged
             masked |= verdict.masked
             current = verdict.text
@@ -73,18 +73,19 @@ class Moderation:
     def stream(self, sink: TextSink) -> TextSink:
         """``sink`` fed through the output check: a model's text is sent as it comes,
         held back by the longest word a list word can span so that no listed word is
-        ever sent before it is masked; after a refusal nothing more is sent (the turn's
+        ever sent before it is masked (with a moderation service, nothing is sent before
+        the end: it checks whole texts); after a refusal nothing more is sent (the turn's
         final reply, checked as a whole, then replaces the streamed text)."""
         if not self.moderators:
             return sink
-        return _HeldBack(self, sink, max(self.window, 1))
+        return _HeldBack(self, sink)
 
 
 class _HeldBack:
     """A text sink that sends only what the output check can no longer change."""
 
-    def __init__(self, moderation: Moderation, sink: TextSink, window: int) -> None:
-        self.moderation, self.sink, self.window = moderation, sink, window
+    def __init__(self, moderation: Moderation, sink: TextSink) -> None:
+        self.moderation, self.sink = moderation, sink
         self.text = ""
         self.sent = 0
         self.stopped = False
@@ -97,7 +98,7 @@ class _HeldBack:
         if verdict.refused:
             self.stopped = True
             return
-        until = len(verdict.text) - self.window
+        until = min(m.hold(self.text, self.sent) for m in self.moderation.moderators)
         if until > self.sent:
             self.sink(verdict.text[self.sent:until])
             self.sent = until

@@ -21,8 +21,19 @@ from si_agent.privacy import redact_text
 log = logging.getLogger(__name__)
 
 
+def _is_masking(masked: object, text: str) -> bool:
+    """``masked`` is ``text`` with some characters replaced by a star, and nothing else:
+    a service may hide words, never rewrite what the citizen said (or the reply)."""
+    return (isinstance(masked, str) and len(masked) == len(text)
+            and all(a == b or a in "*＊" for a, b in zip(masked, text, strict=True)))
+
+
 class HttpModerator:
     name = "http"
+
+    def hold(self, text: str, start: int) -> int:
+        """A service checks whole texts: a stream sends nothing before the end."""
+        return start
 
     def __init__(self, url: str, *, timeout: float = 2.0, fail_closed: bool = False,
                  client: httpx.Client | None = None) -> None:
@@ -44,7 +55,9 @@ class HttpModerator:
                         "refusing the text" if self.fail_closed else "letting the text through")
             return Verdict(text=text, refused=self.fail_closed, source=self.name,
                            categories=("unavailable",) if self.fail_closed else ())
-        if action is Action.MASK and not (isinstance(masked, str) and masked):
+        if action is Action.MASK and not _is_masking(masked, sent):
+            log.warning("moderation service %s answered mask with a text that is not the "
+                        "text with some characters starred; flagged instead", self.url)
             masked = None
         # The service saw the redacted text: its masking applies only when nothing was
         # redacted (otherwise the masked numbers would replace the citizen's own); a

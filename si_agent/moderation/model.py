@@ -41,6 +41,7 @@ class Verdict:
     masked: bool = False
     flagged: bool = False
     source: str = "words"  # which moderator decided (words, http, or both joined)
+    reply: str | None = None  # for a refused message: the list's own reply, if it has one
     categories: tuple[str, ...] = field(default=())
 
     @property
@@ -68,3 +69,8 @@ class Moderator(Protocol):
     name: str
 
     def check(self, text: str, where: Where) -> Verdict: ...
+
+    def hold(self, text: str, start: int) -> int:
+        """For a streamed reply: the index of ``text`` up to which it may be sent (what no
+        later text can change); ``start`` is what was sent already."""
+        ...

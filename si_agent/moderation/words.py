@@ -23,6 +23,7 @@ business's name, keywords, field labels or options, or the assistant's own texts
 
 from __future__ import annotations
 
+import re
 import threading
 import unicodedata
 from collections.abc import Iterable, Mapping
@@ -45,7 +46,13 @@ MODERATION_FILE = "_moderation.yaml"
 DEFAULT_LIST = "moderation.yaml"  # in si_agent/data: used when the business folder has none
 MASK_CHAR = "＊"
 # Put between the characters of a word to slip it past a filter; left out when matching.
-_FILLERS = frozenset(" \t\r\n\u3000*＊·•._-~`'\"|/\\+=^#@$%&\u200b\u200c\u200d\u2060\ufeff")
+_FILLERS = frozenset("*＊·•._-~`'\"|/\\+=^#@$%&")
+# Invisible and decorative characters (format controls, combining and enclosing marks,
+# emoji and other symbols) are left out too, wherever they are.
+_FILLER_CATEGORIES = frozenset({"Cf", "Cc", "Mn", "Me", "So", "Sk", "Co", "Cn"})
+# Spaces separate words ("电脑 残疾" holds no word), except between single characters
+# spaced out to slip a word past a filter ("傻 逼", "约 炮 吗"): those are joined.
+_SPACED = re.compile(r"(?:(?<=^\S)|(?<=\s\S))\s+(?=\S(?:\s|$))")
 _BOTH: tuple[Where, ...] = ("input", "output")
 
 
@@ -61,28 +68,43 @@ class _FoldTable(dict):
 
     def __missing__(self, code: int) -> str:
         with self._lock:
-            folded = "".join(ch for ch in self._t2s.convert(
-                unicodedata.normalize("NFKC", chr(code)).casefold()) if ch not in _FILLERS)
-            self[code] = folded
+            self[code] = folded = self._fold(chr(code))
             return folded
+
+    def _fold(self, ch: str) -> str:
+        if ch.isspace():
+            return " "
+        if ch in _FILLERS or unicodedata.category(ch) in _FILLER_CATEGORIES:
+            return ""
+        return "".join(out for out in self._t2s.convert(
+            unicodedata.normalize("NFKC", ch).casefold())
+            if out not in _FILLERS and unicodedata.category(out) not in _FILLER_CATEGORIES)
 
 
 _TABLE = _FoldTable()
 
 
 def folded(text: str) -> str:
-    """``text`` folded for matching (see the module docstring): one C-level pass."""
-    return text.translate(_TABLE)
+    """``text`` folded for matching (see the module docstring)."""
+    return _SPACED.sub("", text.translate(_TABLE))
 
 
 def fold(text: str) -> tuple[str, list[int]]:
     """The folded text and, for each of its characters, the index in ``text`` it came from."""
     parts = [_TABLE[ord(ch)] for ch in text]
-    return "".join(parts), [i for i, part in enumerate(parts) for _ in part]
+    flat = "".join(parts)
+    origin = [i for i, part in enumerate(parts) for _ in part]
+    dropped = {i for m in _SPACED.finditer(flat) for i in range(*m.span())}
+    return (_SPACED.sub("", flat), [o for i, o in enumerate(origin) if i not in dropped])
+
+
+def solid(ch: str) -> bool:
+    """Whether ``ch`` folds to a character a word can hold (not a space, not a filler)."""
+    return _TABLE[ord(ch)].strip() != ""
 
 
 def fold_word(word: str) -> str:
-    return folded(word)
+    return folded(word).strip()
 
 
 @dataclass(frozen=True)
@@ -97,6 +119,7 @@ class Entry:
     where: tuple[Where, ...]
     line: int | None = None
     at: str = ""  # its place in the file, as in other errors: categories[0].words[2]
+    reply: str | None = None  # the category's own reply to a message it refuses
 
     @property
     def latin(self) -> bool:
@@ -126,8 +149,11 @@ class WordListModerator:
                                             for w in _BOTH}
         self._allow = _automaton(Entry(a, fold_word(a), "", "", Action.FLAG, _BOTH)
                                  for a in words.allow if fold_word(a))
-        # The longest stretch of original text a word can span (fillers between letters).
-        self.window = 2 * words.longest + 8
+        self._held = max(words.longest - 1, 0)  # characters a word may still grow from
+
+    def hold(self, text: str, start: int) -> int:
+        """The index of ``text`` up to which a stream may send (``hold_from``)."""
+        return hold_from(text, start, self._held)
 
     def check(self, text: str, where: Where) -> Verdict:
         automaton = self._automata[where]
@@ -148,10 +174,23 @@ class WordListModerator:
             return Verdict(text=text)
         refused = any(h.action is Action.REFUSE for h in hits)
         masking = [h for h in hits if h.action is Action.MASK]
+        reply = next((entry.reply for _, _, entry in found
+                      if entry.reply and entry.action is Action.REFUSE), None)
         return Verdict(text=text if refused else mask_spans(text, masking), hits=hits,
-                       refused=refused, masked=bool(masking) and not refused,
+                       refused=refused, masked=bool(masking) and not refused, reply=reply,
                        flagged=any(h.action is Action.FLAG for h in hits),
                        categories=tuple(dict.fromkeys(h.category for h in hits)))
+
+
+def hold_from(text: str, start: int, held: int) -> int:
+    """Where the part of ``text`` a streamed check must still hold back begins: the last
+    ``held`` solid characters (a listed word ending later may start among them), and no
+    earlier than ``start``."""
+    count, i = 0, len(text)
+    while i > start and count < held:
+        i -= 1
+        count += solid(text[i])
+    return i
 
 
 def _inside_latin_word(folded: str, start: int, end: int, entry: Entry) -> bool:
@@ -232,6 +271,7 @@ def load_word_list(path: str | Path) -> tuple[WordList | None, list[ConfigError]
         for j, item in enumerate(category["words"]):
             spec = {"word": item} if isinstance(item, str) else item
             action = Action(spec.get("action") or category["action"])
+            reply = category.get("reply")
             for k, word in enumerate([spec["word"], *spec.get("variants", [])]):
                 at = ("categories", i, "words", j) + (() if k == 0 else ("variants", k - 1))
                 line = doc.line_of(at)
@@ -249,7 +289,7 @@ def load_word_list(path: str | Path) -> tuple[WordList | None, list[ConfigError]
                 first[folded] = (word, line)
                 entries.append(Entry(word=word, folded=folded, category=cid,
                                      label=category["label"], action=action, where=where,
-                                     line=line, at=format_path(at)))
+                                     line=line, at=format_path(at), reply=reply))
     allow = tuple(doc.data.get("allow") or ())
     for k, phrase in enumerate(allow):
         if not fold_word(phrase):

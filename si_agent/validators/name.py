@@ -52,6 +52,8 @@ _NOT_IN_NAME = re.compile(
     "社保|医保|养老|失业|挂失|办理|查询|申请|身份证|手机|电话|号码|地址|银行|"
     # Someone asked for, or a reference to an answer given before ("叫你们领导来", "同上").
     "你们|领导|经理|联系|和刚才|跟刚才|同上|"
+    # Putting off, checking, starting over ("稍后再说", "查一下进度", "看看结果", "清空重来").
+    "再说|稍后|一下|进度|结果|等等|重来|重新|清空|从头|回头|以后|下次|改天|"
     # Times and dates ("上个月底", "去年年底", "下周一"): answers to another question.
     "月底|月初|月末|个月|年底|年初|去年|今年|明年|前年|昨天|今天|明天|前天|后天|星期|礼拜|"
     "上周|下周|本周|这周|上旬|中旬|下旬|以前|之前|以后|之后"
@@ -61,7 +63,7 @@ _NOT_IN_NAME = re.compile(
 _HOLIDAY = re.compile("^(?:春节|国庆|元旦)|(?:春节|国庆|元旦)(?:节|前|后|期间|假期|那天|左右)")
 # First characters of pronouns and function words: no surname starts with them ("是李四"
 # is 李四 after a 是 the frame "不是张伟是李四" left).
-_NOT_A_SURNAME = frozenset("我你您他她它咱们的了就也还不没请这哪谁个先是")
+_NOT_A_SURNAME = frozenset("我你您他她它咱们的了就也还不没请这哪谁个先是稍再")
 # Chinese numerals: spoken digits (with the radio forms 幺/洞/两/拐), units, the
 # financial forms. A name made only of them ("三三零一零二", "一二三", "壹贰叁") is a
 # number read out, not a name: every name starts with a surname, and the only common

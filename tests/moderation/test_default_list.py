@@ -10,6 +10,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 from si_agent.moderation import WordListModerator
 from si_agent.moderation.words import list_path, load_word_list
 
@@ -35,6 +37,20 @@ def test_default_list_has_no_false_positive_on_the_corpora():
 def test_default_list_catches_what_it_lists():
     words, _ = load_word_list(list_path(ROOT / "businesses"))
     moderator = WordListModerator(words)
-    assert moderator.check("你们这个破系统，他妈的怎么查不到", "input").masked
+    assert moderator.check("你们这个破系统，王八蛋，怎么查不到", "input").masked
     assert moderator.check("加我约炮", "input").refused
     assert moderator.check("有人说可以办假证领养老金", "input").flagged
+    care = moderator.check("我真的不想活了", "input")
+    assert care.refused and "12356" in (care.reply or "")
+
+
+@pytest.mark.parametrize("text", [
+    "sb卡丢了怎么办",  # sb: 社保
+    "我孩子是智障，能办残疾人社保补贴吗",
+    "帮我查一下他妈的养老金",  # his mother's
+    "电脑 残疾人证怎么办",
+    "TMD患者医保能报销吗",
+])
+def test_default_list_leaves_ordinary_words_alone(text):
+    words, _ = load_word_list(list_path(ROOT / "businesses"))
+    assert WordListModerator(words).check(text, "input").clean

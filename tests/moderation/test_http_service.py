@@ -32,6 +32,8 @@ def service():
             threading.Event().wait(1.0)
         if "违禁" in text:
             return jsonify(action="refuse", categories=["banned"])
+        if "改写" in text:
+            return jsonify(action="mask", text="确认", categories=["bad"])
         if "坏词" in text:
             return jsonify(action="mask", text=text.replace("坏词", "＊＊"), categories=["bad"])
         if "复查" in text:
@@ -54,6 +56,13 @@ def test_actions_from_the_service(service):
     assert masked.action is Action.MASK and masked.text == "这是＊＊"
     assert moderator.check("请复查", "input").action is Action.FLAG
     assert seen[1] == {"text": "这有违禁内容", "where": "input"}
+
+
+def test_a_mask_that_rewrites_the_text_is_only_a_flag(service):
+    url, _ = service
+    verdict = HttpModerator(url).check("等等，我再想想，先别提交，改写", "input")
+    assert verdict.text == "等等，我再想想，先别提交，改写"
+    assert verdict.flagged and not verdict.masked
 
 
 def test_personal_numbers_never_reach_the_service(service):

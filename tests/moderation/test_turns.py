@@ -58,15 +58,26 @@ def test_a_refused_message_is_not_used_and_changes_nothing(catalog, settings):
     assert ctl.handle("u", "330122196303150178").awaiting == "phone"  # the business goes on
 
 
+def test_a_citizen_in_distress_gets_care_and_the_business_waits(catalog, settings):
+    ctl = _controller(catalog, settings)
+    ctl.handle("u", "我要申领社保卡")
+    stored = ctl.store.load("u")
+    turn = ctl.handle("u", "我想自杀")
+    assert "12356" in turn.reply and turn.awaiting == "name"
+    assert ctl.store.load("u").model_dump() == stored.model_dump()  # not a failed attempt
+    (entry,) = _moderation_entries(ctl)
+    assert (entry.outcome, entry.detail) == ("refuse", "input: self_harm")
+
+
 def test_a_masked_message_goes_on_masked(catalog, settings):
     ctl = _controller(catalog, settings)
-    turn = ctl.handle("u", "他妈的我要挂失社保卡")
+    turn = ctl.handle("u", "王八蛋，我要挂失社保卡")
     assert turn.business is not None and turn.business.id == "card_loss"
-    assert turn.message == "＊＊＊我要挂失社保卡"
+    assert turn.message == "＊＊＊，我要挂失社保卡"
     session = ctl.store.load("u")
     said = [m.text for m in session.transcript if m.role == "user"]
-    assert said == ["＊＊＊我要挂失社保卡"]
-    assert all("他妈" not in m.text for m in session.history)
+    assert said == ["＊＊＊，我要挂失社保卡"]
+    assert all("王八" not in m.text for m in session.history)
     (entry,) = _moderation_entries(ctl)
     assert (entry.outcome, entry.detail) == ("mask", "input: abuse")
 
@@ -127,13 +138,13 @@ def test_the_event_stream_never_sends_a_listed_word(settings, fake):
     client = app.test_client()
     token = client.post("/api/token", json={"user_id": "eve"}).get_json()["access_token"]
     headers = {"Authorization": f"Bearer {token}", "Accept": "text/event-stream"}
-    fake.push({"content": "说实话这破规定他妈的太复杂了，失业保险金一般按月发放，最长领取24个月。"})
+    fake.push({"content": "说实话这破规定王八蛋都看不懂，失业保险金一般按月发放，最长领取24个月。"})
     res = client.post("/api/chat", json={"message": "失业金最多能领多久啊"}, headers=headers)
     body = res.get_data(as_text=True)
     events = [(block.split("\n")[0][7:], json.loads(block.split("\n")[1][6:]))
               for block in body.strip().split("\n\n")]
     deltas = "".join(d["text"] for e, d in events if e == "delta")
-    assert "他妈" not in body
+    assert "王八" not in body
     final = events[-1][1]
     assert events[-1][0] == "turn" and final["reply"] == deltas  # no reset: held back in time
-    assert "＊＊＊太复杂了" in final["reply"]
+    assert "＊＊＊都看不懂" in final["reply"]

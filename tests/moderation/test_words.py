@@ -43,7 +43,10 @@ def moderator(tmp_path: Path) -> WordListModerator:
 
 @pytest.mark.parametrize("text, masked", [
     ("你这个傻逼系统", "你这个＊＊系统"),
-    ("你这个傻 逼系统", "你这个＊ ＊系统"),  # a space between the letters
+    ("傻 逼", "＊ ＊"),  # single characters spaced out
+    ("你 这 个 傻 逼 系 统", "你 这 个 ＊ ＊ 系 统"),
+    ("你这个傻😡逼系统", "你这个＊＊＊系统"),  # an emoji between the letters
+    ("王八\u0301蛋\u00ad", "＊＊＊＊\u00ad"),  # a combining mark, a soft hyphen
     ("你这个傻*逼系统", "你这个＊＊＊系统"),
     ("真是個王八蛋", "真是個＊＊＊"),  # Traditional
     ("ＳＢ客服", "＊＊客服"),  # full width, upper case
@@ -59,6 +62,7 @@ def test_listed_words_are_masked_however_they_are_written(moderator, text, maske
 @pytest.mark.parametrize("text", [
     "我的USB接口坏了",  # a Latin word of the list inside another word
     "社保卡丢了怎么补办", "我不想活得这么累", "滚蛋糕是什么",
+    "电脑 王八 蛋糕店",  # a space between two words separates them
 ])
 def test_clean_texts_pass(moderator, text):
     verdict = moderator.check(text, "input")
@@ -82,9 +86,9 @@ def test_where_a_category_applies(moderator):
 
 
 def test_fold_keeps_the_way_back_to_the_original():
-    folded, origin = fold("養老 金Ａ")
-    assert folded == "养老金a"
-    assert origin == [0, 1, 3, 4]
+    assert fold("養老 金Ａ") == ("养老 金a", [0, 1, 2, 3, 4])  # a space between words stays
+    assert fold("養 老 金") == ("养老金", [0, 2, 4])  # spaced out: joined
+    assert fold("養*老-金") == ("养老金", [0, 2, 4])  # fillers: left out
 
 
 def test_moderation_chains_and_streams_without_sending_a_word_unmasked(moderator):
@@ -99,6 +103,17 @@ def test_moderation_chains_and_streams_without_sending_a_word_unmasked(moderator
     final = moderation.check("您好，这个傻逼问题我来回答：灵活就业人员可以按月缴费，也可以按年缴费。",
                              "output")
     assert final.text.startswith(streamed)  # the server sends the rest, no reset
+
+
+def test_fillers_between_letters_are_held_back_in_a_stream(moderator):
+    sent: list[str] = []
+    feed = Moderation([moderator]).stream(sent.append)
+    feed("前文说明。" * 8 + "约")
+    feed("-" * 60)
+    feed("\u200b" * 30)
+    assert "约" not in "".join(sent)
+    feed("炮，后面还有很多很多的文字。" * 3)
+    assert "约" not in "".join(sent) and "炮" not in "".join(sent)
 
 
 def test_a_refused_stream_stops(moderator):
