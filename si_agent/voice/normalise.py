@@ -44,13 +44,24 @@ def _join(m: re.Match[str]) -> str:
     return joined if len(joined) >= _MIN_JOINED else m.group()
 
 
+_LABEL_TAIL = re.compile(r"([^，,。.、；;：:\s]+)[：:]$")
+
+
+def _awaited_label(prompt: str) -> str:
+    """The awaited field's label the prompt ends with ("身份证号：" -> "身份证号"): a
+    transcript that is that label, or part of it ("证号"), is the prompt echoed over
+    silence or noise, never an answer."""
+    match = _LABEL_TAIL.search(prompt)
+    return match.group(1) if match else ""
+
+
 def transcript(text: str, prompt: str = "") -> str:
     """The recogniser's ``text`` normalised (see the module docstring); empty when it
     only repeats a stretch of the prompt (Whisper does that on silence or noise)."""
     # A token cut inside a character leaves U+FFFD; the prompt's last colon is echoed.
     text = to_simplified(text).replace("\ufffd", "").strip().strip(":：")
     core = text.strip("。.，, ")
-    if not core or (len(core) >= ECHO_CHARS and core in prompt):
+    if not core or (len(core) >= ECHO_CHARS and core in prompt) or core in _awaited_label(prompt):
         return ""
     text = _GROUPED.sub(_join, text)
     return spoken.read(text).text

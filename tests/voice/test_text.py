@@ -51,3 +51,11 @@ def test_prompt_ends_with_the_awaited_field(catalog):
     business = catalog["card_apply"]
     prompt = recognition_prompt(catalog.values(), business, business.field("id_number"))
     assert prompt == "社会保险，社保卡申领，申领社保卡，申请社保卡。身份证号："
+
+
+def test_the_awaited_label_echoed_over_silence_is_nothing_heard():
+    prompt = "社保关系转移：转出城市、转入城市。身份证号："
+    assert transcript("证号", prompt) == ""  # Whisper on 2 s of silence, mid-business
+    assert transcript("身份证号。", prompt) == ""
+    assert transcript("张伟", "社保卡申领。姓名：") == "张伟"
+    assert transcript("330122196303150178", prompt) == "330122196303150178"
