@@ -12,11 +12,14 @@ else drops them (the fields stay pending) and is handled as a message
 
 from __future__ import annotations
 
+import re
+
 from si_agent import replies
 from si_agent.config.model import MASKED_TYPES, Business, FieldDef
 from si_agent.engine import lexicon
 from si_agent.flow.moves import Flow
 
+_REPEATED = re.compile(r"(.+?)\1+")
 NO_WORDS = frozenset({"不对", "不是", "错了", "不正确", "有误", "说错了", "不对不对", "不是的"})
 
 
@@ -38,6 +41,9 @@ def hold(t: Flow, business: Business, heard: dict[str, str]) -> None:
 def answer(text: str) -> bool | None:
     """True for yes, False for no, None for anything else."""
     word = lexicon.bare(text)
+    repeated = _REPEATED.fullmatch(word)  # "对对对", "是的是的", "不对不对不对"
+    if repeated:
+        word = repeated.group(1)
     if word in NO_WORDS:
         return False
     if word in lexicon.CONFIRM:

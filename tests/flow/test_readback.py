@@ -87,3 +87,12 @@ def test_a_change_at_confirmation_is_read_back_too(controller):
     assert "手机号码后四位是9000" in change.reply and "phone" not in stored(change)
     back = controller.handle("u", "对", spoken=True)
     assert stored(back)["phone"] == "139****9000" and back.state == "confirming"
+
+
+def test_a_yes_or_no_said_several_times_settles_the_read_back(controller):
+    start(controller)
+    controller.handle("u", f"身份证号{ID}", spoken=True)
+    assert controller.handle("u", "不对不对不对", spoken=True).awaiting == "id_number"
+    controller.handle("u", f"身份证号{ID}", spoken=True)
+    yes = controller.handle("u", "对对对", spoken=True)
+    assert stored(yes)["id_number"] == "3301**********0178" and yes.awaiting == "phone"
