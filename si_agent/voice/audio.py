@@ -49,6 +49,8 @@ def check_clip(data: bytes, *, max_bytes: int, max_seconds: float) -> Clip:
     limits = {"mb": max(1, max_bytes // 2**20), "seconds": int(max_seconds)}
     if len(data) > max_bytes:
         raise UploadRejected(413, "voice_too_large", TOO_LARGE.format(**limits))
+    if not data:  # an empty file: a recording that broke off, not a wrong format
+        raise UploadRejected(400, "broken_audio", BROKEN_AUDIO)
     container = sniff(data)
     if container is None:
         raise UploadRejected(415, "not_audio", NOT_AUDIO)

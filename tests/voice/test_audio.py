@@ -55,3 +55,9 @@ def test_broken_audio_is_400():
     with pytest.raises(UploadRejected) as err:
         check_clip(b"\x1a\x45\xdf\xa3" + b"\x00garbage" * 50, **LIMITS)
     assert (err.value.status, err.value.code) == (400, "broken_audio")
+
+
+def test_an_empty_file_is_broken_audio_not_a_wrong_format():
+    with pytest.raises(UploadRejected) as err:
+        check_clip(b"", **LIMITS)
+    assert (err.value.status, err.value.code) == (400, "broken_audio")
