@@ -105,21 +105,27 @@ class FakeOpenAI:
 
     # -- the HTTP side -------------------------------------------------------------
 
+    def _take(self, log: list, seen: Any) -> dict[str, Any] | None:
+        """Record ``seen`` in ``log`` and take the next scripted entry (after its delay);
+        None (counted in ``unscripted``) when nothing is scripted."""
+        with self._lock:
+            log.append(seen)
+            entry = self._script.popleft() if self._script else None
+            if entry is None:
+                self.unscripted += 1
+        if entry is not None and entry.get("delay"):
+            time.sleep(float(entry["delay"]))
+        return entry
+
     def _build(self) -> Flask:
         app = Flask("fake_openai")
 
         @app.post("/v1/chat/completions")
         def completions():
             body = request.get_json(force=True)
-            with self._lock:
-                self.requests.append(body)
-                entry = self._script.popleft() if self._script else None
-                if entry is None:
-                    self.unscripted += 1
+            entry = self._take(self.requests, body)
             if entry is None:
                 return _error(500, "no scripted response")
-            if entry.get("delay"):
-                time.sleep(float(entry["delay"]))
             headers = entry.get("headers") or {}
             if "body" in entry:
                 kind = "text/event-stream" if body.get("stream") else "application/json"
@@ -140,15 +146,9 @@ class FakeOpenAI:
             seen = {**request.form.to_dict(), "authorization": request.headers.get("Authorization"),
                     "file_bytes": len(audio.read()) if audio else 0,
                     "file_type": audio.mimetype if audio else None}
-            with self._lock:
-                self.transcriptions.append(seen)
-                entry = self._script.popleft() if self._script else None
-                if entry is None:
-                    self.unscripted += 1
+            entry = self._take(self.transcriptions, seen)
             if entry is None:
                 return _error(500, "no scripted response")
-            if entry.get("delay"):
-                time.sleep(float(entry["delay"]))
             if entry.get("status"):
                 return _error(int(entry["status"]), entry.get("message", "scripted error"))
             return jsonify(text=entry.get("text", ""))
