@@ -63,6 +63,9 @@ def split(text: str) -> tuple[str, str]:
 # 上班那天还是合同上那天").
 _ASKS_AGE = re.compile(r"多少岁|几岁|多大岁数|多大年纪|哪个岁数")
 _ASKS_DAY = re.compile(r"[哪那]一?天|几号|哪个日子|什么日子|啥日子|哪个日期|什么日期|啥日期")
+# ... of another event than the field's: when money arrives, a card comes, a review ends
+# ("钱哪天到账", "多久能拿到卡"): a knowledge question, not one about the field.
+_OTHER_EVENT = re.compile(r"到账|到卡|发放|发钱|打款|打钱|审核|审批|办完|办好|批下来|拿到|收到|领到|寄到")
 
 
 def asks_what_field_holds(field: FieldDef, text: str) -> bool:
@@ -74,6 +77,8 @@ def asks_what_field_holds(field: FieldDef, text: str) -> bool:
         return False
     if field.label in text or (len(field.label) > 2 and field.label[-2:] in text):
         return True
+    if _OTHER_EVENT.search(text):
+        return False
     if field.type == "date":
         return bool(_ASKS_DAY.search(text))
     return slot_measures(field) is Quantity.AGE and bool(_ASKS_AGE.search(text))
