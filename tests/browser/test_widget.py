@@ -292,6 +292,10 @@ def test_a_site_not_listed_is_refused_the_frame(sites, open_host, artifacts):
     with page.expect_console_message(lambda m: "frame-ancestors" in m.text) as refusal:
         launcher(page).click()
     assert sites["assistant"] in refusal.value.text
+    # Until the frame says it is ready it is not shown (the browser's refused-frame page
+    # would be): a line says it is opening, then the link takes its place.
+    frame = page.get_by_test_id("si-agent-frame")
+    assert frame.evaluate("f => f.hidden || getComputedStyle(f).visibility === 'hidden'")
     framed = [f for f in page.frames if f.parent_frame is not None]
     assert len(framed) == 1
     assert framed[0].locator("[data-testid=app]").count() == 0
@@ -303,6 +307,7 @@ def test_a_site_not_listed_is_refused_the_frame(sites, open_host, artifacts):
     expect(link).to_have_attribute("href", sites["assistant"] + "/")
     expect(link).to_have_attribute("target", "_blank")
     expect(link).to_be_focused()
+    expect(page.get_by_test_id("si-agent-loading")).to_be_hidden()
     page.screenshot(path=artifacts / "widget-desktop-refused.png")
 
 

@@ -148,6 +148,12 @@
     notice.appendChild(document.createTextNode("。"));
     notice.hidden = true;
     panel.appendChild(notice);
+    // Until the frame says it is ready it stays invisible (a refused frame would show the
+    // browser's error page): a line says it is opening.
+    var loading = element("p", { "class": "notice", role: "status", "data-testid": "si-agent-loading" },
+      "正在打开" + title + "……");
+    loading.hidden = true;
+    panel.appendChild(loading);
     box.appendChild(launcher);
     box.appendChild(panel);
     root.appendChild(box);
@@ -166,8 +172,8 @@
       if (event.data === CLOSE_MESSAGE) closePanel();
       else if (event.data === READY_MESSAGE) showFrame(true);
     });
-    ui = { launcher: launcher, panel: panel, close: close, notice: notice, root: root, frame: null,
-      ready: false };
+    ui = { launcher: launcher, panel: panel, close: close, notice: notice, loading: loading,
+      root: root, frame: null, ready: false };
     if (wanted) openPanel();
   }
 
@@ -179,6 +185,8 @@
         "class": "frame", title: title, src: origin + "/?embed=1", allow: "microphone",
         "data-testid": "si-agent-frame"
       });
+      ui.frame.style.visibility = "hidden";
+      ui.loading.hidden = false;
       ui.frame.addEventListener("load", function () {
         setTimeout(function () { if (!ui.ready) showFrame(false); }, READY_GRACE_MS);
         if (!ui.panel.hidden) ui.frame.focus();
@@ -194,9 +202,16 @@
   function showFrame(ready) {
     var active = ui.root.activeElement !== undefined ? ui.root.activeElement : document.activeElement;
     ui.ready = ready;
+    ui.loading.hidden = true;
+    ui.frame.style.visibility = "";
     ui.frame.hidden = !ready;
     ui.notice.hidden = ready;
-    if (!ready && active === ui.frame && !ui.panel.hidden) ui.notice.querySelector("a").focus();
+    // Focus follows what is shown, unless the visitor has moved it elsewhere meanwhile.
+    var waiting = active === ui.frame || active === ui.launcher || active === null ||
+      active === document.body;
+    if (ui.panel.hidden || !waiting) return;
+    if (ready) ui.frame.focus();
+    else ui.notice.querySelector("a").focus();
   }
 
   function closePanel() {
