@@ -144,6 +144,9 @@ def test_a_running_submission_is_followed_again_after_reload(open_page, portal, 
     note = page.get_by_test_id("job-progress")
     expect(note).to_have_text("正在网上办事大厅填写表单…")
     expect(page.get_by_test_id("state-badge")).to_have_text("提交中")
+    # While it is submitted 重新开始 is refused: the note after the reload does not offer it.
+    expect(page.get_by_text("正在提交，结果出来后会显示在这里")).to_be_visible()
+    expect(page.get_by_text("或点击“重新开始”")).to_have_count(0)
     page.screenshot(path=artifacts / "reload-job-running.png")
     portal.release.set()
     expect(replies.last).to_contain_text(f"受理编号：{NUMBER}")

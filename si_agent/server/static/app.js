@@ -31,6 +31,7 @@
     greetingServices: "可以办理的业务",
     modifyItem: "修改{label}",
     restored: "您有一项正在办理的业务【{name}】（{state}），可以继续回答，或点击“重新开始”。",
+    restoredRunning: "您的【{name}】正在提交，结果出来后会显示在这里；关闭页面也不影响办理。",
     empty: "请输入内容后再发送。",
     tooLong: "消息不能超过{limit}个字，请精简后再发送。",
     network: "网络异常，请检查网络后重试。",
@@ -1132,7 +1133,9 @@
     }
     render(view);
     if (view.business && view.state !== "idle" && view.state !== "done") {
-      addNote(fill(TEXTS.restored, { name: view.business.name, state: STATE_LABELS[view.state] || "" }));
+      // While it is submitted, 重新开始 is refused: the note does not offer it then.
+      const note = view.state === "executing" ? TEXTS.restoredRunning : TEXTS.restored;
+      addNote(fill(note, { name: view.business.name, state: STATE_LABELS[view.state] || "" }));
     }
     // A submission still running, or an outcome that arrived while the page was away.
     if (view.state === "executing" || view.notice) followJob();
