@@ -66,6 +66,7 @@ JOB_UNKNOWN = (
     "查看，或联系{handoff}核实。"
 )
 ALREADY_DONE = "【{name}】无需再次确认，结果如下：\n"  # then the result again
+OUTCOME_AGAIN = "【{name}】已经办理完成，结果如下：\n"  # "提交了吗" right after: the result again
 NONE_ONLINE = (  # every business lacks something here (docs/rpa.md: the start-up check)
     "目前没有可以在线办理的业务，请携带身份证到社保经办窗口办理，或联系{handoff}咨询。"
 )

@@ -206,6 +206,11 @@ def simplified(text: str) -> str:
     return converted if len(converted) == len(text) else text
 
 
+# Asking how the business just finished went ("我的申请提交了吗", "办好了没有").
+OUTCOME_QUESTION = re.compile(
+    r"(?:提交|交|办|弄|申请|受理)(?:上|好|成|成功|完)?了(?:吗|没|么|嘛|没有)|提交成功|"
+    r"(?:结果|情况)(?:怎么样|如何|呢)|成功了(?:吗|没|么)")
+
 def bare(text: str) -> str:
     """The text without spaces and punctuation, lower-cased, for set lookups."""
     return PUNCT.sub("", text).lower()

@@ -87,6 +87,10 @@ def decide(index: BusinessIndex, normalise: Callable[[str], str] | None, view: S
         return [answer_call(text if question else "", bid)], Rule.SUGGEST, (
             f"unsure: suggest {bid} (score {score:.2f})"
         )
+    if (view.state == "done" and view.business is not None and L.OUTCOME_QUESTION.search(text)
+            and (bid is None or score < MATCH_THRESHOLD) and T.SMALL_TALK in offered):
+        # "我的申请提交了吗" right after it was: the outcome again.
+        return [small_talk_call("nothing_pending")], Rule.SMALL_TALK, "asks how it went"
     if question or len(text) > 6:
         return [answer_call(text, None)], Rule.QUESTION, "question, no business"
     if L.asks_to_act(text) and T.SMALL_TALK in offered:

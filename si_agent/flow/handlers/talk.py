@@ -7,6 +7,7 @@ from si_agent.config.model import Business
 from si_agent.core import actions as A
 from si_agent.core.decision import Rule
 from si_agent.core.state import AT_REST, FieldStatus, State
+from si_agent.engine import lexicon
 from si_agent.flow.moves import Flow
 from si_agent.flow.outcomes import result_text
 from si_agent.knowledge import Answer
@@ -31,8 +32,9 @@ def small_talk(t: Flow, args: A.SmallTalkArgs) -> A.CallOutcome:
           and t.s.state == State.DONE and t.s.result is not None):
         # "确认" again after the submission (a second tap, a page reloaded at once):
         # the outcome again, not "nothing to confirm", which reads as if it was lost
-        t.st.parts.append(replies.render(replies.ALREADY_DONE, name=b.name)
-                          + result_text(t, b, t.s.result))
+        again = replies.OUTCOME_AGAIN if lexicon.OUTCOME_QUESTION.search(t.text) else \
+            replies.ALREADY_DONE
+        t.st.parts.append(replies.render(again, name=b.name) + result_text(t, b, t.s.result))
     elif args.kind == "nothing_pending":
         t.offer_resume()  # a business kept aside (cancelled, switched from) is offered first
         if not t.st.asked:
