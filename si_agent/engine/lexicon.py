@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import cache
 
-import opencc
+from si_agent.chinese import to_simplified
 
 CANCEL = ("取消", "不办了", "不要办了", "不想办了", "算了", "退出", "不用了", "放弃", "终止办理",
           "结束办理", "撤销", "不弄了", "不查了", "不用查了", "不测了", "不要了", "先不办",
@@ -193,16 +192,11 @@ FILE_PATH = re.compile(
 PUNCT = re.compile(r"[\s,，。.!！~～、;；:：\"'“”‘’()（）]+")
 
 
-@cache
-def _t2s() -> opencc.OpenCC:
-    return opencc.OpenCC("t2s")
-
-
 def simplified(text: str) -> str:
     """``text`` in Simplified characters ("我要投訴你們" → "我要投诉你们"), so that every
     word list reads a message typed in Traditional; the text itself when the
     conversion would change its length (values are read from it as typed)."""
-    converted = _t2s().convert(text)
+    converted = to_simplified(text)
     return converted if len(converted) == len(text) else text
 
 

@@ -35,8 +35,8 @@ from typing import Any
 
 import ahocorasick
 import jsonschema
-import opencc
 
+from si_agent.chinese import t2s
 from si_agent.config.loader import read_document, schema_errors
 from si_agent.config.yamlio import format_path
 from si_agent.errors import ConfigError, ConfigWarning
@@ -63,7 +63,7 @@ class _FoldTable(dict):
 
     def __init__(self) -> None:
         super().__init__()
-        self._t2s = opencc.OpenCC("t2s")
+        self._t2s = t2s()
         self._lock = threading.Lock()
 
     def __missing__(self, code: int) -> str:

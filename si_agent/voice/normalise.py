@@ -11,8 +11,8 @@ still decide every value.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
+from si_agent.chinese import to_simplified
 from si_agent.validators import spoken
 
 # Digit groups apart by a space or a dash, 7 digits or more in all: one number said
@@ -22,21 +22,6 @@ _MIN_JOINED = 11  # the shortest long number (a mobile number)
 # A transcript this long found whole in the prompt is the prompt repeated, not speech
 # (a citizen saying one business name, "社保卡申领", is shorter).
 ECHO_CHARS = 8
-
-
-@lru_cache(maxsize=1)
-def _converter():
-    try:
-        import opencc
-    except ImportError:  # without the voice extra: recognisers asked for simplified text
-        return None
-    return opencc.OpenCC("t2s")
-
-
-def to_simplified(text: str) -> str:
-    """``text`` in simplified characters (as it is without OpenCC installed)."""
-    converter = _converter()
-    return converter.convert(text) if converter is not None else text
 
 
 def _join(m: re.Match[str]) -> str:
