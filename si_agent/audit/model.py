@@ -19,7 +19,8 @@ AuditEvent = Literal["state", "submission", "moderation", "staff"]
 
 
 class StaffAction(str, Enum):
-    """What a staff member did (``event: staff`` entries): account changes and sign-ins."""
+    """What a staff member did (``event: staff`` entries): account changes, sign-ins, and
+    changes made in the console."""
 
     ACCOUNT_ADDED = "account_added"
     ACCOUNT_REMOVED = "account_removed"
@@ -27,6 +28,8 @@ class StaffAction(str, Enum):
     SIGNED_IN = "signed_in"
     SIGN_IN_FAILED = "sign_in_failed"
     SIGNED_OUT = "signed_out"
+    MODERATION_SAVED = "moderation_saved"  # the word list, saved from the console
+    MODERATION_RESTORED = "moderation_restored"  # an earlier version of it, restored
 # The states whose every entry is audited (the submission's life cycle).
 AUDITED_STATES: frozenset[str] = frozenset({"executing", "done", "failed"})
 

@@ -6,7 +6,8 @@
 ``identity`` says who a request is. Then one module per screen: ``signin``
 (sign-in and sign-out), ``overview`` (``/console/``), ``hits`` (hit testing: how
 the knowledge channel reads a question and what it answers), ``conversations``
-(the submissions and outcomes the audit log holds); ``texts`` holds the
+(the submissions and outcomes the audit log holds), ``moderation`` (the
+sensitive-word list: hits, editing, versions); ``texts`` holds the
 Chinese the views say, the templates the rest. A new screen (documents, curated
 answers, conversations, analytics) is a module with its routes on ``bp``, its
 templates, and a line in ``SECTIONS``.
@@ -70,6 +71,7 @@ def init_console(app: Flask, settings: Settings) -> None:
     from si_agent.server.console import (  # noqa: F401  (their routes on bp)
         conversations,
         hits,
+        moderation,
         overview,
         signin,
     )
@@ -93,6 +95,7 @@ def init_console(app: Flask, settings: Settings) -> None:
     app.session_interface = ConsoleCookie()
     app.extensions["si_csrf"] = CSRFProtect(app)
     app.register_blueprint(bp)
+    moderation.init_moderation_editor(app, settings, app.config["SI_CONTROLLER"].moderation)
 
 
 def console_secret(settings: Settings) -> bytes:

@@ -19,3 +19,13 @@ GATES = {
 }
 CORRECTION_SOURCES = {"table": "术语表", "pinyin": "同音字"}
 MODES = {"hybrid": "混合（RRF）", "dense": "向量（余弦）", "bm25": "关键词（BM25）"}
+
+# The sensitive-word list screen (moderation.py).
+MODERATION_ACTIONS = {"mask": "打码（以＊代替）", "refuse": "拒绝（固定回复）", "flag": "标记（照常处理，记录待复核）"}
+MODERATION_WHERE = {"input": "市民消息", "output": "助手回复"}
+MODERATION_VALID = "检查通过：词表没有错误（尚未保存）。"
+MODERATION_SAVED = "已保存为版本 {version}：本机所有服务进程将在几秒内使用新词表。"
+MODERATION_CHANGED = ("保存失败：在您编辑期间，词表已被他人修改并保存。下方保留了您编辑的内容；"
+                      "请先在新标签页查看最新词表，确认后再保存（再次保存将覆盖他人的修改）。")
+HTTP_ERRORS = {404: "页面不存在。", 405: "不支持该请求方法。", 413: "提交的内容过大，未保存。"}
+HTTP_ERROR = "请求无法处理，请返回上一页重试。"
