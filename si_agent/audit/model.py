@@ -30,6 +30,7 @@ class StaffAction(str, Enum):
     SIGNED_OUT = "signed_out"
     MODERATION_SAVED = "moderation_saved"  # the word list, saved from the console
     MODERATION_RESTORED = "moderation_restored"  # an earlier version of it, restored
+    BUSINESS_SAVED = "business_saved"  # a business file, saved from the console
 # The states whose every entry is audited (the submission's life cycle).
 AUDITED_STATES: frozenset[str] = frozenset({"executing", "done", "failed"})
 

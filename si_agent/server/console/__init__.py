@@ -7,7 +7,8 @@
 (sign-in and sign-out), ``overview`` (``/console/``), ``hits`` (hit testing: how
 the knowledge channel reads a question and what it answers), ``conversations``
 (the submissions and outcomes the audit log holds), ``moderation`` (the
-sensitive-word list: hits, editing, versions); ``texts`` holds the
+sensitive-word list: hits, editing, versions), ``businesses`` (the business folder:
+validation, YAML, a preview chat, saving on one machine); ``texts`` holds the
 Chinese the views say, the templates the rest. A new screen (documents, curated
 answers, conversations, analytics) is a module with its routes on ``bp``, its
 templates, and a line in ``SECTIONS``.
@@ -69,6 +70,7 @@ class ConsoleCookie(SecureCookieSessionInterface):
 def init_console(app: Flask, settings: Settings) -> None:
     """Register the console on ``app``: its blueprint, cookie, CSRF checks and stores."""
     from si_agent.server.console import (  # noqa: F401  (their routes on bp)
+        businesses,
         conversations,
         hits,
         moderation,

@@ -29,6 +29,7 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("console.index", "概览"),
     ("console.hits", "命中测试"),
     ("console.conversations", "办理记录"),
+    ("console.businesses", "业务配置"),
     ("console.moderation", "敏感词"),
 )
 # Routes open without signing in (the sign-in pages and the stylesheet).
