@@ -16,6 +16,7 @@ import unicodedata
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import regex
 from pydantic import ValidationError
 
 from si_agent.config.backends import backend_errors, result_keys
@@ -24,6 +25,7 @@ from si_agent.config.model import Business, FieldDef
 from si_agent.config.templates import placeholders, template_errors
 from si_agent.errors import DefinitionError, UnknownBackendError
 from si_agent.validators import check, field_types
+from si_agent.validators.text import slow_pattern
 
 CONFIRM_PLACEHOLDERS: frozenset[str] = frozenset({"summary", "name"})
 # A field's why/help text, and the assistant's default why text: the business
@@ -207,8 +209,16 @@ def _field_errors(at: tuple, f: Any) -> Iterator[tuple[tuple, str]]:
     if f.pattern is not None:
         try:
             re.compile(f.pattern)
-        except re.error as exc:
+            regex.compile(f.pattern)  # what the text validator runs it on
+        except (re.error, regex.error) as exc:
             yield at + ("validate",), f"invalid regular expression {f.pattern!r}: {exc}"
+        else:
+            if (probe := slow_pattern(f.pattern)) is not None:
+                yield at + ("validate",), (
+                    f"regular expression {f.pattern!r} takes too long on an answer like "
+                    f"{probe[:12]!r}… ({len(probe)} characters): nested repetition such as "
+                    "(a+)+ or (a|aa)+ backtracks without end; write it with one repetition "
+                    "(正则表达式存在嵌套重复，市民输入稍长就会长时间卡住，请改写)")
     if f.type in ("enum", "multi_enum"):
         if not f.options:
             yield at + ("options",), f"an {f.type} field needs at least one option"

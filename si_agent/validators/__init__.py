@@ -155,15 +155,25 @@ def extract(type: str, text: str, **options: Any) -> list[Found]:
         return []
     folded = fold_width(text)
     if type in _IDENTIFIERS:
-        found = spoken.extract_read(validator.extract, folded, **options)
+        found = _read_back(type, spoken.extract_read(validator.extract, folded, **options),
+                           text, options)
     else:
         found = validator.extract(folded, **options)
         if not found and _reads_spoken(type, options):
-            found = spoken.extract_read(validator.extract, folded, **options)
+            found = _read_back(type, spoken.extract_read(validator.extract, folded, **options),
+                               text, options)
     return [
         f if f.raw == text[f.start:f.end] else Found(f.value, f.start, f.end, text[f.start:f.end])
         for f in found
     ]
+
+
+def _read_back(type: str, found: list[Found], text: str, options: dict[str, Any]) -> list[Found]:
+    """Of values found in the spoken reading of a sentence, those whose own words, read
+    alone, are that value: the reading of a whole sentence can join digits across a
+    separator next to a spoken number ("X00-0二〇二四" reads "X0002024"), which the
+    answer "X00-0" alone does not say."""
+    return [f for f in found if check(type, text[f.start:f.end], **options).ok]
 
 
 def _reads_spoken(type: str, options: dict[str, Any]) -> bool:

@@ -20,19 +20,37 @@ cleaning and stripping; ``pattern`` must match the whole cleaned answer.
 ``extract`` needs a pattern: it finds its matches in the sentence (a leading
 ``^`` and a trailing ``$`` are dropped for the search), skips a match holding a
 refused character and gives the cleaned match as the value.
+
+Patterns are staff's (business YAML), so they run on the ``regex`` module with a
+time limit (``PATTERN_SECONDS``, 1 s): a pattern that backtracks catastrophically on what
+a citizen typed ("(a|aa)+$") counts as not matching, and the log names it, instead
+of holding a worker for ever. ``si-agent validate`` tries each pattern on such input
+(``slow_pattern``) and refuses one that runs out of time.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import unicodedata
 from functools import lru_cache
+
+import regex
 
 from . import messages
 from .base import Found, Result, invalid, valid
 
 DEFAULT_MIN = 1
 DEFAULT_MAX = 200
+# Per match of a staff pattern (wall clock: generous, so a busy machine never refuses a
+# good answer); a normal one takes microseconds. validate's probes are stricter.
+PATTERN_SECONDS = 1.0
+PROBE_SECONDS = 0.2
+# What validate tries a pattern on: runs of one character class, then one that breaks
+# the run (the shape that makes nested quantifiers backtrack).
+_PROBES = tuple(c * 40 + end for c in ("a", "1", "中", " ", "a1") for end in ("!", "\n", ""))
+
+log = logging.getLogger(__name__)
 
 _LINE_BREAK = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
 _DIRECTION = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
@@ -65,8 +83,26 @@ def clean(text: str, *, multiline: bool = False) -> tuple[str, str | None]:
 
 
 @lru_cache(maxsize=256)
-def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+def _compiled(pattern: str) -> regex.Pattern[str]:
+    return regex.compile(pattern)
+
+
+def _timed_out(pattern: str, text: str) -> None:
+    log.warning("a field's pattern %r ran out of its %.1f s on a %d-character answer: "
+                "taken as not matching; rewrite it without nested repetition "
+                "(si-agent validate reports it)", pattern, PATTERN_SECONDS, len(text))
+
+
+def slow_pattern(pattern: str) -> str | None:
+    """A probe on which ``pattern`` runs out of time (catastrophic backtracking), if any."""
+    compiled = _compiled(pattern)
+    for probe in _PROBES:
+        for method in (compiled.fullmatch, compiled.search):
+            try:
+                method(probe, timeout=PROBE_SECONDS)
+            except TimeoutError:
+                return probe
+    return None
 
 
 def _variants(text: str) -> tuple[str, ...]:
@@ -78,11 +114,16 @@ def _variants(text: str) -> tuple[str, ...]:
 
 def _matching(text: str, pattern: str) -> str | None:
     compiled = _compiled(pattern)
-    return next((v for v in _variants(text) if compiled.fullmatch(v)), None)
+    try:
+        return next((v for v in _variants(text)
+                     if compiled.fullmatch(v, timeout=PATTERN_SECONDS)), None)
+    except TimeoutError:
+        _timed_out(pattern, text)
+        return None
 
 
 @lru_cache(maxsize=256)
-def _unanchored(pattern: str) -> re.Pattern[str]:
+def _unanchored(pattern: str) -> regex.Pattern[str]:
     if pattern.startswith("^"):
         pattern = pattern[1:]
     elif pattern.startswith(r"\A"):
@@ -91,7 +132,7 @@ def _unanchored(pattern: str) -> re.Pattern[str]:
         pattern = pattern[:-2]
     elif pattern.endswith("$") and not pattern.endswith(r"\$"):
         pattern = pattern[:-1]
-    return re.compile(pattern, re.IGNORECASE)
+    return regex.compile(pattern, regex.IGNORECASE)
 
 
 def _problem(text: str, pattern: str | None, low: int, high: int) -> str | None:
@@ -139,9 +180,12 @@ def extract(
     low = DEFAULT_MIN if min_length is None else min_length
     high = DEFAULT_MAX if max_length is None else max_length
     found = []
-    for m in _unanchored(pattern).finditer(text):
-        cleaned, error = clean(m.group(), multiline=multiline)
-        value = None if error else _matching(cleaned, pattern)
-        if value is not None and low <= len(cleaned) <= high:
-            found.append(Found(value, m.start(), m.end(), m.group()))
+    try:
+        for m in _unanchored(pattern).finditer(text, timeout=PATTERN_SECONDS):
+            cleaned, error = clean(m.group(), multiline=multiline)
+            value = None if error else _matching(cleaned, pattern)
+            if value is not None and low <= len(cleaned) <= high:
+                found.append(Found(value, m.start(), m.end(), m.group()))
+    except TimeoutError:
+        _timed_out(pattern, text)
     return found

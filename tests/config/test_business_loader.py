@@ -127,6 +127,14 @@ def test_bad_regex(copy):
     )
 
 
+def test_a_regex_that_backtracks_without_end_is_refused(copy):
+    copy.edit("progress_query.yaml", r"'^SI\d{14}$'", r"'^(\d|\d\d)+$'")
+    [error] = copy.errors()
+    assert error.startswith("progress_query.yaml:12: fields[0].validate: regular expression ")
+    assert "takes too long on an answer like '1111" in error, error
+    assert "(a+)+" in error and "嵌套重复" in error
+
+
 def test_duplicate_field_key(copy):
     copy.edit("social_transfer.yaml", "  - key: name\n", "  - key: id_number\n")
     assert copy.errors() == [

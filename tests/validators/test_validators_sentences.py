@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import string
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from validators_support import TODAY, luhn_complete, make_id
 
@@ -73,6 +73,7 @@ _pieces = st.one_of(
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_pieces, max_size=8).map("".join))
+@example("X00-0二〇二四年三月五日")  # the reading of the sentence joined "X00-0" into X000
 def test_extract_properties_on_random_sentences(text):
     for type_ in TYPES:
         found = extract(type_, text, **OPTIONS)

@@ -71,3 +71,19 @@ def test_ordinary_text_is_untouched():
     for text in (ADDRESS, "我是做 IT 的", "普通文字，标点！", "Ａ座３０１室", "笑脸😀"):
         assert check("text", text).ok
     assert check("text", "我是做 IT 的").value == "我是做 IT 的"
+
+
+def test_a_pattern_that_backtracks_without_end_takes_seconds_not_a_worker():
+    import time
+
+    from si_agent.validators import text
+
+    pattern = r"^(a|aa)+$"
+    started = time.monotonic()
+    result = text.check("a" * 40 + "!", pattern=pattern)
+    text.extract("编号 " + "a" * 40 + "! 好的", pattern=pattern)
+    assert not result.ok
+    assert time.monotonic() - started < 15  # each match stops at PATTERN_SECONDS
+    assert text.slow_pattern(pattern) is not None
+    assert text.slow_pattern(r"^SI\d{14}$") is None
+    assert text.check("SI20261130000042", pattern=r"^SI\d{14}$").value == "SI20261130000042"
