@@ -19,7 +19,8 @@ AuditEvent = Literal["state", "submission", "moderation", "staff"]
 
 
 class StaffAction(str, Enum):
-    """What a staff member did (``event: staff`` entries): account changes and sign-ins."""
+    """What a staff member did (``event: staff`` entries): account changes, sign-ins,
+    and the conversation review's marks and exports."""
 
     ACCOUNT_ADDED = "account_added"
     ACCOUNT_REMOVED = "account_removed"
@@ -27,6 +28,9 @@ class StaffAction(str, Enum):
     SIGNED_IN = "signed_in"
     SIGN_IN_FAILED = "sign_in_failed"
     SIGNED_OUT = "signed_out"
+    TURN_MARKED = "turn_marked"  # the conversation review: a turn marked wrong
+    TURN_UNMARKED = "turn_unmarked"
+    TRANSCRIPT_EXPORTED = "transcript_exported"  # a conversation exported as a replay test
 # The states whose every entry is audited (the submission's life cycle).
 AUDITED_STATES: frozenset[str] = frozenset({"executing", "done", "failed"})
 

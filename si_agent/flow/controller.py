@@ -73,6 +73,7 @@ from si_agent.requirements import Missing
 from si_agent.session.base import ExpiryMarks, SessionStore, session_ref
 from si_agent.session.files import StepFiles, create_step_files
 from si_agent.session.model import Session, Shown
+from si_agent.turns import MemoryTurnStore, TurnFacts, TurnLog
 from si_agent.uploads import CleanImage
 from si_agent.validators import relative_dates
 
@@ -128,6 +129,7 @@ class Controller:
         handoff_text: str = DEFAULT_HANDOFF,
         audit: AuditLog | None = None,
         moderation: Moderation | None = None,
+        turns: TurnLog | None = None,
     ) -> None:
         self.store = store
         self.engine = engine
@@ -148,6 +150,8 @@ class Controller:
         self.runner = runner or ThreadRunner()
         # Without one given (tests, embedding code): this process's memory only.
         self.audit = audit or AuditLog(MemoryAuditStore(), pepper=secrets.token_hex(16))
+        # The turn-event record (review, feedback, analytics); by default in memory.
+        self.turns = turns or TurnLog(MemoryTurnStore(), self.audit)
         self.driver = JobDriver(self)
         self.max_message_chars = max_message_chars
         self.texts = texts if texts is not None else AssistantTexts()
@@ -259,6 +263,7 @@ class Controller:
     def _turn(self, session_id: str, text: str, decide: Callable[[Turn], Decision], *,
               always_decide: bool = False, group_id: str | None = None,
               tell_expiry: bool = True, spoken: bool = False) -> TurnResult:
+        started = time.monotonic()
         # One parse budget for everything the turn reads (validators.relative_dates).
         with self._locks.hold(session_id), relative_dates.one_message():
             memo: dict[tuple, Any] = {}  # knowledge answers and step results, across re-runs
@@ -269,6 +274,8 @@ class Controller:
                 turn.prepare(group_id)
                 if decision is None or always_decide:
                     decision = decide(turn)
+                before = (session.business_id,
+                          {k: v.model_copy() for k, v in session.fields.items()})
                 result = turn.run(decision)
                 try:  # with a submission, its job record in the same atomic write
                     self.store.save(session, job=turn.effects.job)
@@ -281,8 +288,36 @@ class Controller:
             else:
                 raise SessionConflict(session_ref(session_id), expected=-1, found=None)
             if session.state == State.EXECUTING and session.job_id:
-                return self.driver.drive(session, result, turn.effects.job)
+                result = self.driver.drive(session, result, turn.effects.job)
+            assert decision is not None
+            self._record_turn(session, turn, decision, before, result, started,
+                              "upload" if always_decide else "voice" if spoken else "text")
             return result
+
+    def _record_turn(self, session: Session, turn: Turn, decision: Decision,
+                     before: tuple, result: TurnResult, started: float, channel: Any) -> None:
+        """The turn-event record of a saved turn (``si_agent.turns``; masked there):
+        ``before`` is the business id and the fields the turn began with."""
+        business_before, fields_before = before
+        job = turn.effects.applied or turn.effects.job
+        if result.job is not None and (job is None or job.id == result.job.id):
+            job = self.jobs.load(result.job.id) or job  # as the turn left it
+        stored = self.store.load(session.session_id) if result.state != session.state \
+            else session
+        self.turns.turn(TurnFacts(
+            session_id=session.session_id, started_at=session.started_at, turn=result.turn,
+            text=turn.text, reply=result.reply, state_before=str(turn.state_before),
+            state_after=str(result.state),
+            business=self.catalog.get(result.business.id if result.business
+                                      else business_before or ""),
+            awaiting=result.awaiting,
+            engine=decision.engine or self.engine.name, rule=decision.rule.value,
+            confidence=decision.confidence, calls=turn.st.records, before=fields_before,
+            after=(stored or session).fields,
+            questions=[(key[1], answer) for key, answer in turn.memo.items()
+                       if key[0] == "answer"],
+            job=job, latency_ms=round((time.monotonic() - started) * 1000),
+            usage=decision.usage, channel=channel))
 
     @property
     def deps(self) -> TurnDeps:
