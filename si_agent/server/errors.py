@@ -53,6 +53,8 @@ CODE_MESSAGES = {
     "invalid_feedback_turn": "没有找到要评价的这条回答，请刷新页面后再试。",
     "feedback_reason_not_text": "原因应为文字。",
     "feedback_reason_too_long": "原因不能超过{limit}个字，请精简后再提交。",
+    "no_conversation": "没有找到这段对话（可能已超过保存期限）。",
+    "review_too_long": "说明和正确回复各不能超过{limit}个字。",
     "debug_disabled": "调试信息仅在开发模式下可用。",
     "store_unavailable": "服务暂时不可用，请稍后再试。",
     "job_in_progress": "您的申请正在办理中，办理结果出来前不能重新开始。",

@@ -27,7 +27,8 @@ bp = Blueprint(
 SECTIONS: tuple[tuple[str, str], ...] = (
     ("console.index", "概览"),
     ("console.hits", "命中测试"),
-    ("console.conversations", "办理记录"),
+    ("console.conversations", "对话审核"),
+    ("console.submissions_page", "办理记录"),
 )
 # Routes open without signing in (the sign-in pages and the stylesheet).
 OPEN_ENDPOINTS = frozenset({"console.login", "console.login_token", "console.static"})

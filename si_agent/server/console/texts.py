@@ -19,3 +19,9 @@ GATES = {
 }
 CORRECTION_SOURCES = {"table": "术语表", "pinyin": "同音字"}
 MODES = {"hybrid": "混合（RRF）", "dense": "向量（余弦）", "bm25": "关键词（BM25）"}
+
+# The conversation review.
+NO_SUCH_BUSINESS = "没有这个业务。"
+NO_SUCH_OUTCOME = "没有这种办理结果。"
+NO_SUCH_FEEDBACK = "没有这种评价筛选。"
+BAD_SINCE = "时间范围应写成 30m、2h、7d 这样的时长。"
