@@ -77,13 +77,18 @@ class DemoValues:
 
     def _new(self, kind: str, field: FieldDef | None, refused: bool) -> str:
         if kind == "number":  # a long number no field took: an ID number one digit short
-            return DEMO_PEOPLE[self._next("idcard")][1][:-1]
-        if kind in _PERSON_PART:
-            value = DEMO_PEOPLE[self._next(kind)][_PERSON_PART[kind]]
-            if refused and kind in ("idcard", "bank_card"):  # the check digit made wrong
+            return DEMO_PEOPLE[self._people.get("idcard", 0) % len(DEMO_PEOPLE)][1][:-1]
+        if kind in _PERSON_PART and not (refused and kind in ("name", "phone")):
+            # A refused value takes no demo person: the next accepted one gets it.
+            person = self._people.get(kind, 0) % len(DEMO_PEOPLE) if refused \
+                else self._next(kind)
+            value = DEMO_PEOPLE[person][_PERSON_PART[kind]]
+            if refused:  # the check digit made wrong
                 last = value[-1]
                 value = value[:-1] + ("1" if last != "1" else "2")
             return value
+        if refused:  # no value of the kind's own: one its validator refuses too
+            return {"phone": "1234567"}.get(kind, "？？")
         candidates = [field.example] if field is not None and field.example else []
         for text in [*candidates, *DEMO_TEXTS]:
             if field is None or check(field.type, text, **field.validator_options()).ok:

@@ -26,14 +26,14 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from si_agent.audit import AuditLog, mask_values
-from si_agent.audit.log import application_no
+from si_agent.audit.log import CLOSED_TYPES, application_no
 from si_agent.audit.model import utc_now
 from si_agent.config.model import Business
 from si_agent.core import actions as A
 from si_agent.jobs import Job
 from si_agent.privacy import redact_text
 from si_agent.session.model import FieldState, ToolCallRecord, Usage
-from si_agent.turns.masking import Known, mask_text
+from si_agent.turns.masking import Known, mask_text, whole_message
 from si_agent.turns.model import (
     CallView,
     Channel,
@@ -168,6 +168,13 @@ class TurnLog:
                             if f.after[k].status in ("invalid", "failed"))
         values = mask_values({k: f.after[k].value for k in changed}, b)
         text, spans = mask_text(f.text, known, invalid)
+        refused = [k for k in changed if f.after[k].status == "invalid"
+                   and types.get(k, "text") not in CLOSED_TYPES]
+        if refused and not spans and text.strip():
+            # A refused answer (the validator said no, so no value was stored to look
+            # for): the whole message stands for it, masked as that field.
+            text, spans = whole_message(text.strip(), refused[0], types.get(refused[0], "text"),
+                                        labels.get(refused[0], refused[0]))
         return TurnEvent(
             conversation=self.conversation_of(f.session_id, f.started_at),
             user=self._audit.user_ref(f.session_id)[:USER_CHARS],

@@ -54,6 +54,16 @@ def shown(kind: str, raw: str, label: str = "") -> str:
     return f"〔{label or '已隐去'}〕"
 
 
+def whole_message(text: str, key: str, kind: str, label: str) -> tuple[str, list[Span]]:
+    """``text`` kept as one refused value of field ``key``: masked as its kind, or as the
+    field's label when it is no number of that kind."""
+    if kind in MASKED_TYPES and not _digits(text):
+        piece = f"〔{label}〕"
+    else:
+        piece = shown(kind, text, label)
+    return piece, [Span(start=0, end=len(piece), kind=kind, field=key, valid=False)]
+
+
 def _digits(text: str) -> str:
     return re.sub(r"[^0-9Xx]", "", text).upper()
 

@@ -152,11 +152,13 @@ def test_an_exported_conversation_replays_green(client, replayer, app):
 
 def test_real_values_become_demo_values_and_a_failure_fails_again(client, settings, replayer):
     fail_next(settings.demo_backend_db, 1, status=503)
-    real = ("我的社保卡丢了", "33010619900101123X", "孙小美", "13912345678", "临时", "确认")
+    real = ("我的社保卡丢了", "330106199001011231", "33010619900101123X", "孙小美",
+            "13912345678", "临时", "确认")  # the first ID number's check digit is wrong
     assert say(client, "alice", *real)["state"] == "failed"
     text = client.get(f"/console/conversations/{only(client)}/transcript.yaml",
                       headers=STAFF).get_data(as_text=True)
     assert "33010619900101123X" not in text and "孙小美" not in text
+    assert "330106199001011231" not in text
     assert "330122196303150178" in text and "张伟" in text  # the first demo person
     assert "fail_next: 1" in text and "原对话中提交失败" in text
     report = replayer(text)

@@ -421,9 +421,10 @@
       b.className = "feedback-btn";
       b.dataset.rating = rating;
       b.setAttribute("aria-pressed", "false");
-      b.setAttribute("aria-label", label);
-      b.title = label;
-      b.textContent = rating === "up" ? "👍" : "👎";
+      const icon = document.createElement("span");
+      icon.setAttribute("aria-hidden", "true");
+      icon.textContent = rating === "up" ? "👍" : "👎";
+      b.append(icon, " " + label); // the words too: a screen without an emoji font
       return b;
     };
     const up = rate("up", TEXTS.feedbackUp);
