@@ -66,7 +66,7 @@ from si_agent.flow.steps import (
     without_unavailable_steps,
 )
 from si_agent.flow.turn import Turn
-from si_agent.jobs import JobRunner, JobStore, ThreadRunner, create_job_store
+from si_agent.jobs import JobError, JobRunner, JobStore, ThreadRunner, create_job_store
 from si_agent.knowledge import Knowledge, NoKnowledge
 from si_agent.moderation import Moderation
 from si_agent.requirements import Missing
@@ -300,10 +300,14 @@ class Controller:
         ``before`` is the business id and the fields the turn began with."""
         business_before, fields_before = before
         job = turn.effects.applied or turn.effects.job
-        if result.job is not None and (job is None or job.id == result.job.id):
-            job = self.jobs.load(result.job.id) or job  # as the turn left it
-        stored = self.store.load(session.session_id) if result.state != session.state \
-            else session
+        if job is not None and result.job is not None and job.id == result.job.id:
+            # As the turn left it (a submission run in the turn): no store read for it.
+            failed = result.job.status == "failed" and job.error is None
+            job = job.model_copy(update={
+                "status": result.job.status, "result": result.result or job.result,
+                # why is in the reply; whether retrying may help is the session's
+                "error": JobError(message="", retryable=session.retryable) if failed
+                else job.error})
         self.turns.turn(TurnFacts(
             session_id=session.session_id, started_at=session.started_at, turn=result.turn,
             text=turn.text, reply=result.reply, state_before=str(turn.state_before),
@@ -313,7 +317,7 @@ class Controller:
             awaiting=result.awaiting,
             engine=decision.engine or self.engine.name, rule=decision.rule.value,
             confidence=decision.confidence, calls=turn.st.records, before=fields_before,
-            after=(stored or session).fields,
+            after=session.fields,
             questions=[(key[1], answer) for key, answer in turn.memo.items()
                        if key[0] == "answer"],
             job=job, latency_ms=round((time.monotonic() - started) * 1000),

@@ -282,7 +282,7 @@ def _answered(answer: Any) -> str:
 def _job(job: Job | None, known: list[Known]) -> JobOutcome | None:
     if job is None:
         return None
-    error = mask_text(job.error.message, known)[0] if job.error else None
+    error = mask_text(job.error.message, known)[0] if job.error and job.error.message else None
     return JobOutcome(id=job.id, status=job.status, error=error,
                       retryable=job.error.retryable if job.error else None,
                       application_no=application_no(job.result))

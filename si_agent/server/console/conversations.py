@@ -205,9 +205,10 @@ def conversation(conversation_id: str):
                            saved=request.args.get("saved"))
 
 
-@bp.post("/conversations/<conversation_id>/turns/<int:number>/review")
-def review_turn(conversation_id: str, number: int):
+@bp.post("/conversations/<conversation_id>/turns/<turn>/review")
+def review_turn(conversation_id: str, turn: str):
     c = _conversation(conversation_id)
+    number = int(turn) if turn.isdigit() and len(turn) < 6 else 0
     if c.turn(number) is None:
         raise ApiError(404, "no_conversation")
     staff = signed_in()
