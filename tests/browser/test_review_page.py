@@ -95,7 +95,7 @@ def test_citizen_rates_a_reply_and_staff_reviews_and_exports_it(
         expect(rows).to_have_count(1)
         rows.first.get_by_role("link", name="查看").click()
         turn = page.locator("[data-testid=turn][data-turn='2']")
-        expect(turn.get_by_test_id("turn-feedback")).to_have_text(f"👎 没帮助：{REASON}")
+        expect(turn.get_by_test_id("turn-feedback")).to_have_text(f"没帮助：{REASON}")
         expect(turn.get_by_test_id("turn-input")).to_have_text("〔身份证号〕")  # refused, masked
         turn.get_by_text("标记这一轮有误").click()
         turn.get_by_label("哪里不对").fill("市民问的是补卡时间")

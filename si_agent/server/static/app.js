@@ -401,8 +401,9 @@
   }
 
   /**
-   * 👍/👎 under a reply of turn `turn` (POST /api/feedback). 👍 is sent at once; 👎 opens
-   * an optional reason (Enter or 提交 sends it, Esc sends the rating without one).
+   * 有帮助 / 没帮助 under a reply of turn `turn` (POST /api/feedback). 有帮助 is sent at
+   * once; 没帮助 opens an optional reason (Enter or 提交 sends it, Esc sends the rating
+   * without one).
    */
   function addFeedback(row, turn) {
     if (!Number.isInteger(turn) || turn < 1) return;
@@ -421,10 +422,7 @@
       b.className = "feedback-btn";
       b.dataset.rating = rating;
       b.setAttribute("aria-pressed", "false");
-      const icon = document.createElement("span");
-      icon.setAttribute("aria-hidden", "true");
-      icon.textContent = rating === "up" ? "👍" : "👎";
-      b.append(icon, " " + label); // the words too: a screen without an emoji font
+      b.textContent = label; // words, not emoji: not every screen has an emoji font
       return b;
     };
     const up = rate("up", TEXTS.feedbackUp);
