@@ -41,6 +41,7 @@ from si_agent.turns.model import (
     FieldChange,
     JobOutcome,
     KnowledgeAsk,
+    KnowledgeOutcome,
     Outcome,
     Rating,
     Review,
@@ -186,8 +187,7 @@ class TurnLog:
                             status=c.status, reason=c.reason) for c in f.calls],
             fields=[FieldChange(key=k, label=labels.get(k, k), value=values.get(k),
                                 status=str(f.after[k].status),
-                                error=mask_text(f.after[k].error, known)[0]
-                                if f.after[k].error else None)
+                                error=_masked(f.after[k].error, known))
                     for k in changed],
             knowledge=[KnowledgeAsk(question=mask_text(q, known)[0][:NOTE_CHARS],
                                     outcome=_answered(a),
@@ -271,7 +271,11 @@ def _assemble(conversation: str, records: list[TurnRecord]) -> Conversation | No
                         turns=turns)
 
 
-def _answered(answer: Any) -> str:
+def _masked(text: str | None, known: list[Known]) -> str | None:
+    return mask_text(text, known)[0] if text else None
+
+
+def _answered(answer: Any) -> KnowledgeOutcome:
     if answer is None:
         return "unanswered"
     if getattr(answer, "refused", False):

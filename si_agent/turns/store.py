@@ -55,11 +55,14 @@ class TurnStore(Protocol):
 
 
 class MemoryTurnStore:
-    """Records in this process's memory (with ``MemoryStore`` sessions, and tests)."""
+    """Records in this process's memory (with ``MemoryStore`` sessions, and tests): the
+    newest ``max_records`` only, so a long-running process (or the console's hit-testing
+    sandbox) does not grow without bound."""
 
     name = "memory"
 
-    def __init__(self) -> None:
+    def __init__(self, max_records: int = 10_000) -> None:
+        self.max_records = max_records
         self._records: list[TurnRecord] = []
         self._next = 1
         self._lock = threading.Lock()
@@ -71,6 +74,8 @@ class MemoryTurnStore:
         with self._lock:
             self._records.append(record.model_copy(update={"id": str(self._next)}))
             self._next += 1
+            if len(self._records) > self.max_records:
+                del self._records[: len(self._records) - self.max_records]
 
     def conversation(self, conversation: str) -> list[TurnRecord]:
         with self._lock:

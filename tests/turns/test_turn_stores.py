@@ -80,3 +80,12 @@ def test_an_unknown_store_name_lists_the_valid_ones(tmp_path):
         create_turn_store(Settings(data_dir=tmp_path, turn_store="nope"))
     assert "sqlite" in str(err.value) and "redis" in str(err.value)
     assert create_turn_store(Settings(data_dir=tmp_path, turn_store="sqlite")).name == "sqlite"
+
+
+def test_the_memory_store_keeps_the_newest_records_only():
+    from si_agent.turns import MemoryTurnStore
+
+    store = MemoryTurnStore(max_records=3)
+    for n in range(5):
+        store.append(event(f"c{n}", 1))
+    assert store.recent() == ["c4", "c3", "c2"]
