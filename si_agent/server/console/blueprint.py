@@ -29,6 +29,7 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("console.hits", "命中测试"),
     ("console.conversations", "对话审核"),
     ("console.submissions_page", "办理记录"),
+    ("console.analytics", "统计分析"),
 )
 # Routes open without signing in (the sign-in pages and the stylesheet).
 OPEN_ENDPOINTS = frozenset({"console.login", "console.login_token", "console.static"})
