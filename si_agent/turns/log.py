@@ -225,8 +225,9 @@ class TurnLog:
 
     def recent(self, since: datetime | None = None, limit: int = SCAN) -> list[Conversation]:
         """The conversations active since ``since``, the most recently active first."""
-        found = (_assemble(c, self.store.conversation(c))
-                 for c in self.store.recent(since=since, limit=limit))
+        ids = self.store.recent(since=since, limit=limit)
+        records = self.store.conversations(ids)
+        found = (_assemble(c, records.get(c, [])) for c in ids)
         return [c for c in found if c is not None]
 
     def has_turn(self, conversation: str, turn: int) -> bool:

@@ -9,6 +9,7 @@ trims older records off the others.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -61,6 +62,17 @@ class RedisTurnStore:
         except self._errors as exc:
             raise StoreUnavailable(f"Redis turn store: {type(exc).__name__}: {exc}") from exc
         return [load(data, f"{conversation}:{n}") for n, data in enumerate(rows)]
+
+    def conversations(self, ids: Sequence[str]) -> dict[str, list[TurnRecord]]:
+        try:
+            pipe = self._client.pipeline(transaction=False)
+            for conversation in ids:
+                pipe.lrange(self._list(conversation), 0, -1)
+            lists = pipe.execute()
+        except self._errors as exc:
+            raise StoreUnavailable(f"Redis turn store: {type(exc).__name__}: {exc}") from exc
+        return {c: [load(data, f"{c}:{n}") for n, data in enumerate(rows)]
+                for c, rows in zip(ids, lists, strict=True)}
 
     def recent(self, since: datetime | None = None, limit: int = 100) -> list[str]:
         low = since.timestamp() if since is not None else "-inf"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from si_agent.sqlite_connections import ThreadConnections
 from si_agent.turns.model import TurnRecord
 from si_agent.turns.store import dump, load
 
+_CHUNK = 500  # ids per IN (...) query: under SQLite's variable limit
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS turns (
     id           INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -60,6 +62,17 @@ class SQLiteTurnStore:
         rows = self._run("SELECT id, data FROM turns WHERE conversation = ? ORDER BY id",
                          (conversation,))
         return [load(data, str(row_id)) for row_id, data in rows]
+
+    def conversations(self, ids: Sequence[str]) -> dict[str, list[TurnRecord]]:
+        found: dict[str, list[TurnRecord]] = {i: [] for i in ids}
+        for start in range(0, len(ids), _CHUNK):
+            chunk = list(ids[start:start + _CHUNK])
+            rows = self._run(
+                f"SELECT id, conversation, data FROM turns WHERE conversation IN "
+                f"({','.join('?' * len(chunk))}) ORDER BY id", tuple(chunk))
+            for row_id, conversation, data in rows:
+                found[conversation].append(load(data, str(row_id)))
+        return found
 
     def recent(self, since: datetime | None = None, limit: int = 100) -> list[str]:
         rows = self._run(

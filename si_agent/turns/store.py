@@ -6,12 +6,14 @@ The contract, identical in every backend (``tests/turns/test_turn_stores.py``):
 * ``conversation(conversation)`` returns that conversation's records, oldest first;
 * ``recent(since=None, limit=100)`` returns the ids of the conversations with a record
   at or after ``since``, the most recently active first, at most ``limit``;
+* ``conversations(ids)`` returns ``conversation`` of each id at once (a page, a report);
 * ``purge(before)`` drops every record older than ``before`` (retention).
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Annotated, Protocol, runtime_checkable
 
@@ -30,7 +32,9 @@ def dump(record: TurnRecord) -> str:
 
 def load(data: str | bytes, record_id: str | None = None) -> TurnRecord:
     record = _RECORD.validate_json(data)
-    return record.model_copy(update={"id": record_id}) if record_id is not None else record
+    if record_id is not None:
+        record.id = record_id  # just parsed, nobody else holds it: no copy
+    return record
 
 
 @runtime_checkable
@@ -47,6 +51,10 @@ class TurnStore(Protocol):
 
     def recent(self, since: datetime | None = None, limit: int = 100) -> list[str]:
         """Conversation ids active at or after ``since``, most recently active first."""
+        ...
+
+    def conversations(self, ids: Sequence[str]) -> dict[str, list[TurnRecord]]:
+        """The records of each of ``ids`` (as ``conversation``), in one round trip or few."""
         ...
 
     def purge(self, before: datetime) -> None:
@@ -92,6 +100,15 @@ class MemoryTurnStore:
                 found.append(r.conversation)
                 if len(found) == limit:
                     break
+        return found
+
+    def conversations(self, ids: Sequence[str]) -> dict[str, list[TurnRecord]]:
+        wanted = set(ids)
+        found: dict[str, list[TurnRecord]] = {i: [] for i in ids}
+        with self._lock:
+            for r in self._records:
+                if r.conversation in wanted:
+                    found[r.conversation].append(r)
         return found
 
     def purge(self, before: datetime) -> None:

@@ -89,3 +89,12 @@ def test_the_memory_store_keeps_the_newest_records_only():
     for n in range(5):
         store.append(event(f"c{n}", 1))
     assert store.recent() == ["c4", "c3", "c2"]
+
+
+def test_several_conversations_at_once(store):
+    store.append(event("a", 1))
+    store.append(event("b", 1))
+    store.append(event("a", 2))
+    found = store.conversations(["a", "b", "none"])
+    assert [r.turn for r in found["a"]] == [1, 2] and [r.turn for r in found["b"]] == [1]
+    assert found["none"] == []
