@@ -28,12 +28,15 @@ STEP_LABELS = {"started": "开始办理", "fields_given": "信息填完", "confi
 ENDINGS = ("cancelled", "handed_off", "failed")
 
 
+def _no_endings() -> dict[str, dict[str, int]]:
+    return {e: {} for e in ENDINGS}
+
+
 class Funnel(BaseModel):
     business: str
     steps: dict[str, int] = Field(default_factory=lambda: dict.fromkeys(STEPS, 0))
     # ending -> where (field key or state) -> conversations
-    endings: dict[str, dict[str, int]] = Field(
-        default_factory=lambda: {e: {} for e in ENDINGS})
+    endings: dict[str, dict[str, int]] = Field(default_factory=lambda: _no_endings())
 
 
 class Report(BaseModel):
