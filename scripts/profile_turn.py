@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gc
 import sys
 import tempfile
 import time
@@ -150,10 +151,14 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=200, help="times every dialogue is replayed")
     ap.add_argument("--redis-url", default="redis://127.0.0.1:6379/15")
     ap.add_argument("--limiter-checks", type=int, default=5000)
+    ap.add_argument("--no-freeze", action="store_true",
+                    help="leave the start-up objects to the garbage collector (the server "
+                         "freezes them: si_agent.server.running.settle_start_up)")
     args = ap.parse_args()
 
     from si_agent.config.settings import Settings
     from si_agent.server import create_app
+    from si_agent.server.running import settle_start_up
 
     run = uuid.uuid4().hex[:10]
     prefix = f"si-profile-{run}:"
@@ -186,10 +191,15 @@ def main() -> None:
 
     try:
         dialogues(3)  # warm up: imports, the demo backend's database, toolsets
+        if not args.no_freeze:
+            settle_start_up()  # as a server's worker does once its app is built
         phases.reset()
         counter.reset()
-        turns = dialogues(args.rounds)
+        collector = Collector()
+        with collector:
+            turns = dialogues(args.rounds)
         _print_phases(phases, counter, turns)
+        collector.print(turns)
         print()
         _print_limiter(args.redis_url, run, args.limiter_checks, counter)
     finally:
@@ -215,6 +225,36 @@ def _print_phases(phases: Phases, counter: RedisCounter, turns: int) -> None:
           f"{sum(phases.wall.values()) / turns * 1e6:>8.0f}")
     commands = ", ".join(f"{name} {n / turns:.2f}" for name, n in counter.commands.most_common())
     print(f"\nRedis per turn: {counter.round_trips / turns:.2f} round trips; commands: {commands}")
+
+
+class Collector:
+    """Thread CPU spent in the cyclic garbage collector, per generation (``gc.callbacks``);
+    it is part of whichever phase allocated when a collection started."""
+
+    def __init__(self) -> None:
+        self.cpu = [0.0, 0.0, 0.0]
+        self.runs = [0, 0, 0]
+        self._started = 0.0
+
+    def _callback(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._started = time.thread_time()
+        else:
+            self.cpu[info["generation"]] += time.thread_time() - self._started
+            self.runs[info["generation"]] += 1
+
+    def __enter__(self) -> Collector:
+        gc.callbacks.append(self._callback)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self._callback)
+
+    def print(self, turns: int) -> None:
+        parts = ", ".join(f"generation {g}: {self.runs[g]} runs, {self.cpu[g] / turns * 1e6:.0f} us"
+                          for g in range(3))
+        print(f"Garbage collector per turn (within the phases above; {gc.get_freeze_count()} "
+              f"objects frozen at start): {parts}")
 
 
 def _print_limiter(redis_url: str, run: str, checks: int, counter: RedisCounter) -> None:

@@ -3,23 +3,27 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from si_agent.audit import create_audit_log
-from si_agent.config.assistant import load_assistant_texts
+from si_agent.config.assistant import AssistantTexts, check_assistant_texts, load_assistant_texts
 from si_agent.config.dev_secret import with_dev_secret
-from si_agent.config.loader import load_businesses
+from si_agent.config.loader import check_directory, load_businesses
+from si_agent.config.model import Business
 from si_agent.config.settings import Settings
 from si_agent.core.catalog import Catalog
 from si_agent.engine.registry import create_engine
-from si_agent.engine.rules.collisions import keyword_errors
-from si_agent.errors import ConfigErrors
+from si_agent.engine.rules.collisions import keyword_errors, keyword_warnings
+from si_agent.errors import ConfigError, ConfigErrors, ConfigWarning
 from si_agent.executor import Executors
 from si_agent.flow.controller import Controller
 from si_agent.flow.steps import registered_step_handlers
 from si_agent.jobs.celery import CeleryRunner
 from si_agent.knowledge import create_knowledge
-from si_agent.moderation import create_moderation
+from si_agent.moderation import WordList, create_moderation
+from si_agent.moderation.words import check_moderation
 from si_agent.photo.steps import builtin_step_handlers
 from si_agent.session import create_store
 from si_agent.session.files import create_step_files, file_key
@@ -29,6 +33,30 @@ if TYPE_CHECKING:
     from si_agent.engine.llm import GroundedAnswerer
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class FolderCheck:
+    """What ``si-agent validate`` finds in a business folder (the console shows it too):
+    the businesses whose file has no problem, the assistant texts, the word list, and
+    every error (each stops the server) and warning (each does not)."""
+
+    catalog: dict[str, Business]
+    texts: AssistantTexts | None
+    words: WordList | None
+    errors: list[ConfigError] = field(default_factory=list)
+    warnings: list[ConfigWarning] = field(default_factory=list)
+
+
+def check_folder(directory: Path) -> FolderCheck:
+    """Every check ``si-agent validate`` runs on ``directory``."""
+    catalog, errors = check_directory(directory)
+    texts, text_errors = check_assistant_texts(directory) if directory.is_dir() else (None, [])
+    errors += text_errors
+    errors += keyword_errors(catalog)
+    warnings: list[ConfigWarning] = list(keyword_warnings(catalog))
+    words, word_errors, word_warnings = check_moderation(directory, catalog, texts)
+    return FolderCheck(catalog, texts, words, errors + word_errors, warnings + word_warnings)
 
 
 def build_controller(settings: Settings | None = None, *, engine: str | None = None) -> Controller:

@@ -181,21 +181,14 @@ def _portal(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _validate(args: argparse.Namespace, settings: Settings) -> int:
-    from si_agent.config.assistant import check_assistant_texts
-    from si_agent.config.loader import ASSISTANT_FILE, check_directory
-    from si_agent.engine.rules.collisions import keyword_errors, keyword_warnings
-    from si_agent.moderation.words import MODERATION_FILE, check_moderation
+    from si_agent.app import check_folder
+    from si_agent.config.loader import ASSISTANT_FILE
+    from si_agent.moderation.words import MODERATION_FILE
 
     directory = Path(args.directory) if args.directory else settings.business_dir
-    catalog, errors = check_directory(directory)
-    texts, text_errors = check_assistant_texts(directory) if directory.is_dir() else (None, [])
-    errors += text_errors
+    found = check_folder(directory)
     # Errors fail validate (and stop the server); warnings are printed and pass.
-    errors += keyword_errors(catalog)
-    warnings: list = keyword_warnings(catalog)
-    words, word_errors, word_warnings = check_moderation(directory, catalog, texts)
-    errors += word_errors
-    warnings += word_warnings
+    catalog, words, errors, warnings = found.catalog, found.words, found.errors, found.warnings
     for err in errors:
         print(err)
     for warning in warnings:

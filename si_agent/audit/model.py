@@ -20,7 +20,7 @@ AuditEvent = Literal["state", "submission", "moderation", "staff"]
 
 class StaffAction(str, Enum):
     """What a staff member did (``event: staff`` entries): account changes, sign-ins,
-    and the conversation review's marks and exports."""
+    changes made in the console, and the conversation review's marks and exports."""
 
     ACCOUNT_ADDED = "account_added"
     ACCOUNT_REMOVED = "account_removed"
@@ -28,6 +28,9 @@ class StaffAction(str, Enum):
     SIGNED_IN = "signed_in"
     SIGN_IN_FAILED = "sign_in_failed"
     SIGNED_OUT = "signed_out"
+    MODERATION_SAVED = "moderation_saved"  # the word list, saved from the console
+    MODERATION_RESTORED = "moderation_restored"  # an earlier version of it, restored
+    BUSINESS_SAVED = "business_saved"  # a business file, saved from the console
     TURN_MARKED = "turn_marked"  # the conversation review: a turn marked wrong
     TURN_UNMARKED = "turn_unmarked"
     TRANSCRIPT_EXPORTED = "transcript_exported"  # a conversation exported as a replay test

@@ -12,7 +12,8 @@ and on every reply after it is rendered, before the citizen sees it:
 
 ``create_moderation(settings, catalog, texts)`` builds it from the settings
 (``SI_MODERATION``: ``words`` by default, ``http``, ``words+http``, ``off``) and the
-business folder's ``_moderation.yaml`` (else the packaged default list).
+business folder's ``_moderation.yaml`` (else the packaged default list), which every
+process reloads when it changes (``live``: the console saves and versions it).
 """
 
 from __future__ import annotations
@@ -24,12 +25,13 @@ from typing import Any
 
 from si_agent.config.settings import MODERATION_CHOICES, Settings
 from si_agent.core.decision import TextSink
-from si_agent.errors import ConfigErrors
+from si_agent.moderation.live import LiveWordList, WordListEditor
 from si_agent.moderation.model import Action, Hit, Moderator, Verdict, Where
-from si_agent.moderation.words import WordList, WordListModerator, check_moderation
+from si_agent.moderation.words import WordList, WordListModerator
 
-__all__ = ["Action", "Hit", "Moderation", "Moderator", "Verdict", "Where", "WordList",
-           "WordListModerator", "create_moderation", "MODERATION_CHOICES"]
+__all__ = ["Action", "Hit", "LiveWordList", "Moderation", "Moderator", "Verdict", "Where",
+           "WordList", "WordListEditor", "WordListModerator", "create_moderation",
+           "MODERATION_CHOICES"]
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +45,11 @@ class Moderation:
     @property
     def active(self) -> bool:
         return bool(self.moderators)
+
+    @property
+    def word_list(self) -> LiveWordList | None:
+        """The staff word list in use, if this deployment has one (the console edits it)."""
+        return next((m for m in self.moderators if isinstance(m, LiveWordList)), None)
 
     def check(self, text: str, where: Where) -> Verdict:
         """Every moderator on the text, each on what the one before left (masked text)."""
@@ -111,10 +118,9 @@ def create_moderation(settings: Settings, catalog: Mapping[str, Any] | None = No
     choice = settings.moderation
     moderators: list[Moderator] = []
     if "words" in choice.split("+"):
-        words, errors, _ = check_moderation(Path(settings.business_dir), catalog or {}, texts)
-        if errors or words is None:
-            raise ConfigErrors(errors)
-        moderators.append(WordListModerator(words))
+        live = LiveWordList(Path(settings.business_dir), catalog or {}, texts)  # ConfigErrors
+        moderators.append(live)
+        words = live.words
         log.info("moderation: %d words in %d categories from %s", len(words.entries),
                  len(words.labels or {}), words.path)
     if "http" in choice.split("+"):

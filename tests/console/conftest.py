@@ -25,13 +25,12 @@ _CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 
 def console_settings(data_dir: Path, **changes) -> Settings:
     return Settings(
-        business_dir=ROOT / "businesses",
         data_dir=data_dir,
-        session_store="memory",
         audit_store="sqlite",
         rate_limit="1000 per minute",
         jwt_secret=SECRET,
-        **{"knowledge": "none", **changes},
+        **{"business_dir": ROOT / "businesses", "session_store": "memory", "knowledge": "none",
+           **changes},
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app, g, redirect, render_template, request, url_for
 from flask_wtf.csrf import CSRFError
+from werkzeug.exceptions import HTTPException
 
 from si_agent.server.console import texts
 from si_agent.server.console.identity import NotSignedIn, Staff, identify
@@ -30,6 +31,8 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("console.conversations", "对话审核"),
     ("console.submissions_page", "办理记录"),
     ("console.analytics", "统计分析"),
+    ("console.businesses", "业务配置"),
+    ("console.moderation", "敏感词"),
 )
 # Routes open without signing in (the sign-in pages and the stylesheet).
 OPEN_ENDPOINTS = frozenset({"console.login", "console.login_token", "console.static"})
@@ -78,6 +81,12 @@ def _not_signed_in(err: NotSignedIn):
 @bp.errorhandler(CSRFError)
 def _csrf(err: CSRFError):
     return _error(400, texts.CSRF_FAILED)
+
+
+@bp.errorhandler(HTTPException)
+def _http_error(err: HTTPException):
+    status = err.code or 500
+    return _error(status, texts.HTTP_ERRORS.get(status, texts.HTTP_ERROR))
 
 
 @bp.errorhandler(ApiError)

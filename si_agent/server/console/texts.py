@@ -28,3 +28,22 @@ BAD_SINCE = "时间范围应写成 30m、2h、7d 这样的时长。"
 # What a conversation was waiting for besides a field (the analytics' "where it ended").
 AWAITED_STEPS = {"confirm": "确认", "retry": "重试", "confirming": "确认", "failed": "提交失败后",
                  "executing": "提交中", "collecting": "填写中", "done": "办结后", "idle": "未开始"}
+
+# The sensitive-word list screen (moderation.py).
+MODERATION_ACTIONS = {"mask": "打码（以＊代替）", "refuse": "拒绝（固定回复）", "flag": "标记（照常处理，记录待复核）"}
+MODERATION_WHERE = {"input": "市民消息", "output": "助手回复"}
+MODERATION_VALID = "检查通过：词表没有错误（尚未保存）。"
+MODERATION_SAVED = "已保存为版本 {version}：本机所有服务进程将在几秒内使用新词表。"
+MODERATION_CHANGED = ("保存失败：在您编辑期间，词表已被他人修改并保存。下方保留了您编辑的内容；"
+                      "请先在新标签页查看最新词表，确认后再保存（再次保存将覆盖他人的修改）。")
+HTTP_ERRORS = {404: "页面不存在。", 405: "不支持该请求方法。", 413: "提交的内容过大，未保存。"}
+HTTP_ERROR = "请求无法处理，请返回上一页重试。"
+
+# The businesses screen (businesses.py).
+BUSINESS_SAVED = ("已保存，原文件已备份。正在运行的助手仍使用启动时的业务配置：重启服务后，"
+                  "市民才会用到新的配置（预览对话已经按新配置运行）。")
+BUSINESS_INVALID = "业务配置有错误（见下方），未保存。"
+BUSINESS_CHANGED = ("保存失败：在您编辑期间，这个文件已被他人修改。下方保留了您编辑的内容；"
+                    "请在新标签页查看最新内容后再决定。")
+PREVIEW_INVALID = "业务配置有错误（见下方），无法预览。"
+PREVIEW_FAILED = "预览助手无法启动：{reason}"
