@@ -200,7 +200,9 @@ def conversation(conversation_id: str):
     c = _conversation(conversation_id)
     controller = _controller()
     names = {b.id: b.name for b in controller.catalog.values()}
-    return render_template("console/conversation.html", c=c, names=names,
+    labels = {b.id: {**texts.AWAITED_STEPS, **{f.key: f.label for f in b.fields},
+                     **{st.id: st.label for st in b.steps}} for b in controller.catalog.values()}
+    return render_template("console/conversation.html", c=c, names=names, labels=labels,
                            outcomes=CONVERSATION_OUTCOMES, note_chars=NOTE_CHARS,
                            saved=request.args.get("saved"))
 

@@ -25,6 +25,9 @@ NO_SUCH_BUSINESS = "没有这个业务。"
 NO_SUCH_OUTCOME = "没有这种办理结果。"
 NO_SUCH_FEEDBACK = "没有这种评价筛选。"
 BAD_SINCE = "时间范围应写成 30m、2h、7d 这样的时长。"
+# The dialogue states, as the review shows them (the citizen page's words).
+STATES = {"idle": "空闲", "collecting": "信息收集中", "step_executing": "材料核验中",
+          "confirming": "待确认", "executing": "提交中", "done": "已完成", "failed": "提交失败"}
 # What a conversation was waiting for besides a field (the analytics' "where it ended").
 AWAITED_STEPS = {"confirm": "确认", "retry": "重试", "confirming": "确认", "failed": "提交失败后",
                  "executing": "提交中", "collecting": "填写中", "done": "办结后", "idle": "未开始"}
