@@ -27,6 +27,7 @@ from si_agent.moderation.words import check_moderation
 from si_agent.photo.steps import builtin_step_handlers
 from si_agent.session import create_store
 from si_agent.session.files import create_step_files, file_key
+from si_agent.turns import create_turn_log
 
 if TYPE_CHECKING:
     from si_agent.engine.llm import GroundedAnswerer
@@ -68,6 +69,7 @@ def build_controller(settings: Settings | None = None, *, engine: str | None = N
     texts = load_assistant_texts(settings.business_dir)
     moderation = create_moderation(settings, catalog, texts)  # a bad word list stops the start
     store = create_store(settings)
+    audit = create_audit_log(settings, store)
     controller = Controller(
         catalog,
         store,
@@ -80,8 +82,9 @@ def build_controller(settings: Settings | None = None, *, engine: str | None = N
         max_message_chars=settings.max_message_chars,
         texts=texts,
         handoff_text=settings.handoff_text,
-        audit=create_audit_log(settings, store),
+        audit=audit,
         moderation=moderation,
+        turns=create_turn_log(settings, store, audit),
     )
     controller.driver.takeover_grace = settings.job_takeover_grace
     return controller

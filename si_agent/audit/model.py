@@ -19,8 +19,8 @@ AuditEvent = Literal["state", "submission", "moderation", "staff"]
 
 
 class StaffAction(str, Enum):
-    """What a staff member did (``event: staff`` entries): account changes, sign-ins, and
-    changes made in the console."""
+    """What a staff member did (``event: staff`` entries): account changes, sign-ins,
+    changes made in the console, and the conversation review's marks and exports."""
 
     ACCOUNT_ADDED = "account_added"
     ACCOUNT_REMOVED = "account_removed"
@@ -31,6 +31,9 @@ class StaffAction(str, Enum):
     MODERATION_SAVED = "moderation_saved"  # the word list, saved from the console
     MODERATION_RESTORED = "moderation_restored"  # an earlier version of it, restored
     BUSINESS_SAVED = "business_saved"  # a business file, saved from the console
+    TURN_MARKED = "turn_marked"  # the conversation review: a turn marked wrong
+    TURN_UNMARKED = "turn_unmarked"
+    TRANSCRIPT_EXPORTED = "transcript_exported"  # a conversation exported as a replay test
 # The states whose every entry is audited (the submission's life cycle).
 AUDITED_STATES: frozenset[str] = frozenset({"executing", "done", "failed"})
 

@@ -309,6 +309,9 @@ class Settings(BaseSettings):
     audit_retention_days: PositiveInt = 180
     # Key of the HMAC that hashes user ids in the audit log; default: jwt_secret.
     audit_pepper: str | None = Field(default=None, repr=False)
+    # -- turn-event record (conversation review, feedback; si_agent.turns) ---------
+    turn_store: Lowered = "auto"  # auto, sqlite, redis, memory
+    turn_retention_days: PositiveInt = 90
     # -- staff console (/console, docs/console.md) ----------------------------------
     # Sign-in attempts per client address and per account name (limits syntax).
     console_login_limit: str = "10 per 5 minutes"
@@ -384,6 +387,11 @@ class Settings(BaseSettings):
     @property
     def audit_db(self) -> Path:
         return self.data_dir / "audit.db"
+
+    @property
+    def turns_db(self) -> Path:
+        """The turn-event record (``si_agent.turns``), next to the audit log."""
+        return self.data_dir / "turns.db"
 
     @property
     def staff_db(self) -> Path:

@@ -66,13 +66,14 @@ from si_agent.flow.steps import (
     without_unavailable_steps,
 )
 from si_agent.flow.turn import Turn
-from si_agent.jobs import JobRunner, JobStore, ThreadRunner, create_job_store
+from si_agent.jobs import JobError, JobRunner, JobStore, ThreadRunner, create_job_store
 from si_agent.knowledge import Knowledge, NoKnowledge
 from si_agent.moderation import Moderation
 from si_agent.requirements import Missing
 from si_agent.session.base import ExpiryMarks, SessionStore, session_ref
 from si_agent.session.files import StepFiles, create_step_files
 from si_agent.session.model import Session, Shown
+from si_agent.turns import MemoryTurnStore, TurnFacts, TurnLog
 from si_agent.uploads import CleanImage
 from si_agent.validators import relative_dates
 
@@ -128,6 +129,7 @@ class Controller:
         handoff_text: str = DEFAULT_HANDOFF,
         audit: AuditLog | None = None,
         moderation: Moderation | None = None,
+        turns: TurnLog | None = None,
     ) -> None:
         self.store = store
         self.engine = engine
@@ -148,6 +150,8 @@ class Controller:
         self.runner = runner or ThreadRunner()
         # Without one given (tests, embedding code): this process's memory only.
         self.audit = audit or AuditLog(MemoryAuditStore(), pepper=secrets.token_hex(16))
+        # The turn-event record (review, feedback, analytics); by default in memory.
+        self.turns = turns or TurnLog(MemoryTurnStore(), self.audit)
         self.driver = JobDriver(self)
         self.max_message_chars = max_message_chars
         self.texts = texts if texts is not None else AssistantTexts()
@@ -259,6 +263,7 @@ class Controller:
     def _turn(self, session_id: str, text: str, decide: Callable[[Turn], Decision], *,
               always_decide: bool = False, group_id: str | None = None,
               tell_expiry: bool = True, spoken: bool = False) -> TurnResult:
+        started = time.monotonic()
         # One parse budget for everything the turn reads (validators.relative_dates).
         with self._locks.hold(session_id), relative_dates.one_message():
             memo: dict[tuple, Any] = {}  # knowledge answers and step results, across re-runs
@@ -269,6 +274,8 @@ class Controller:
                 turn.prepare(group_id)
                 if decision is None or always_decide:
                     decision = decide(turn)
+                before = (session.business_id,
+                          {k: v.model_copy() for k, v in session.fields.items()})
                 result = turn.run(decision)
                 try:  # with a submission, its job record in the same atomic write
                     self.store.save(session, job=turn.effects.job)
@@ -281,8 +288,40 @@ class Controller:
             else:
                 raise SessionConflict(session_ref(session_id), expected=-1, found=None)
             if session.state == State.EXECUTING and session.job_id:
-                return self.driver.drive(session, result, turn.effects.job)
+                result = self.driver.drive(session, result, turn.effects.job)
+            assert decision is not None
+            self._record_turn(session, turn, decision, before, result, started,
+                              "upload" if always_decide else "voice" if spoken else "text")
             return result
+
+    def _record_turn(self, session: Session, turn: Turn, decision: Decision,
+                     before: tuple, result: TurnResult, started: float, channel: Any) -> None:
+        """The turn-event record of a saved turn (``si_agent.turns``; masked there):
+        ``before`` is the business id and the fields the turn began with."""
+        business_before, fields_before = before
+        job = turn.effects.applied or turn.effects.job
+        if job is not None and result.job is not None and job.id == result.job.id:
+            # As the turn left it (a submission run in the turn): no store read for it.
+            failed = result.job.status == "failed" and job.error is None
+            job = job.model_copy(update={
+                "status": result.job.status, "result": result.result or job.result,
+                # why is in the reply; whether retrying may help is the session's
+                "error": JobError(message="", retryable=session.retryable) if failed
+                else job.error})
+        self.turns.turn(TurnFacts(
+            session_id=session.session_id, started_at=session.started_at, turn=result.turn,
+            text=turn.text, reply=result.reply, state_before=str(turn.state_before),
+            state_after=str(result.state),
+            business=self.catalog.get(result.business.id if result.business
+                                      else business_before or ""),
+            awaiting=result.awaiting,
+            engine=decision.engine or self.engine.name, rule=decision.rule.value,
+            confidence=decision.confidence, calls=turn.st.records, before=fields_before,
+            after=session.fields,
+            questions=[(key[1], answer) for key, answer in turn.memo.items()
+                       if key[0] == "answer"],
+            job=job, latency_ms=round((time.monotonic() - started) * 1000),
+            usage=decision.usage, channel=channel))
 
     @property
     def deps(self) -> TurnDeps:

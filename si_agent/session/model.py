@@ -194,6 +194,9 @@ class Session(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     version: int = 0
     updated_at: float = Field(default_factory=time.time)
+    # When this session began (its first turn): with the id, it names the conversation
+    # in the turn-event record (si_agent.turns).
+    started_at: float = Field(default_factory=time.time)
 
     def remember(self, role: Literal["user", "assistant"], text: str) -> None:
         """Append to the bounded history kept for the model (last 6 turns)."""

@@ -55,6 +55,9 @@ def api_schema(fuzz_app):
                        {"include-path": "/api/voice", "checks": {
                            "positive_data_acceptance": {"expected-statuses": [200, 400, 413,
                                                                               415]}}},
+                       # A schema-valid rating of a turn the caller never had is a 400.
+                       {"include-path": "/api/feedback", "checks": {
+                           "positive_data_acceptance": {"expected-statuses": [200, 400]}}},
                        # ``since`` is free text: one that is neither ISO nor an age is a 400.
                        {"include-path": "/api/admin/audit", "checks": {
                            "positive_data_acceptance": {"expected-statuses": [200, 400]}}}],

@@ -6,9 +6,10 @@
 ``identity`` says who a request is. Then one module per screen: ``signin``
 (sign-in and sign-out), ``overview`` (``/console/``), ``hits`` (hit testing: how
 the knowledge channel reads a question and what it answers), ``conversations``
-(the submissions and outcomes the audit log holds), ``moderation`` (the
-sensitive-word list: hits, editing, versions), ``businesses`` (the business folder:
-validation, YAML, a preview chat, saving on one machine); ``texts`` holds the
+(the conversation review over the turn-event record, and the submissions the audit
+log holds), ``analytics`` (funnels and other numbers over the turn-event record),
+``moderation`` (the sensitive-word list: hits, editing, versions), ``businesses`` (the
+business folder: validation, YAML, a preview chat, saving on one machine); ``texts`` holds the
 Chinese the views say, the templates the rest. A new screen (documents, curated
 answers, conversations, analytics) is a module with its routes on ``bp``, its
 templates, and a line in ``SECTIONS``.
@@ -70,6 +71,7 @@ class ConsoleCookie(SecureCookieSessionInterface):
 def init_console(app: Flask, settings: Settings) -> None:
     """Register the console on ``app``: its blueprint, cookie, CSRF checks and stores."""
     from si_agent.server.console import (  # noqa: F401  (their routes on bp)
+        analytics,
         businesses,
         conversations,
         hits,

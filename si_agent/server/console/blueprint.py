@@ -28,7 +28,9 @@ bp = Blueprint(
 SECTIONS: tuple[tuple[str, str], ...] = (
     ("console.index", "概览"),
     ("console.hits", "命中测试"),
-    ("console.conversations", "办理记录"),
+    ("console.conversations", "对话审核"),
+    ("console.submissions_page", "办理记录"),
+    ("console.analytics", "统计分析"),
     ("console.businesses", "业务配置"),
     ("console.moderation", "敏感词"),
 )

@@ -20,6 +20,18 @@ GATES = {
 CORRECTION_SOURCES = {"table": "术语表", "pinyin": "同音字"}
 MODES = {"hybrid": "混合（RRF）", "dense": "向量（余弦）", "bm25": "关键词（BM25）"}
 
+# The conversation review.
+NO_SUCH_BUSINESS = "没有这个业务。"
+NO_SUCH_OUTCOME = "没有这种办理结果。"
+NO_SUCH_FEEDBACK = "没有这种评价筛选。"
+BAD_SINCE = "时间范围应写成 30m、2h、7d 这样的时长。"
+# The dialogue states, as the review shows them (the citizen page's words).
+STATES = {"idle": "空闲", "collecting": "信息收集中", "step_executing": "材料核验中",
+          "confirming": "待确认", "executing": "提交中", "done": "已完成", "failed": "提交失败"}
+# What a conversation was waiting for besides a field (the analytics' "where it ended").
+AWAITED_STEPS = {"confirm": "确认", "retry": "重试", "confirming": "确认", "failed": "提交失败后",
+                 "executing": "提交中", "collecting": "填写中", "done": "办结后", "idle": "未开始"}
+
 # The sensitive-word list screen (moderation.py).
 MODERATION_ACTIONS = {"mask": "打码（以＊代替）", "refuse": "拒绝（固定回复）", "flag": "标记（照常处理，记录待复核）"}
 MODERATION_WHERE = {"input": "市民消息", "output": "助手回复"}

@@ -72,7 +72,15 @@
     micMissing: "没有找到可用的麦克风，请直接输入文字。",
     micFailed: "无法录音，请直接输入文字。",
     micTooShort: "录音太短了，请按下“语音输入”后说完再点“说完了”。",
+    feedbackGroup: "这条回答对您有帮助吗？",
+    feedbackUp: "有帮助",
+    feedbackDown: "没帮助",
+    feedbackReason: "哪里没帮到您？（可选，最多{limit}字）",
+    feedbackSend: "提交",
+    feedbackThanks: "感谢您的反馈！",
+    feedbackThanksDown: "感谢您的反馈，我们会改进。",
   };
+  const FEEDBACK_REASON_CHARS = 200; // as POST /api/feedback accepts
   // Recording stops itself a little before the server's limit (SI_VOICE_MAX_SECONDS).
   const MIC_MARGIN_SECONDS = 1;
   const MIC_MIN_MS = 400;
@@ -390,6 +398,85 @@
     if (dots) dots.remove();
     row.querySelector(".content").textContent = text;
     row.dataset.streaming = "false";
+  }
+
+  /**
+   * 有帮助 / 没帮助 under a reply of turn `turn` (POST /api/feedback). 有帮助 is sent at
+   * once; 没帮助 opens an optional reason (Enter or 提交 sends it, Esc sends the rating
+   * without one).
+   */
+  function addFeedback(row, turn) {
+    if (!Number.isInteger(turn) || turn < 1) return;
+    const box = document.createElement("div");
+    box.className = "feedback";
+    box.dataset.testid = "feedback";
+    box.setAttribute("role", "group");
+    box.setAttribute("aria-label", TEXTS.feedbackGroup);
+    const status = document.createElement("span");
+    status.className = "feedback-status";
+    status.dataset.testid = "feedback-status";
+    status.setAttribute("role", "status");
+    const rate = (rating, label) => {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "feedback-btn";
+      b.dataset.rating = rating;
+      b.setAttribute("aria-pressed", "false");
+      b.textContent = label; // words, not emoji: not every screen has an emoji font
+      return b;
+    };
+    const up = rate("up", TEXTS.feedbackUp);
+    const down = rate("down", TEXTS.feedbackDown);
+    let reasonForm = null;
+    const sendRating = async (rating, reason) => {
+      try {
+        await api("POST", "/api/feedback", { turn, rating, reason: reason || "" });
+        up.setAttribute("aria-pressed", String(rating === "up"));
+        down.setAttribute("aria-pressed", String(rating === "down"));
+        status.textContent = rating === "up" ? TEXTS.feedbackThanks : TEXTS.feedbackThanksDown;
+        if (reasonForm) { reasonForm.remove(); reasonForm = null; }
+        return true;
+      } catch (err) {
+        status.textContent = errorText(err);
+        return false;
+      }
+    };
+    up.addEventListener("click", () => sendRating("up"));
+    down.addEventListener("click", () => {
+      if (reasonForm) { reasonForm.querySelector("input").focus(); return; }
+      reasonForm = document.createElement("form");
+      reasonForm.className = "feedback-reason";
+      const id = "feedback-reason-" + turn;
+      const label = document.createElement("label");
+      label.htmlFor = id;
+      label.textContent = fill(TEXTS.feedbackReason, { limit: FEEDBACK_REASON_CHARS });
+      const input = document.createElement("input");
+      input.id = id;
+      input.type = "text";
+      input.maxLength = FEEDBACK_REASON_CHARS;
+      input.autocomplete = "off";
+      input.dataset.testid = "feedback-reason";
+      const submit = document.createElement("button");
+      submit.type = "submit";
+      submit.className = "btn";
+      submit.textContent = TEXTS.feedbackSend;
+      reasonForm.append(label, input, submit);
+      reasonForm.addEventListener("submit", (event) => {
+        event.preventDefault();
+        sendRating("down", input.value.trim());
+      });
+      input.addEventListener("keydown", (event) => {
+        if (event.key === "Escape") {
+          event.preventDefault();
+          event.stopPropagation(); // not the widget's close
+          sendRating("down", "").then(() => down.focus());
+        }
+      });
+      box.after(reasonForm);
+      input.focus();
+    });
+    box.append(up, down, status);
+    row.querySelector(".bubble").append(box);
   }
 
   function markNotSent(row) {
@@ -734,6 +821,7 @@
       // as the server keeps it (and a reloaded page shows it): its numbers masked
       if (typeof turn.message === "string") userRow.querySelector(".content").textContent = turn.message;
       finishReply(reply, turn.reply || "");
+      addFeedback(reply, turn.turn);
       speak(turn.reply);
       render(turn);
       if (turn.state === "executing") followJob();

@@ -1,4 +1,4 @@
-"""The console's list of submissions and outcomes, from real dialogues through the API."""
+"""The console's list of submissions and outcomes (/console/submissions), from real dialogues through the API."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def test_submissions_are_listed_masked_and_filtered(client, settings):
     failed = say(client, "bob", *TRANSFER)
     assert failed["state"] == "failed"
 
-    page = client.get("/console/conversations", headers=staff)
+    page = client.get("/console/submissions", headers=staff)
     assert page.status_code == 200
     listed = rows(page)
     assert len(listed) == 2
@@ -59,16 +59,16 @@ def test_submissions_are_listed_masked_and_filtered(client, settings):
     user = client.application.config["SI_CONTROLLER"].audit.user_ref("alice")
     assert user[:8] in oldest and user not in text  # the keyed hash, shortened
 
-    only_failed = rows(client.get("/console/conversations?outcome=failed", headers=staff))
+    only_failed = rows(client.get("/console/submissions?outcome=failed", headers=staff))
     assert only_failed == [newest]
-    other = client.get("/console/conversations?business=card_loss", headers=staff)
+    other = client.get("/console/submissions?business=card_loss", headers=staff)
     assert 'data-testid="no-submissions"' in other.get_data(as_text=True)
-    assert client.get("/console/conversations?since=1x", headers=staff).status_code == 400
-    assert client.get("/console/conversations?outcome=nope", headers=staff).status_code == 400
+    assert client.get("/console/submissions?since=1x", headers=staff).status_code == 400
+    assert client.get("/console/submissions?outcome=nope", headers=staff).status_code == 400
 
 
 def test_the_list_is_for_staff_only(client):
     citizen = client.post("/api/token", json={"user_id": "c"}).get_json()["access_token"]
-    page = client.get("/console/conversations", headers={"Authorization": f"Bearer {citizen}"})
+    page = client.get("/console/submissions", headers={"Authorization": f"Bearer {citizen}"})
     assert page.status_code == 403
-    assert client.get("/console/conversations").status_code == 303
+    assert client.get("/console/submissions").status_code == 303
