@@ -192,7 +192,7 @@ def _prepare_knowledge(controller) -> None:
     """Open the knowledge base now (building it on a fresh machine), not on the first question."""
     from si_agent.knowledge import NoKnowledge
 
-    if isinstance(controller.knowledge, NoKnowledge):
+    if isinstance(getattr(controller.knowledge, "inner", controller.knowledge), NoKnowledge):  # curated answers wrap it
         return
     print("正在准备知识库……", file=sys.stderr)
     result = controller.knowledge.status()

@@ -19,7 +19,8 @@ AuditEvent = Literal["state", "submission", "moderation", "staff"]
 
 
 class StaffAction(str, Enum):
-    """What a staff member did (``event: staff`` entries): account changes and sign-ins."""
+    """What a staff member did (``event: staff`` entries): account changes, sign-ins and
+    edits of the curated answers (target: the answer's id; detail: its question)."""
 
     ACCOUNT_ADDED = "account_added"
     ACCOUNT_REMOVED = "account_removed"
@@ -27,6 +28,12 @@ class StaffAction(str, Enum):
     SIGNED_IN = "signed_in"
     SIGN_IN_FAILED = "sign_in_failed"
     SIGNED_OUT = "signed_out"
+    CURATED_ADDED = "curated_added"
+    CURATED_UPDATED = "curated_updated"
+    CURATED_ENABLED = "curated_enabled"
+    CURATED_DISABLED = "curated_disabled"
+    CURATED_DELETED = "curated_deleted"
+    CURATED_IMPORTED = "curated_imported"
 # The states whose every entry is audited (the submission's life cycle).
 AUDITED_STATES: frozenset[str] = frozenset({"executing", "done", "failed"})
 

@@ -69,6 +69,7 @@ def init_console(app: Flask, settings: Settings) -> None:
     """Register the console on ``app``: its blueprint, cookie, CSRF checks and stores."""
     from si_agent.server.console import (  # noqa: F401  (their routes on bp)
         conversations,
+        curated,
         hits,
         overview,
         signin,

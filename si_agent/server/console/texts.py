@@ -19,3 +19,23 @@ GATES = {
 }
 CORRECTION_SOURCES = {"table": "术语表", "pinyin": "同音字"}
 MODES = {"hybrid": "混合（RRF）", "dense": "向量（余弦）", "bm25": "关键词（BM25）"}
+
+# Curated answers (si_agent/server/console/curated.py).
+CURATED_DONE = {
+    "added": "已添加常用答案。",
+    "saved": "已保存修改。",
+    "enabled": "已启用。",
+    "disabled": "已停用：市民提问时不再使用这条答案。",
+    "deleted": "已删除。",
+    "taken": "无法启用：它的问题已被另一条常用答案使用。",
+}
+CURATED_IMPORTED = "导入完成：新增 {added} 条，更新 {updated} 条。"
+CURATED_NO_FILE = "请选择要导入的 .xlsx 或 .csv 文件。"
+CURATED_INVALID = "内容不完整，请检查后再保存。"
+CURATED_FIELDS = {
+    "question": "请填写问题（不超过200字）。",
+    "answer": "请填写答案（不超过4000字）。",
+    "source": "请填写来源（如政策文件或常见问题表的名称）。",
+    "as_of": "日期无法识别，请写作 2025-06-01 或 2025年6月。",
+    "paraphrases": "相似问法过多或过长（最多50个，每个不超过200字）。",
+}
