@@ -1,5 +1,5 @@
 """The ``si-agent`` command: serve, chat (``cli_chat``), portal, validate, graph, replay,
-and the sub-commands of ``rag.cli``, ``cli_jobs``, ``cli_audit`` and ``cli_staff``."""
+and the sub-commands of ``rag.cli``, ``cli_jobs``, ``cli_audit``, ``cli_staff`` and ``cli_curated``."""
 
 from __future__ import annotations
 
@@ -141,6 +141,9 @@ def _parser() -> argparse.ArgumentParser:
     from si_agent.cli_staff import register as register_staff
 
     register_staff(sub)
+    from si_agent.cli_curated import register as register_curated
+
+    register_curated(sub)
     from si_agent.cli_help import finish
 
     return finish(p)

@@ -23,7 +23,6 @@ def create_curated_book(settings: Settings, catalog: Mapping[str, Business],
     words); a broken term table raises ``ConfigError``."""
     from rag.errors import TermsError
     from rag.query import understanding_for
-
     from si_agent.knowledge import business_terms
 
     try:

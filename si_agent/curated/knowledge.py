@@ -29,7 +29,6 @@ from typing import Any
 
 from rag.answer import Answer
 from rag.knowledge_base import Reading
-
 from si_agent.curated import texts
 from si_agent.curated.book import CuratedBook
 from si_agent.curated.matching import Match

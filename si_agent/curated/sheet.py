@@ -217,3 +217,33 @@ def _csv_rows(data: bytes) -> Iterator[list[object]]:
     first = text.split("\n", 1)[0]
     dialect = csv.excel_tab if "\t" in first and "," not in first else csv.excel
     yield from csv.reader(io.StringIO(text), dialect)
+
+
+def edit_reason(exc: ValueError) -> str | None:
+    """Why a book refused a draft, in Chinese (None for a reason of the form's own)."""
+    from si_agent.curated.book import DuplicateQuestion, UnknownBusiness
+
+    if isinstance(exc, DuplicateQuestion):
+        return texts.DUPLICATE.format(
+            question=exc.question, other=texts.DUPLICATE_ANSWER.format(question=exc.other.question))
+    if isinstance(exc, UnknownBusiness):
+        return texts.UNKNOWN_BUSINESS.format(business=exc.business)
+    return None
+
+
+def import_errors(errors: list[tuple[int, ValueError]], rows: list[Row],
+                  existing: set[str]) -> list[str]:
+    """``Imported.errors`` as "第N行：…" reasons; ``existing``: the ids stored before the
+    import (a duplicate of anything else is a duplicate of another row of the file)."""
+    from si_agent.curated.book import DuplicateQuestion
+
+    out = []
+    for at, exc in errors:
+        reason = edit_reason(exc) or str(exc)
+        if isinstance(exc, DuplicateQuestion) and exc.other.id not in existing:
+            other = next((r.number for r in rows if exc.other.question == r.draft.question), None)
+            if other is not None:
+                reason = texts.DUPLICATE.format(question=exc.question,
+                                                other=texts.DUPLICATE_ROW.format(row=other))
+        out.append(texts.ROW.format(row=rows[at].number, reason=reason))
+    return _shown(out)

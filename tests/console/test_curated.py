@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from tests.console.conftest import csrf, sign_in, token
+from tests.console.conftest import csrf, token
 
 FORM = {"question": "失业金怎么领", "paraphrases": "失业金咋领\n怎么申请失业金",
         "answer": "请带身份证到就近的社保经办窗口申请。", "source": "市人社局常见问题",

@@ -15,11 +15,9 @@ from flask import abort, current_app, redirect, render_template, request, url_fo
 from pydantic import ValidationError
 
 from si_agent.audit import AuditLog, StaffAction
-from si_agent.curated import CuratedBook, CuratedKnowledge, Draft, DuplicateQuestion
-from si_agent.curated import texts as curated_texts
-from si_agent.curated.book import UnknownBusiness
+from si_agent.curated import CuratedBook, CuratedKnowledge, Draft
 from si_agent.curated.knowledge import source_line
-from si_agent.curated.sheet import MAX_BYTES, SheetError, read_sheet
+from si_agent.curated.sheet import MAX_BYTES, SheetError, edit_reason, import_errors, read_sheet
 from si_agent.server.console import texts
 from si_agent.server.console.blueprint import bp, signed_in
 
@@ -113,10 +111,10 @@ def curated_import():
     except SheetError as exc:
         return _import_failed(exc.reasons)
     book = _book()
+    existing = {a.id for a in book.all()}
     plan = book.plan_import([r.draft for r in rows], signed_in().name)
     if plan.errors:
-        return _import_failed([curated_texts.ROW.format(row=rows[at].number, reason=_row_reason(exc, rows))
-                               for at, exc in plan.errors])
+        return _import_failed(import_errors(plan.errors, rows, existing))
     book.run_import(plan)
     _audit(StaffAction.CURATED_IMPORTED, upload.filename[:100],
            f"{len(plan.added)} added, {len(plan.updated)} updated")
@@ -163,24 +161,10 @@ def _form(answer, form, error: str | None = None):
 
 
 def _reason(exc: ValueError) -> str:
-    if isinstance(exc, DuplicateQuestion):
-        return curated_texts.DUPLICATE.format(
-            question=exc.question,
-            other=curated_texts.DUPLICATE_ANSWER.format(question=exc.other.question))
-    if isinstance(exc, UnknownBusiness):
-        return curated_texts.UNKNOWN_BUSINESS.format(business=exc.business)
+    said = edit_reason(exc)
+    if said is not None:
+        return said
     if isinstance(exc, ValidationError):
         field = str(exc.errors()[0]["loc"][0]) if exc.errors() else ""
         return texts.CURATED_FIELDS.get(field, texts.CURATED_INVALID)
     return texts.CURATED_INVALID
-
-
-def _row_reason(exc: ValueError, rows) -> str:
-    if isinstance(exc, DuplicateQuestion):
-        row = next((r.number for r in rows if r.draft.question == exc.other.question
-                    or exc.other.question in r.draft.paraphrases), None)
-        other = (curated_texts.DUPLICATE_ROW.format(row=row) if row is not None
-                 and exc.other.id not in {a.id for a in _book().all()}
-                 else curated_texts.DUPLICATE_ANSWER.format(question=exc.other.question))
-        return curated_texts.DUPLICATE.format(question=exc.question, other=other)
-    return _reason(exc)
