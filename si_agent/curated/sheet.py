@@ -20,12 +20,18 @@ import re
 import zipfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from datetime import date, datetime
 
 from pydantic import ValidationError
 
 from si_agent.curated import texts
-from si_agent.curated.model import MAX_ANSWER, MAX_PARAPHRASES, MAX_QUESTION, MAX_SOURCE, Draft
+from si_agent.curated.model import (
+    MAX_ANSWER,
+    MAX_PARAPHRASES,
+    MAX_QUESTION,
+    MAX_SOURCE,
+    Draft,
+    parse_as_of,
+)
 
 MAX_BYTES = 5 * 1024 * 1024
 MAX_UNPACKED = 50 * 1024 * 1024
@@ -144,10 +150,10 @@ def _draft(values: Mapping[str, object], businesses: Mapping[str, str]) -> Draft
     as_of = values.get("as_of")
     try:
         return Draft(question=text["question"], answer=text["answer"], source=text["source"],
-                     as_of=as_of if isinstance(as_of, (date, datetime)) else _text(as_of),
+                     as_of=parse_as_of(as_of),
                      paraphrases=paraphrases, businesses=list(dict.fromkeys(ids)))
-    except ValidationError as exc:
-        if any(e["loc"] == ("as_of",) for e in exc.errors()):
+    except ValueError as exc:  # parse_as_of's, or a ValidationError
+        if not isinstance(exc, ValidationError) or any(e["loc"] == ("as_of",) for e in exc.errors()):
             raise _RowError(texts.BAD_DATE.format(value=_text(as_of)[:40])) from None
         raise _RowError(str(exc.errors()[0]["msg"])) from None
 
