@@ -238,9 +238,9 @@ def _graph(args: argparse.Namespace, settings: Settings) -> int:
 
 def _prepare_knowledge(controller) -> None:
     """Open the knowledge base now (building it in a new data dir), not on the first question."""
-    from si_agent.knowledge import NoKnowledge
+    from si_agent.knowledge import NoKnowledge, behind
 
-    if isinstance(getattr(controller.knowledge, "inner", controller.knowledge), NoKnowledge):  # curated answers wrap it
+    if isinstance(behind(controller.knowledge), NoKnowledge):  # no knowledge base to open
         return
     status = controller.knowledge.status
     print("正在打开知识库（新的数据目录先用随附的向量建库，约需十几秒；改过的文档要重新计算向量，"

@@ -107,6 +107,12 @@ def knows_nothing(knowledge: Knowledge) -> bool:
     return bool(check()) if callable(check) else False
 
 
+def behind(knowledge: Knowledge) -> Knowledge:
+    """The channel a wrapping channel stands in front of (``CuratedKnowledge.inner``:
+    the knowledge base behind the curated answers), else the channel itself."""
+    return getattr(knowledge, "inner", knowledge)
+
+
 class DisabledKnowledge(NoKnowledge):
     """``SI_KNOWLEDGE=milvus`` on an install without the ``rag`` extra: knows nothing, says why."""
 
