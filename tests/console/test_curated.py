@@ -98,6 +98,15 @@ def test_add_edit_disable_delete_each_audited_and_citizens_get_it(app, client):
     assert all(e.actor == "li" and e.target == answer.id for e in _entries(app))
 
 
+def test_a_form_at_its_limits_is_accepted(app, client):
+    _staff(client)
+    paraphrases = "\n".join(f"{i}号" + "问" * 196 for i in range(50))
+    page = _add(client, answer="答" * 4000, paraphrases=paraphrases)
+    assert page.status_code == 303
+    [answer] = _book(app).all()
+    assert len(answer.paraphrases) == 50 and len(answer.answer) == 4000
+
+
 def test_an_unknown_answer_is_404(client):
     _staff(client)
     assert client.get("/console/curated/nope").status_code == 404
@@ -167,3 +176,17 @@ def test_hit_testing_shows_the_curated_answer_winning_and_counts_no_hit(kb_app, 
         assert book.get(answer.id).hits == 0  # staff testing is no citizen's question
     finally:
         book.delete(answer)
+
+
+def test_a_large_sheet_imports_and_a_huge_one_is_refused_with_a_reason(app, client):
+    _staff(client)
+    rows = "".join(f"社保问题第{i}号怎么办,答案{i}。" + "说明" * 100 + ",来源,2025-06\n"
+                   for i in range(300))
+    data = ("问题,答案,来源,日期\n" + rows).encode()
+    assert len(data) > 64 * 1024  # more than the API's request limit
+    page = _upload(client, data, "faq.csv")
+    assert page.status_code == 303, page.get_data(as_text=True)[:300]
+    assert len(_book(app).all()) == 300
+    page = _upload(client, b"a" * (6 * 1024 * 1024), "faq.csv")
+    assert page.status_code == 413
+    assert "文件过大（超过 5 MB）" in page.get_data(as_text=True)

@@ -13,13 +13,34 @@ from __future__ import annotations
 
 from flask import abort, current_app, redirect, render_template, request, url_for
 from pydantic import ValidationError
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from si_agent.audit import AuditLog, StaffAction
 from si_agent.curated import CuratedBook, CuratedKnowledge, Draft
+from si_agent.curated import texts as curated_texts
 from si_agent.curated.knowledge import source_line
 from si_agent.curated.sheet import MAX_BYTES, SheetError, edit_reason, import_errors, read_sheet
 from si_agent.server.console import texts
 from si_agent.server.console.blueprint import bp, signed_in
+
+MULTIPART_OVERHEAD = 64 * 1024  # boundaries, the CSRF field
+# A form at its limits (4,000 characters of answer, 50 paraphrases of 200), URL-encoded.
+FORM_BYTES = 512 * 1024
+
+
+@bp.before_app_request  # before the console's CSRF check reads the form
+def _request_size() -> None:
+    """The API's request limit (``SI_MAX_BODY_BYTES``) is too small for a spreadsheet."""
+    if request.endpoint == "console.curated_import":
+        request.max_content_length = MAX_BYTES + MULTIPART_OVERHEAD
+    elif request.endpoint in ("console.curated_new", "console.curated_edit"):
+        request.max_content_length = FORM_BYTES
+
+
+@bp.errorhandler(RequestEntityTooLarge)
+def _too_large(err: RequestEntityTooLarge):
+    return _import_failed([curated_texts.TOO_LARGE.format(limit=MAX_BYTES // (1024 * 1024))],
+                          status=413)
 
 
 def _book() -> CuratedBook:
@@ -131,11 +152,11 @@ def _done() -> str | None:
     return texts.CURATED_DONE.get(key)
 
 
-def _import_failed(reasons: list[str]):
+def _import_failed(reasons: list[str], status: int = 400):
     return render_template("console/curated.html", answers=_book().all(),
                            names={b.id: b.name for b in _catalog().values()},
                            source_line=source_line, max_mb=MAX_BYTES // (1024 * 1024),
-                           import_errors=reasons), 400
+                           import_errors=reasons), status
 
 
 def _draft() -> Draft:

@@ -21,7 +21,7 @@ import uuid
 from flask import current_app, jsonify, render_template, request
 from pydantic import BaseModel, Field
 
-from si_agent.curated import not_counting
+from si_agent.curated import CuratedReading, not_counting
 from si_agent.flow.controller import Controller
 from si_agent.knowledge import ExplainingKnowledge, knows_nothing
 from si_agent.server.auth import json_body
@@ -211,7 +211,7 @@ def hit_test(question: str) -> HitTest:
         test.sources = list(reading.answer.sources)
         suggested = controller.catalog.get(reading.answer.suggested_business_id or "")
         test.suggested = suggested.name if suggested else None
-    if (found := getattr(reading, "curated", None)) is not None:  # a CuratedReading's
+    if isinstance(reading, CuratedReading) and (found := reading.curated) is not None:
         test.curated = CuratedRow(id=found.answer.id, question=found.answer.question,
                                   matched=found.matched, how=found.how, score=found.score)
     with not_counting():  # staff testing is not a citizen's question: no hit counted
