@@ -123,8 +123,10 @@ class CuratedBook:
         errors: list[tuple[int, ValueError]] = []
         for at, draft in enumerate(drafts):
             old = by_key.get(self.matcher.key(draft.question))
-            planned = old.revised(draft, author) if old else CuratedAnswer(
-                **draft.model_dump(), author=author, updated_by=author)
+            # An answer staff disabled stays disabled when its row comes again.
+            planned = (old.revised(draft.model_copy(update={"enabled": old.enabled}), author)
+                       if old else CuratedAnswer(**draft.model_dump(), author=author,
+                                                 updated_by=author))
             keys = [self.matcher.key(q) for q in planned.questions]
             try:
                 self._check_businesses(draft)

@@ -141,3 +141,6 @@ def test_an_import_with_a_duplicate_imports_nothing_and_one_of_an_existing_quest
     updated = book.get(existing.id)
     assert (updated.answer, updated.version, updated.updated_by) == ("新答案。", 2, "bob")
     assert book.match("失业金咋领").answer.id == existing.id
+    book.set_enabled(updated, False, "carol")  # a row that comes again keeps it disabled
+    book.run_import(book.plan_import([rows[0].draft], "bob"))
+    assert not book.get(existing.id).enabled and book.match("失业金咋领") is None
