@@ -14,6 +14,8 @@ from si_agent.config.loader import check_directory, load_businesses
 from si_agent.config.model import Business
 from si_agent.config.settings import Settings
 from si_agent.core.catalog import Catalog
+from si_agent.curated import CuratedKnowledge
+from si_agent.curated.assembly import create_curated_book
 from si_agent.engine.registry import create_engine
 from si_agent.engine.rules.collisions import keyword_errors, keyword_warnings
 from si_agent.errors import ConfigError, ConfigErrors, ConfigWarning
@@ -69,13 +71,16 @@ def build_controller(settings: Settings | None = None, *, engine: str | None = N
     texts = load_assistant_texts(settings.business_dir)
     moderation = create_moderation(settings, catalog, texts)  # a bad word list stops the start
     store = create_store(settings)
+    # Curated answers come first, whatever the knowledge channel (si_agent/curated).
+    knowledge = CuratedKnowledge(create_knowledge(settings, catalog, answerer=grounded_answerer),
+                                 create_curated_book(settings, catalog, store))
     audit = create_audit_log(settings, store)
     controller = Controller(
         catalog,
         store,
         create_engine(engine or settings.engine, catalog, settings),
         Executors(settings),
-        knowledge=create_knowledge(settings, catalog, answerer=grounded_answerer),
+        knowledge=knowledge,
         step_handlers={**builtin_step_handlers(settings), **registered_step_handlers()},
         files=create_step_files(store, file_key(settings.upload_key or settings.jwt_secret)),
         runner=CeleryRunner(settings) if settings.job_backend == "celery" else None,

@@ -1,5 +1,5 @@
 """The ``si-agent`` command: serve, chat (``cli_chat``), portal, validate, graph, replay,
-and the sub-commands of ``rag.cli``, ``cli_jobs``, ``cli_audit`` and ``cli_staff``."""
+and the sub-commands of ``rag.cli``, ``cli_jobs``, ``cli_audit``, ``cli_staff`` and ``cli_curated``."""
 
 from __future__ import annotations
 
@@ -141,6 +141,9 @@ def _parser() -> argparse.ArgumentParser:
     from si_agent.cli_staff import register as register_staff
 
     register_staff(sub)
+    from si_agent.cli_curated import register as register_curated
+
+    register_curated(sub)
     from si_agent.cli_help import finish
 
     return finish(p)
@@ -228,9 +231,9 @@ def _graph(args: argparse.Namespace, settings: Settings) -> int:
 
 def _prepare_knowledge(controller) -> None:
     """Open the knowledge base now (building it in a new data dir), not on the first question."""
-    from si_agent.knowledge import NoKnowledge
+    from si_agent.knowledge import NoKnowledge, behind
 
-    if isinstance(controller.knowledge, NoKnowledge):
+    if isinstance(behind(controller.knowledge), NoKnowledge):  # no knowledge base to open
         return
     status = controller.knowledge.status
     print("正在打开知识库（新的数据目录先用随附的向量建库，约需十几秒；改过的文档要重新计算向量，"

@@ -190,9 +190,9 @@ def _knowledge_beside_a_server(settings: Settings) -> Iterator[Settings]:
 
 def _prepare_knowledge(controller) -> None:
     """Open the knowledge base now (building it on a fresh machine), not on the first question."""
-    from si_agent.knowledge import NoKnowledge
+    from si_agent.knowledge import NoKnowledge, behind
 
-    if isinstance(controller.knowledge, NoKnowledge):
+    if isinstance(behind(controller.knowledge), NoKnowledge):  # no knowledge base to open
         return
     print("正在准备知识库……", file=sys.stderr)
     result = controller.knowledge.status()

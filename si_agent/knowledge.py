@@ -87,12 +87,30 @@ class ExplainingKnowledge(Knowledge, Protocol):
 class NoKnowledge:
     """The knowledge channel used when no knowledge base is configured."""
 
+    def knows_nothing(self) -> bool:
+        return True
+
     def answer(self, question: str, *, generate: bool = True,
                context: str | None = None) -> Answer | None:
         return None
 
     def status(self) -> dict:
         return {"ok": True, "state": "not configured", "detail": "not configured"}
+
+
+def knows_nothing(knowledge: Knowledge) -> bool:
+    """Whether a channel can answer nothing at all (no knowledge base, no curated
+    answers): a model engine's own text is the answer then. A channel says so with a
+    ``knows_nothing()`` method (``NoKnowledge``, ``si_agent.curated.CuratedKnowledge``);
+    one without it knows something."""
+    check = getattr(knowledge, "knows_nothing", None)
+    return bool(check()) if callable(check) else False
+
+
+def behind(knowledge: Knowledge) -> Knowledge:
+    """The channel a wrapping channel stands in front of (``CuratedKnowledge.inner``:
+    the knowledge base behind the curated answers), else the channel itself."""
+    return getattr(knowledge, "inner", knowledge)
 
 
 class DisabledKnowledge(NoKnowledge):

@@ -20,7 +20,8 @@ AuditEvent = Literal["state", "submission", "moderation", "staff"]
 
 class StaffAction(str, Enum):
     """What a staff member did (``event: staff`` entries): account changes, sign-ins,
-    changes made in the console, and the conversation review's marks and exports."""
+    changes made in the console (the word list, business files, curated answers: target
+    the answer's id, detail its question), and the conversation review's marks and exports."""
 
     ACCOUNT_ADDED = "account_added"
     ACCOUNT_REMOVED = "account_removed"
@@ -34,6 +35,12 @@ class StaffAction(str, Enum):
     TURN_MARKED = "turn_marked"  # the conversation review: a turn marked wrong
     TURN_UNMARKED = "turn_unmarked"
     TRANSCRIPT_EXPORTED = "transcript_exported"  # a conversation exported as a replay test
+    CURATED_ADDED = "curated_added"
+    CURATED_UPDATED = "curated_updated"
+    CURATED_ENABLED = "curated_enabled"
+    CURATED_DISABLED = "curated_disabled"
+    CURATED_DELETED = "curated_deleted"
+    CURATED_IMPORTED = "curated_imported"
 # The states whose every entry is audited (the submission's life cycle).
 AUDITED_STATES: frozenset[str] = frozenset({"executing", "done", "failed"})
 

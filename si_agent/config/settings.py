@@ -399,6 +399,11 @@ class Settings(BaseSettings):
         return self.data_dir / "staff.db"
 
     @property
+    def curated_db(self) -> Path:
+        """Curated answers when sessions are in SQLite (``si_agent.curated``)."""
+        return self.data_dir / "curated.db"
+
+    @property
     def kb_location(self) -> str:
         """Milvus URI: a server (``http://…``) or a Milvus Lite file (default data/kb.db)."""
         return self.kb_uri or str(self.data_dir / "kb.db")

@@ -67,7 +67,7 @@ from si_agent.flow.steps import (
 )
 from si_agent.flow.turn import Turn
 from si_agent.jobs import JobError, JobRunner, JobStore, ThreadRunner, create_job_store
-from si_agent.knowledge import Knowledge, NoKnowledge
+from si_agent.knowledge import Knowledge, NoKnowledge, behind, knows_nothing
 from si_agent.moderation import Moderation
 from si_agent.requirements import Missing
 from si_agent.session.base import ExpiryMarks, SessionStore, session_ref
@@ -230,8 +230,9 @@ class Controller:
         if turn.s.heard and readback.answer(turn.text) is not None:
             return Decision(calls=[], rule=Rule.READ_BACK, confidence=SURE, engine="read_back",
                             reason="an answer to numbers read back")
-        # A model's free text is the answer only without a knowledge base.
-        stream = on_delta if isinstance(self.knowledge, NoKnowledge) else None
+        # A model's free text is the answer only without a knowledge base; it is not
+        # streamed when curated answers may answer instead.
+        stream = on_delta if knows_nothing(self.knowledge) else None
         return self.engine.decide(turn.view(), turn.text, turn.tools(), stream)
 
     def upload(self, session_id: str, image: CleanImage, step_id: str | None = None) -> TurnResult:
@@ -331,7 +332,7 @@ class Controller:
             catalog=self.catalog, machine=self.machine, texts=self.texts,
             handoff_text=self.handoff_text, unavailable=self.unavailable, files=self.files,
             jobs=self.jobs, discoverer=self, knowledge=self.knowledge,
-            model_text_answers=isinstance(self.knowledge, NoKnowledge), toolsets=self,
+            model_text_answers=isinstance(behind(self.knowledge), NoKnowledge), toolsets=self,
             step_handlers=self.step_handlers, job_kinds=self, lease=self.driver.lease,
             engine_name=self.engine.name, values_with_request=self.values_with_request,
             moderation=self.moderation)

@@ -74,6 +74,7 @@ def init_console(app: Flask, settings: Settings) -> None:
         analytics,
         businesses,
         conversations,
+        curated,
         hits,
         moderation,
         overview,

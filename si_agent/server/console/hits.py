@@ -21,8 +21,9 @@ import uuid
 from flask import current_app, jsonify, render_template, request
 from pydantic import BaseModel, Field
 
+from si_agent.curated import CuratedReading, not_counting
 from si_agent.flow.controller import Controller
-from si_agent.knowledge import ExplainingKnowledge
+from si_agent.knowledge import ExplainingKnowledge, knows_nothing
 from si_agent.server.auth import json_body
 from si_agent.server.console import texts
 from si_agent.server.console.blueprint import bp
@@ -74,6 +75,14 @@ class Turn(BaseModel):
     calls: list[str] = Field(default_factory=list)
 
 
+class CuratedRow(BaseModel):
+    id: str
+    question: str
+    matched: str  # the question or paraphrase the question matched
+    how: str  # exact or fuzzy
+    score: float
+
+
 class HitTest(BaseModel):
     question: str
     normalised: str | None = None
@@ -91,6 +100,7 @@ class HitTest(BaseModel):
     answer: str | None = None
     sources: list[str] = Field(default_factory=list)
     suggested: str | None = None
+    curated: CuratedRow | None = None  # the curated answer that won over the search
     turn: Turn | None = None
 
 
@@ -155,7 +165,7 @@ def hit_test(question: str) -> HitTest:
     if len(question) > controller.max_message_chars:
         raise ApiError(400, "message_too_long", limit=controller.max_message_chars)
     knowledge = controller.knowledge
-    if not isinstance(knowledge, ExplainingKnowledge):
+    if not isinstance(knowledge, ExplainingKnowledge) or knows_nothing(knowledge):
         detail = knowledge.status().get("detail", "")
         raise ApiError(503, "no_knowledge_to_test", detail=detail)
     reading = knowledge.read(question)
@@ -201,7 +211,11 @@ def hit_test(question: str) -> HitTest:
         test.sources = list(reading.answer.sources)
         suggested = controller.catalog.get(reading.answer.suggested_business_id or "")
         test.suggested = suggested.name if suggested else None
-    test.turn = sandbox().first_reply(question)
+    if isinstance(reading, CuratedReading) and (found := reading.curated) is not None:
+        test.curated = CuratedRow(id=found.answer.id, question=found.answer.question,
+                                  matched=found.matched, how=found.how, score=found.score)
+    with not_counting():  # staff testing is not a citizen's question: no hit counted
+        test.turn = sandbox().first_reply(question)
     return test
 
 

@@ -50,3 +50,22 @@ BUSINESS_CHANGED = ("保存失败：在您编辑期间，这个文件已被他�
                     "请在新标签页查看最新内容后再决定。")
 PREVIEW_INVALID = "业务配置有错误（见下方），无法预览。"
 PREVIEW_FAILED = "预览助手无法启动：{reason}"
+# Curated answers (si_agent/server/console/curated.py).
+CURATED_DONE = {
+    "added": "已添加常用答案。",
+    "saved": "已保存修改。",
+    "enabled": "已启用。",
+    "disabled": "已停用：市民提问时不再使用这条答案。",
+    "deleted": "已删除。",
+    "taken": "无法启用：它的问题已被另一条常用答案使用。",
+}
+CURATED_IMPORTED = "导入完成：新增 {added} 条，更新 {updated} 条。"
+CURATED_NO_FILE = "请选择要导入的 .xlsx 或 .csv 文件。"
+CURATED_INVALID = "内容不完整，请检查后再保存。"
+CURATED_FIELDS = {
+    "question": "请填写问题（不超过200字）。",
+    "answer": "请填写答案（不超过4000字）。",
+    "source": "请填写来源（如政策文件或常见问题表的名称）。",
+    "as_of": "日期无法识别，请写作 2025-06-01 或 2025年6月。",
+    "paraphrases": "相似问法过多或过长（最多50个，每个不超过200字）。",
+}
