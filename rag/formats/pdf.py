@@ -1,0 +1,135 @@
+"""PDF → Markdown with pdfplumber (pdfminer.six underneath).
+
+Per page: the tables pdfplumber finds (ruled ones) become rows (``structure.table_lines``);
+the rest of the text comes as lines in reading order, with each line's font size. A line
+set larger than the body text is a heading (the largest size level 1, the next level 2,
+…); lines wrapped inside a paragraph are joined again (Chinese without a space); page
+numbers ("- 3 -", "第 3 页") are dropped. A PDF that needs a password is refused, one that
+opens with the empty password (print or copy restrictions only) is read.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+import statistics
+
+from rag.formats import Converted
+from rag.formats.sniff import FileRefused, Limits
+from rag.formats.structure import clean_line, heading_level, markdown, table_lines
+
+log = logging.getLogger(__name__)
+
+_PAGE_NUMBER = re.compile(r"^[-—–\s]*(?:\d+|第\s*\d+\s*页(?:\s*[/，,]?\s*共\s*\d+\s*页)?)[-—–\s]*$")
+_ENDS = "。！？；：!?;:"
+
+
+def convert_pdf(data: bytes, limits: Limits) -> Converted:
+    import pdfplumber
+    from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
+    from pdfminer.pdfparser import PDFSyntaxError
+    from pdfminer.psexceptions import PSException
+
+    try:
+        with pdfplumber.open(io.BytesIO(data)) as pdf:
+            if len(pdf.pages) > limits.max_pages:
+                raise FileRefused("too_many_pages", pages=limits.max_pages)
+            pages = [_page(page) for page in pdf.pages]
+            count = len(pdf.pages)
+            title = str((pdf.metadata or {}).get("Title") or "")
+    except (PDFPasswordIncorrect, PDFEncryptionError):
+        raise FileRefused("encrypted_pdf") from None
+    except FileRefused:
+        raise
+    except (PDFSyntaxError, PSException, ValueError, KeyError, TypeError, AttributeError,
+            IndexError, AssertionError, RecursionError, OSError) as exc:
+        # pdfminer raises what it meets in a broken file, not one exception of its own.
+        log.info("unreadable PDF: %s: %s", type(exc).__name__, exc)
+        raise FileRefused("broken_pdf") from None
+    except Exception as exc:
+        if type(exc).__name__ == "PdfminerException":  # pdfplumber's wrapper (0.11)
+            cause = exc.__cause__ or (exc.args[0] if exc.args else None)
+            if isinstance(cause, PDFPasswordIncorrect | PDFEncryptionError):
+                raise FileRefused("encrypted_pdf") from None
+            log.info("unreadable PDF: %s", exc)
+            raise FileRefused("broken_pdf") from None
+        raise
+    blocks = _blocks(pages)
+    return Converted("pdf", markdown(blocks), pages=count, title=title.strip())
+
+
+def _page(page) -> list[tuple[float, str, object]]:
+    """(top, kind, value) items of one page: ("line", (text, size, x0, x1)) and ("table", lines)."""
+    items: list[tuple[float, str, object]] = []
+    tables = page.find_tables()
+    boxes = [t.bbox for t in tables]
+    for table in tables:
+        items.append((table.bbox[1], "table", table_lines(table.extract())))
+
+    def outside(obj) -> bool:
+        x = (obj["x0"] + obj["x1"]) / 2
+        y = (obj["top"] + obj["bottom"]) / 2
+        return not any(b[0] <= x <= b[2] and b[1] <= y <= b[3] for b in boxes)
+
+    text_page = page.filter(outside) if boxes else page
+    for line in text_page.extract_text_lines(return_chars=True):
+        text = clean_line(line["text"])
+        if not text or _PAGE_NUMBER.match(text):
+            continue
+        sizes = [c.get("size", 0.0) for c in line["chars"] if not c["text"].isspace()]
+        size = round(statistics.median(sizes), 1) if sizes else 0.0
+        items.append((line["top"], "line", (text, size, line["x0"], line["x1"], page.width)))
+    items.sort(key=lambda item: item[0])
+    return items
+
+
+def _blocks(pages: list[list[tuple[float, str, object]]]) -> list[tuple[str, object]]:
+    lines = [v for page in pages for _, kind, v in page if kind == "line"]
+    if not lines:
+        return []
+    sizes = [line[1] for line in lines]
+    body = statistics.median(sizes)
+    bigger = sorted({s for s in sizes if s >= body * 1.15}, reverse=True)
+    levels = {s: min(n + 1, 4) for n, s in enumerate(bigger)}
+    left = min(line[2] for line in lines)
+    blocks: list[tuple[str, object]] = []
+    paragraph: list[str] = []
+    last: tuple | None = None
+
+    def close() -> None:
+        if paragraph:
+            blocks.append(("p", _join(paragraph)))
+            paragraph.clear()
+
+    for page in pages:
+        for _, kind, value in page:
+            if kind == "table":
+                close()
+                blocks.append(("table", value))
+                last = None
+                continue
+            text, size, x0, x1, width = value  # type: ignore[misc]
+            if size in levels:
+                close()
+                blocks.append((f"h{levels[size]}", text))
+                last = None
+                continue
+            indented = x0 - left > body * 1.5
+            starts = (indented or heading_level(text) is not None or last is None
+                      or (last[0][-1] in _ENDS and last[3] < last[4] * 0.8))
+            if starts:
+                close()
+            paragraph.append(text)
+            last = value
+    close()
+    return blocks
+
+
+def _join(lines: list[str]) -> str:
+    """Wrapped lines of one paragraph as one: no space between Chinese characters."""
+    out = lines[0]
+    for line in lines[1:]:
+        ascii_seam = out[-1:].isascii() and out[-1:].isalnum() and line[:1].isascii()
+        out += (" " if ascii_seam else "") + line
+    return out
