@@ -24,9 +24,9 @@ PASSAGE_HEADING = "【{heading}】"
 
 # Why an uploaded file was not taken (``rag.formats.FileRefused``), as staff read it.
 FILE_REFUSED = {
-    "too_large": "文件超过 {mb} MB 的上限，未上传。请拆分文件或压缩其中的图片后再上传。",
+    "too_large": "文件超过 {size} 的上限，未上传。请拆分文件或压缩其中的图片后再上传。",
     "empty": "文件是空的，未上传。",
-    "unsupported_type": "不支持 {suffix} 格式。请上传 PDF、Word（.docx）、Excel（.xlsx）、"
+    "unsupported_type": "不支持 {suffix} 格式，未上传。请上传 PDF、Word（.docx）、Excel（.xlsx）、"
                         "网页（.html）或 Markdown（.md）文件。",
     "type_mismatch": "文件扩展名是 {suffix}，但内容是{actual}，未上传。请确认选对了文件。",
     "foreign_file": "这不是文档，而是{actual}，未上传。",

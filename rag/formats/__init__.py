@@ -21,11 +21,15 @@ imported when a file of their format is converted.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
 from rag.formats.sniff import FORMATS, FileRefused, Limits, sniff
 
 __all__ = ["FORMATS", "Converted", "FileRefused", "Limits", "convert", "sniff"]
+
+log = logging.getLogger(__name__)
+_BROKEN = ("pdf", "docx", "xlsx", "html")
 
 
 @dataclass(frozen=True)
@@ -53,7 +57,16 @@ def convert(data: bytes, filename: str = "", limits: Limits | None = None) -> Co
         from rag.formats.html import convert_html as run
     else:
         from rag.formats.text import convert_text as run
-    converted = run(data, limits)
+    try:
+        converted = run(data, limits)
+    except FileRefused:
+        raise
+    except (Exception, RecursionError, MemoryError) as exc:
+        # The parsers meet hostile and broken files; what they raise for one that their
+        # converter does not list yet is still a broken file, never a failed request.
+        log.warning("the %s parser failed on %r: %s", kind, filename[:100], type(exc).__name__,
+                    exc_info=True)
+        raise FileRefused(f"broken_{kind}" if kind in _BROKEN else "no_text") from None
     if len(converted.text) > limits.max_chars:
         raise FileRefused("too_much_text", chars=limits.max_chars)
     if sum(1 for ch in converted.text if ch.isalnum()) < limits.min_chars:

@@ -73,7 +73,7 @@ class FileRefused(RagError, ValueError):
 def sniff(data: bytes, filename: str, limits: Limits) -> str:
     """The format of ``data`` (a key of ``FORMATS``); raises ``FileRefused``."""
     if len(data) > limits.max_bytes:
-        raise FileRefused("too_large", mb=limits.max_bytes // 2**20)
+        raise FileRefused("too_large", size=human_size(limits.max_bytes))
     if not data.strip():
         raise FileRefused("empty")
     suffix = PurePath(filename or "").suffix.lower()
@@ -126,6 +126,14 @@ def _zip_type(data: bytes, limits: Limits) -> str:
         if "xl/workbook.xml" in names:
             return "xlsx"
     return "zip"
+
+
+def human_size(size: int) -> str:
+    """A size as staff read it: "50 MB", "97.7 KB"."""
+    if size >= 2**20:
+        mb = size / 2**20
+        return f"{mb:.0f} MB" if mb.is_integer() else f"{mb:.1f} MB"
+    return f"{size / 1024:.1f} KB"
 
 
 def _described(kind: str) -> str:

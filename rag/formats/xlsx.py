@@ -2,7 +2,8 @@
 
 Each visible sheet is a section ("## 工作表名"); its rows are a table whose first row
 that has two or more cells is the header (``structure.table_lines``). A title row
-above it (one cell: "2025年失业保险金发放标准") is kept as the sheet's first line.
+above it (one cell: "2025年失业保险金发放标准") is kept as the sheet's first line (the
+first sheet's is the file's title).
 Formulas give their cached values (what Excel last showed). At most ``Limits.max_cells``
 cells are read.
 """
@@ -13,6 +14,7 @@ import datetime
 import io
 import logging
 import zipfile
+import zlib
 
 from rag.formats import Converted
 from rag.formats.sniff import FileRefused, Limits
@@ -27,6 +29,7 @@ def convert_xlsx(data: bytes, limits: Limits) -> Converted:
 
     blocks: list[tuple[str, object]] = []
     cells = 0
+    title = ""  # the first sheet's title row
     try:
         book = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
         try:
@@ -46,17 +49,19 @@ def convert_xlsx(data: bytes, limits: Limits) -> Converted:
                     continue
                 blocks.append(("h2", sheet.title))
                 while rows and sum(1 for v in rows[0] if v) == 1 and len(rows) > 1:
-                    blocks.append(("p", next(v for v in rows.pop(0) if v)))
+                    caption = next(v for v in rows.pop(0) if v)
+                    title = title or caption
+                    blocks.append(("p", caption))
                 blocks.append(("table", table_lines(rows)))
         finally:
             book.close()
     except FileRefused:
         raise
-    except (zipfile.BadZipFile, InvalidFileException, KeyError, ValueError, TypeError,
+    except (zipfile.BadZipFile, zlib.error, InvalidFileException, KeyError, ValueError, TypeError,
             OSError, EOFError, IndexError) as exc:
         log.info("unreadable xlsx: %s: %s", type(exc).__name__, exc)
         raise FileRefused("broken_xlsx") from None
-    return Converted("xlsx", markdown(blocks), pages=max(1, len(sheets)))
+    return Converted("xlsx", markdown(blocks), pages=max(1, len(sheets)), title=title)
 
 
 def _text(value: object) -> str:

@@ -27,6 +27,7 @@ bp = Blueprint(
 SECTIONS: tuple[tuple[str, str], ...] = (
     ("console.index", "概览"),
     ("console.hits", "命中测试"),
+    ("console.documents", "知识文档"),
     ("console.conversations", "办理记录"),
 )
 # Routes open without signing in (the sign-in pages and the stylesheet).
