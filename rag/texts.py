@@ -37,6 +37,8 @@ FILE_REFUSED = {
     "scanned_pdf": "PDF 中没有可提取的文字（可能是扫描件或图片），未上传。"
                    "请上传带文字层的 PDF，或 Word 版本。",
     "no_text": "文件中没有可用的文字内容，未上传。",
+    "unmapped_pdf": "PDF 的字体没有文字编码信息，提取出来是乱码，未上传。请上传 Word 版本，"
+                    "或用原软件重新导出 PDF。",
     "broken_pdf": "PDF 文件已损坏或格式不规范，无法读取，未上传。",
     "broken_docx": "Word 文件已损坏，无法读取，未上传。可用 Word 打开后另存为 .docx 再试。",
     "broken_xlsx": "Excel 文件已损坏，无法读取，未上传。可用 Excel 打开后另存为 .xlsx 再试。",
@@ -46,3 +48,5 @@ FILE_REFUSED = {
     "too_many_cells": "Excel 表格超过 {cells} 个单元格，未上传。请只保留需要的工作表。",
     "too_much_text": "转换后的文字超过 {chars} 字，未上传。请拆分文件。",
 }
+# Notes shown with a converted file.
+PDF_PLAIN_TEXT = "这份 PDF 的字体需要另一种方式读取：已提取文字，但表格和标题字号未能识别，请核对转换结果。"

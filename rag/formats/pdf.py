@@ -5,7 +5,10 @@ the rest of the text comes as lines in reading order, with each line's font size
 set larger than the body text is a heading (the largest size level 1, the next level 2,
 …); lines wrapped inside a paragraph are joined again (Chinese without a space); page
 numbers ("- 3 -", "第 3 页") are dropped. A PDF that needs a password is refused, one that
-opens with the empty password (print or copy restrictions only) is read.
+opens with the empty password (print or copy restrictions only) is read. When pdfminer
+cannot map a font's glyphs to characters (it writes "(cid:123)"), the text comes from
+PDFium (pypdfium2, which pdfplumber brings) instead, as plain lines; if neither can, the
+file is refused.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import logging
 import re
 import statistics
 
+from rag import texts
 from rag.formats import Converted
 from rag.formats.sniff import FileRefused, Limits
 from rag.formats.structure import clean_line, heading_level, markdown, table_lines
@@ -55,8 +59,61 @@ def convert_pdf(data: bytes, limits: Limits) -> Converted:
             log.info("unreadable PDF: %s", exc)
             raise FileRefused("broken_pdf") from None
         raise
-    blocks = _blocks(pages)
-    return Converted("pdf", markdown(blocks), pages=count, title=title.strip())
+    text = markdown(_blocks(pages))
+    notes: tuple[str, ...] = ()
+    if _unmapped(text):
+        # pdfminer found no Unicode for the glyphs (a font without a ToUnicode map, or
+        # one it cannot decrypt): PDFium often can. Its text has no font sizes or tables.
+        text = markdown(_plain_blocks(_pdfium_lines(data)))
+        notes = (texts.PDF_PLAIN_TEXT,)
+        if _unmapped(text):
+            raise FileRefused("unmapped_pdf")
+    return Converted("pdf", text, pages=count, title=title.strip(), notes=notes)
+
+
+_CID = re.compile(r"\(cid:\d+\)")
+
+
+def _unmapped(text: str) -> bool:
+    """Whether much of the text is pdfminer's "(cid:123)" for glyphs without Unicode."""
+    return len(_CID.findall(text)) * 10 > max(len(text) // 8, 1)
+
+
+def _pdfium_lines(data: bytes) -> list[str]:
+    import pypdfium2
+
+    lines: list[str] = []
+    pdf = pypdfium2.PdfDocument(data)
+    try:
+        for page in pdf:
+            textpage = page.get_textpage()
+            for line in textpage.get_text_range().splitlines():
+                line = clean_line(line)
+                if line and not _PAGE_NUMBER.match(line):
+                    lines.append(line)
+    finally:
+        pdf.close()
+    return lines
+
+
+def _plain_blocks(lines: list[str]) -> list[tuple[str, object]]:
+    """Lines without geometry: a paragraph ends at a sentence end, a heading is its own."""
+    blocks: list[tuple[str, object]] = []
+    paragraph: list[str] = []
+    for line in lines:
+        if heading_level(line) is not None:
+            if paragraph:
+                blocks.append(("p", _join(paragraph)))
+                paragraph = []
+            blocks.append(("p", line))
+            continue
+        paragraph.append(line)
+        if line[-1] in _ENDS:
+            blocks.append(("p", _join(paragraph)))
+            paragraph = []
+    if paragraph:
+        blocks.append(("p", _join(paragraph)))
+    return blocks
 
 
 def _page(page) -> list[tuple[float, str, object]]:

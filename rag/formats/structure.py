@@ -22,7 +22,7 @@ _LEVELS: tuple[tuple[re.Pattern[str], int], ...] = (
     (re.compile(rf"^第[{_NUMERALS}\d]+节\s*\S"), 3),
     (re.compile(rf"^[{_NUMERALS}]+、\s*\S"), 2),
     (re.compile(rf"^[（(][{_NUMERALS}]+[）)]\s*\S"), 3),
-    (re.compile(rf"^第[{_NUMERALS}\d]+条(?:\s|　)"), 3),
+    (re.compile(rf"^第[{_NUMERALS}\d]+条\s*\S"), 3),
 )
 HEADING_MAX = 40  # a longer line is a paragraph that happens to start with a number
 _SPACES = re.compile(r"[ \t\u3000\xa0]+")
@@ -35,14 +35,14 @@ def heading_level(line: str) -> int | None:
         return None
     for pattern, level in _LEVELS:
         if pattern.match(line):
-            # "第三条 ……" is an article: its heading is the number, the text follows.
             return level
     return None
 
 
 def article_split(line: str) -> tuple[str, str] | None:
-    """ "第三条 参保人员……" → ("第三条", "参保人员……"): an article longer than a heading."""
-    m = re.match(rf"^(第[{_NUMERALS}\d]+条)(?:\s|　)+(.+)$", line.strip())
+    """ "第三条 参保人员……" → ("第三条", "参保人员……"): an article is a heading (its
+    number) and its text, however short (a heading alone would not be indexed)."""
+    m = re.match(rf"^(第[{_NUMERALS}\d]+条)\s*(.+)$", line.strip())
     return (m.group(1), m.group(2).strip()) if m else None
 
 
@@ -94,7 +94,7 @@ def markdown(blocks: Iterable[tuple[str, str | list[str]]]) -> str:
             continue
         level = heading_level(text)
         article = article_split(text)
-        if article and len(text) > HEADING_MAX:
+        if article:
             out.append(f"### {article[0]}")
             out.append(article[1])
         elif level:

@@ -74,9 +74,11 @@ def docx() -> bytes:
     return out.getvalue()
 
 
-def pdf(*, scanned: bool = False, password: str | None = None) -> bytes:
+def pdf(*, scanned: bool = False, password: str | None = None,
+        restricted: bool = False) -> bytes:
     """The notice as a two-page PDF; ``scanned``: the same pages with no text (drawn
-    boxes only, as a scan has none); ``password``: encrypted, opening needs it."""
+    boxes only, as a scan has none); ``password``: encrypted, opening needs it;
+    ``restricted``: encrypted with an owner password only (no printing), opening does not."""
     from reportlab.lib import colors
     from reportlab.lib.pagesizes import A4
     from reportlab.lib.styles import ParagraphStyle
@@ -97,6 +99,10 @@ def pdf(*, scanned: bool = False, password: str | None = None) -> bytes:
         from reportlab.lib.pdfencrypt import StandardEncryption
 
         encrypt = StandardEncryption(password, canPrint=0)
+    elif restricted:
+        from reportlab.lib.pdfencrypt import StandardEncryption
+
+        encrypt = StandardEncryption("", ownerPassword="bureau-owner", canPrint=0, canCopy=0)
     doc = SimpleDocTemplate(out, pagesize=A4, leftMargin=25 * mm, rightMargin=25 * mm,
                             title=TITLE, encrypt=encrypt)
 
