@@ -37,10 +37,9 @@ from typing import TYPE_CHECKING
 
 from rag import texts
 from rag.answer import Answer, Generator, compose
-from rag.documents import load_documents
+from rag.documents import Document, load_documents
 from rag.embedders import Embedder
 from rag.errors import DocumentError, KnowledgeUnavailable
-from rag.documents import Document
 from rag.ingest import IngestReport, document_hash, embed_and_insert, ingest
 from rag.query import Query, QueryUnderstanding, understanding_for
 from rag.relevance import Verdict, judge, must_refuse, naming_scheme
