@@ -30,6 +30,9 @@ __all__ = ["FORMATS", "Converted", "FileRefused", "Limits", "convert", "sniff"]
 
 log = logging.getLogger(__name__)
 _BROKEN = ("pdf", "docx", "xlsx", "html")
+# The libraries (import names) each format's converter needs, all in the rag extra.
+LIBRARIES = {"pdf": ("pdfplumber", "pypdfium2"), "docx": ("docx", "lxml"),
+             "xlsx": ("openpyxl",), "html": ("bs4", "lxml", "markdownify"), "markdown": ()}
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,9 @@ def convert(data: bytes, filename: str = "", limits: Limits | None = None) -> Co
         from rag.formats.html import convert_html as run
     else:
         from rag.formats.text import convert_text as run
+    from rag.extra import require
+
+    require(LIBRARIES[kind], what=f"converting {kind} files")  # MissingDependency
     try:
         converted = run(data, limits)
     except FileRefused:

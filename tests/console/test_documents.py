@@ -21,7 +21,7 @@ from tests.documents import govdocs
 STAFF = {"Authorization": f"Bearer {token('li', ['staff'])}"}
 META = {"source": "成都市人力资源和社会保障局 蓉人社发〔2026〕18号", "as_of": "2026-01",
         "businesses": ["unemployment_benefit"]}
-QUESTION = "2026年度失业保险金发放标准是多少"
+QUESTION = "2026年失业保险金标准调整了吗"
 
 
 def upload(client, data: bytes, filename: str, path: str = "/console/documents", **meta):

@@ -49,7 +49,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 from rag.chunking import Chunk, chunk_document
 from rag.documents import Document
-from rag.errors import DocumentError, KnowledgeUnavailable
+from rag.errors import DocumentError, KnowledgeUnavailable, MissingDependency
 from rag.formats import FileRefused, Limits, convert
 from rag.formats.sniff import human_size
 from rag.knowledge_base import PublishReport
@@ -138,6 +138,9 @@ def documents():
         return _list_page(error=exc.message, form=request.form, status=_status(exc))
     except (FormError, DocumentError) as exc:
         return _list_page(error=_form_message(exc), form=request.form, status=400)
+    except MissingDependency as exc:
+        log.warning("cannot convert an upload: %s", exc)
+        return _list_page(error=texts.DOC_MISSING_LIBRARY, form=request.form, status=503)
     _audit(StaffAction.DOCUMENT_UPLOADED, version)
     return _to(version, texts.DOC_UPLOADED.format(version=version.version))
 
@@ -176,6 +179,9 @@ def document_replace(doc_id: str):
         return _document_page(record, current, error=exc.message, status=_status(exc))
     except (FormError, DocumentError) as exc:
         return _document_page(record, current, error=_form_message(exc), status=400)
+    except MissingDependency as exc:
+        log.warning("cannot convert an upload: %s", exc)
+        return _document_page(record, current, error=texts.DOC_MISSING_LIBRARY, status=503)
     _audit(StaffAction.DOCUMENT_UPLOADED, version)
     return _to(version, texts.DOC_UPLOADED.format(version=version.version))
 

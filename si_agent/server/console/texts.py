@@ -40,3 +40,5 @@ DOC_DELETED = "已删除《{title}》及其全部版本，知识库中已不再�
 DOC_NO_KNOWLEDGE = "本部署没有启用知识库（{detail}），文档可以上传预览，但无法发布。"
 DOC_INDEX_FAILED = "知识库暂时无法写入，未做任何更改，请稍后重试：{detail}"
 DOC_CLASHES = "与内置知识库的文档编号冲突，请重新上传。"
+DOC_MISSING_LIBRARY = ("本部署没有安装文档转换所需的程序库（pip install 'si_agent[rag]'），"
+                       "暂时无法上传这种格式的文件。")
