@@ -24,7 +24,7 @@ def client(kb_app):
     from tests.console.test_documents import library
 
     for record in library(kb_app).records():  # the app is shared: leave it as found
-        post(client, f"/console/documents/{record.doc_id}/delete")
+        post(client, f"/console/documents/{record.doc_id}/delete", confirm="yes")
 
 
 def post(client, path: str, **data):
@@ -90,7 +90,9 @@ def test_publish_replace_and_delete_change_what_citizens_are_told(kb_app, client
     assert post(client, f"/console/documents/{doc_id}/publish", version=1).status_code == 409
     assert post(client, f"/console/documents/{doc_id}/discard", version=1).status_code == 409
 
-    deleted = post(client, f"/console/documents/{doc_id}/delete")
+    unconfirmed = post(client, f"/console/documents/{doc_id}/delete")
+    assert unconfirmed.status_code == 400 and "确认删除" in unconfirmed.get_data(as_text=True)
+    deleted = post(client, f"/console/documents/{doc_id}/delete", confirm="yes")
     assert deleted.status_code == 303
     assert "已删除" in client.get(deleted.headers["Location"], headers=STAFF).get_data(as_text=True)
     assert kb.store.documents() == stored

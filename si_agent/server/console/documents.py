@@ -20,7 +20,7 @@ Routes (all on the console's blueprint: signed in as staff or admin, CSRF on POS
     POST /console/documents/<doc_id>/replace     upload its next version
     POST /console/documents/<doc_id>/publish     version=N: index it (the one before: superseded)
     POST /console/documents/<doc_id>/discard     version=N: drop a draft
-    POST /console/documents/<doc_id>/delete      unindex and remove the document
+    POST /console/documents/<doc_id>/delete      confirm=yes: unindex and remove the document
 
 Every change, and every refused upload, is audited (``StaffAction.DOCUMENT_*``). The
 size limit (``SI_KB_UPLOAD_MAX_BYTES``) is the request's ``max_content_length`` for the
@@ -227,6 +227,9 @@ def document_discard(doc_id: str):
 @bp.post("/documents/<doc_id>/delete")
 def document_delete(doc_id: str):
     record = _record(doc_id)
+    if request.form.get("confirm") != "yes":
+        return _document_page(record, record.live or record.latest, status=400,
+                              error=texts.DOC_DELETE_UNCONFIRMED)
     knowledge = _knowledge()
     if record.live is not None or any(v.state == "superseded" for v in record.versions):
         if knowledge is None:

@@ -42,3 +42,4 @@ DOC_INDEX_FAILED = "知识库暂时无法写入，未做任何更改，请稍后
 DOC_CLASHES = "与内置知识库的文档编号冲突，请重新上传。"
 DOC_MISSING_LIBRARY = ("本部署没有安装文档转换所需的程序库（pip install 'si_agent[rag]'），"
                        "暂时无法上传这种格式的文件。")
+DOC_DELETE_UNCONFIRMED = "请先勾选“确认删除”，再点击删除。"
