@@ -150,9 +150,11 @@ def _blocks(pages: list[list[tuple[float, str, object]]]) -> list[tuple[str, obj
     bigger = sorted({s for s in sizes if s >= body * 1.15}, reverse=True)
     levels = {s: min(n + 1, 4) for n, s in enumerate(bigger)}
     left = min(line[2] for line in lines)
+    right = max(line[3] for line in lines)  # the text's right edge: a full line reaches it
     blocks: list[tuple[str, object]] = []
     paragraph: list[str] = []
     last: tuple | None = None
+    last_heading = False
 
     def close() -> None:
         if paragraph:
@@ -169,12 +171,21 @@ def _blocks(pages: list[list[tuple[float, str, object]]]) -> list[tuple[str, obj
             text, size, x0, x1, width = value  # type: ignore[misc]
             if size in levels:
                 close()
-                blocks.append((f"h{levels[size]}", text))
-                last = None
+                kind = f"h{levels[size]}"
+                if blocks and blocks[-1][0] == kind and last_heading:
+                    blocks[-1] = (kind, blocks[-1][1] + text)  # a title set on two lines
+                else:
+                    blocks.append((kind, text))
+                last, last_heading = None, True
                 continue
+            last_heading = False
             indented = x0 - left > body * 1.5
+            # A line that stops short of the right edge ends its paragraph (a wrapped
+            # line runs to the edge); so does one ending a sentence, a little short.
+            short = last is not None and last[3] < right - body * 2
+            ends = last is not None and last[0][-1] in _ENDS and last[3] < right - body * 0.5
             starts = (indented or heading_level(text) is not None or last is None
-                      or (last[0][-1] in _ENDS and last[3] < last[4] * 0.8))
+                      or short or ends)
             if starts:
                 close()
             paragraph.append(text)

@@ -14,6 +14,7 @@ column) is written as its cells joined by "；".
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 
 _NUMERALS = "一二三四五六七八九十百零〇两"
@@ -46,8 +47,54 @@ def article_split(line: str) -> tuple[str, str] | None:
     return (m.group(1), m.group(2).strip()) if m else None
 
 
+# CJK Radicals Supplement forms PDF fonts map simplified characters to (a font's
+# ToUnicode table pointing at the radical, not the character: "⻓" for 长). The Kangxi
+# Radicals block (U+2F00-U+2FD5: "⾦" for 金) is folded by NFKC, this block is not.
+_SUPPLEMENT = {
+    "\u2e9f": "母",  # ⺟
+    "\u2ea0": "民",  # ⺠
+    "\u2ec4": "西",  # ⻄
+    "\u2ec5": "见",  # ⻅
+    "\u2ec6": "角",  # ⻆
+    "\u2ec9": "贝",  # ⻉
+    "\u2ecb": "车",  # ⻋
+    "\u2ed0": "钅",  # ⻐
+    "\u2ed3": "长",  # ⻓
+    "\u2ed4": "门",  # ⻔
+    "\u2ed8": "青",  # ⻘
+    "\u2ed9": "韦",  # ⻙
+    "\u2eda": "页",  # ⻚
+    "\u2edb": "风",  # ⻛
+    "\u2edc": "飞",  # ⻜
+    "\u2edd": "食",  # ⻝
+    "\u2ee0": "饣",  # ⻠
+    "\u2ee1": "首",  # ⻡
+    "\u2ee2": "马",  # ⻢
+    "\u2ee5": "鱼",  # ⻥
+    "\u2ee6": "鸟",  # ⻦
+    "\u2ee7": "卤",  # ⻧
+    "\u2ee8": "麦",  # ⻨
+    "\u2ee9": "黄",  # ⻩
+    "\u2eea": "黾",  # ⻪
+    "\u2eec": "齐",  # ⻬
+    "\u2eee": "齿",  # ⻮
+    "\u2ef0": "龙",  # ⻰
+    "\u2ef3": "龟",  # ⻳
+}
+_RADICALS = re.compile("[\u2e80-\u2eff\u2f00-\u2fdf]")
+
+
+def _unradical(match: re.Match[str]) -> str:
+    ch = match.group(0)
+    if ch >= "\u2f00":
+        return unicodedata.normalize("NFKC", ch)
+    return _SUPPLEMENT.get(ch, ch)
+
+
 def clean_line(text: str) -> str:
-    """One line: runs of spaces (full-width too) to one, none between Chinese characters."""
+    """One line: radical code points as the characters they stand for, runs of spaces
+    (full-width too) to one, none between Chinese characters."""
+    text = _RADICALS.sub(_unradical, text)
     text = _SPACES.sub(" ", text.replace("\r", "")).strip()
     return re.sub(r"(?<=[\u3000-\u9fff\uff00-\uffef]) (?=[\u3000-\u9fff\uff00-\uffef])", "", text)
 

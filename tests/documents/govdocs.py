@@ -188,3 +188,24 @@ def markdown() -> bytes:
                 + ["| " + " | ".join(r) + " |" for r in TABLE[1:]]))
     parts.append(SIGNATURE)
     return "\n\n".join(parts).encode("utf-8")
+
+
+def chromium_pdf(driver) -> bytes:
+    """The HTML notice printed to PDF by Chromium (``driver``: a started Playwright), its
+    Noto CJK font subset embedded, as a browser or an office suite exports one; page
+    numbers in the footer. Its font maps many characters to radical code points."""
+    from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
+
+    browser = driver.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    try:
+        page = browser.new_page()
+        page.set_content(html().decode("gb18030").replace(
+            "<style>p{margin:0}</style>",
+            "<style>body{font-family:'Noto Serif CJK SC';font-size:16px} table,td,th"
+            "{border:1px solid #000;border-collapse:collapse}</style>"))
+        return page.pdf(format="A4", display_header_footer=True, footer_template=(
+            '<div style="font-size:10px;width:100%;text-align:center">- '
+            '<span class="pageNumber"></span> -</div>'), header_template="<div></div>",
+            margin={"top": "20mm", "bottom": "20mm", "left": "25mm", "right": "25mm"})
+    finally:
+        browser.close()

@@ -34,6 +34,19 @@ def test_text_order_headings_and_tables_survive(ext):
     assert "政策法规" not in text and "var a" not in text and "ICP" not in text  # html chrome
 
 
+@pytest.mark.browser
+def test_a_pdf_printed_by_chromium_with_its_font_embedded(playwright_driver):
+    """Noto CJK's ToUnicode maps 金, 月, 人, 长, 民… to Kangxi and supplement radicals
+    (U+2F00-U+2FDF, U+2E80-U+2EFF): the text must come out as the characters."""
+    text = convert(govdocs.chromium_pdf(playwright_driver), "通知.pdf").text
+    assert f"# {govdocs.TITLE}\n" in text  # a title set on two lines: one heading
+    for fact in govdocs.FACTS:
+        assert fact in text
+    assert govdocs.TABLE_ROW in text and "天府市民云" in text
+    assert "蓉人社发〔2026〕18号\n\n各区" in text  # a short line ends its paragraph
+    assert "- 1 -" not in text and not re.search("[\u2e80-\u2fdf]", text)
+
+
 @pytest.mark.parametrize("ext", sorted(MAKERS))
 def test_the_chunks_follow_the_headings(ext):
     converted = convert(MAKERS[ext](), f"通知.{ext}")
