@@ -165,6 +165,7 @@ class KnowledgeBase:
             log.exception("knowledge search failed")  # the question may hold personal data
             return Reading(question, answer=Answer(text=texts.APOLOGY),
                            unavailable="the search failed (see the log)")
+        self._learn(found)
         hits = naming_scheme(query.text, found, self._doc_texts)
         verdict = judge(query.text, hits, self.relevance_floor, self.understanding.domain)
         reading = Reading(question, query, found=tuple(found), kept=tuple(hits), verdict=verdict,
@@ -297,6 +298,21 @@ class KnowledgeBase:
         self._doc_texts[doc.doc_id] = f"{doc.title}\n{doc.body}"
         self._bodies[doc.doc_id] = doc.body
         self._picker = SentencePicker(self._bodies.values())
+
+    def _learn(self, found) -> None:
+        """Documents another process published (a Milvus server shared by workers): their
+        dates and texts read from the library when one of their chunks is first found."""
+        unknown = {h.doc_id for h in found} - self._as_of.keys()
+        if not unknown or self.library is None:
+            return
+        try:
+            docs = [d for d in self._published() if d.doc_id in unknown]
+        except KnowledgeUnavailable as exc:
+            log.warning("%s", exc)
+            return
+        with self._lock:
+            for doc in docs:
+                self._remember(doc)
 
     def _published(self) -> list[Document]:
         """The documents published in the console (none without a library)."""

@@ -125,3 +125,19 @@ def test_the_library_keeps_versions_and_replaces_a_pending_draft(tmp_path):
         library.add(b"x", "a.md", c.format, c.text, 1, Meta("t", "s", "2026-13"), "li")
     library.delete(one.doc_id)
     assert library.records() == [] and not (tmp_path / "documents" / "originals" / one.doc_id).exists()
+
+
+def test_another_process_learns_a_published_document_when_it_finds_it(tmp_path, small_corpus,
+                                                                       hashing):
+    """Workers sharing a Milvus server: one publishes, the other finds the chunks and reads
+    the document's date from the library then (two channels over one store here)."""
+    kb = _kb(tmp_path, small_corpus, hashing)
+    other = KnowledgeBase(kb.store, hashing, kb_dir=small_corpus,
+                          library=Library(tmp_path / "documents"),
+                          understanding=understanding_for(small_corpus))
+    assert kb.status()["ok"] and other.status()["ok"]
+    draft = _draft(kb, govdocs.docx(), "通知.docx")
+    kb.publish(draft.document())
+    kb.library.mark_published(draft.doc_id, 1, "li")
+    answer = other.answer("缴费满10年以上的失业保险金每月增发多少")
+    assert answer is not None and f"《{govdocs.TITLE}》（2026年1月）" in answer.text
