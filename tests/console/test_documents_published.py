@@ -17,13 +17,26 @@ from tests.documents import govdocs
 RENAMED = "关于调整2026年度失业保险金发放标准的通知（修订版）"
 
 
+@pytest.fixture(scope="module")
+def kb_app(tmp_path_factory):
+    """An app over the shipped corpus of this module's own (citizens' sessions and
+    published documents would change the one hit testing shares)."""
+    from si_agent.server import create_app
+    from tests.console.conftest import ROOT, console_settings
+
+    app = create_app(console_settings(tmp_path_factory.mktemp("console-documents"),
+                                      knowledge="milvus", kb_dir=ROOT / "rag" / "knowledge"))
+    assert app.config["SI_CONTROLLER"].knowledge.status()["ok"]
+    return app
+
+
 @pytest.fixture
 def client(kb_app):
     client = kb_app.test_client()
     yield client
     from tests.console.test_documents import library
 
-    for record in library(kb_app).records():  # the app is shared: leave it as found
+    for record in library(kb_app).records():  # leave the module's app as found
         post(client, f"/console/documents/{record.doc_id}/delete", confirm="yes")
 
 
