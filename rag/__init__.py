@@ -10,6 +10,8 @@
     query.py           ``QueryUnderstanding``: question → ``Query`` (normalised, expanded)
     retriever.py       the ``Retriever`` protocol: question → ranked ``Hit`` list
     ingest.py          incremental ingest by content hash
+    formats/           uploaded PDF, Word, Excel, HTML, Markdown → Markdown (headings, tables)
+    library.py         the uploaded documents: originals, versions, metadata (SQLite)
     relevance.py       whether the hits answer the question at all
     answer.py          ``Answer``: extractive text, sources, suggested business, the ``generator`` seam
     knowledge_base.py  ``KnowledgeBase``: a knowledge channel for si_agent, degrading to an apology
@@ -56,6 +58,9 @@ class KnowledgeSettings(Protocol):
     @property
     def embed_model(self) -> str | None: ...
 
+    @property
+    def documents_dir(self) -> Path: ...
+
 
 def build_knowledge(settings: KnowledgeSettings, *, generator: Generator | None = None,
                     build_missing: bool = True,
@@ -64,7 +69,8 @@ def build_knowledge(settings: KnowledgeSettings, *, generator: Generator | None 
 
     ``settings.kb_location`` (``SI_MILVUS_URI`` or ``data/kb.db``), ``kb_token``,
     ``kb_collection``, ``kb_dir`` and ``embed_model`` (``SI_EMBED_MODEL``) choose
-    the store, the corpus and the embedder. Raises ``MissingDependency`` when
+    the store, the corpus and the embedder; ``documents_dir`` holds the documents
+    staff upload and publish (``rag/library.py``), searched with the corpus. Raises ``MissingDependency`` when
     the ``rag`` extra is not installed and ``UnknownEmbedder`` for an unknown
     embedder name, here, at start-up, and ``TermsError`` for a broken term table
     (``_terms.yaml``). ``businesses`` are the words the businesses are known by,
@@ -73,6 +79,7 @@ def build_knowledge(settings: KnowledgeSettings, *, generator: Generator | None 
     from rag.embedders import create_embedder
     from rag.extra import require
     from rag.knowledge_base import KnowledgeBase
+    from rag.library import Library
     from rag.query import understanding_for
     from rag.store import MilvusStore
 
@@ -81,7 +88,7 @@ def build_knowledge(settings: KnowledgeSettings, *, generator: Generator | None 
     understanding = understanding_for(settings.kb_dir, businesses)
     return KnowledgeBase(store, create_embedder(settings.embed_model), kb_dir=settings.kb_dir,
                          build_missing=build_missing, generator=generator,
-                         understanding=understanding)
+                         understanding=understanding, library=Library(settings.documents_dir))
 
 
 __all__ = ["Answer", "BusinessTerms", "Generator", "KnowledgeSettings", "Passage",

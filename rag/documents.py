@@ -102,11 +102,12 @@ def load_documents(directory: Path) -> list[Document]:
     if not directory.is_dir():
         raise DocumentError(str(directory), None, "knowledge directory not found")
     docs = [load_document(p) for p in sorted(directory.rglob("*.md"))]
-    _check_unique(docs)
+    check_unique(docs)
     return docs
 
 
-def _check_unique(docs: Iterable[Document]) -> None:
+def check_unique(docs: Iterable[Document]) -> None:
+    """Raise ``DocumentError`` when two documents share an id."""
     seen: dict[str, Path | None] = {}
     for d in docs:
         if d.doc_id in seen:

@@ -3,7 +3,8 @@
 A document is embedded again only when its hash changes. The hash covers the
 file, the chunking rules and the embedder, so editing a document, changing
 the chunker or switching models re-embeds what it must and nothing else.
-Documents no longer in the directory are deleted. A collection whose vector
+Documents no longer in the directory (nor among ``extra``: the published uploads of
+``rag/library.py``) are deleted. A collection whose vector
 size differs from the embedder's is rebuilt (it is derived data). After any
 change the collection is flushed and compacted so searches use its indexes.
 
@@ -17,11 +18,12 @@ from __future__ import annotations
 import hashlib
 import logging
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag import chunking, shipped
-from rag.documents import Document, load_documents
+from rag.documents import Document, check_unique, load_documents
 from rag.embedders import Embedder
 from rag.store import MilvusStore
 
@@ -53,9 +55,11 @@ def document_hash(doc: Document, embedder_name: str) -> str:
 
 
 def ingest(store: MilvusStore, embedder: Embedder, directory: Path, *, rebuild: bool = False,
-           progress: bool = False) -> IngestReport:
-    """Bring the collection in line with ``directory``; see the module docstring."""
-    docs = load_documents(Path(directory))
+           progress: bool = False, extra: Sequence[Document] = ()) -> IngestReport:
+    """Bring the collection in line with ``directory`` and the ``extra`` documents;
+    see the module docstring."""
+    docs = load_documents(Path(directory)) + list(extra)
+    check_unique(docs)
     report = IngestReport()
     dim = embedder.dim
     stored_dim = store.dense_dim()
@@ -89,7 +93,7 @@ def ingest(store: MilvusStore, embedder: Embedder, directory: Path, *, rebuild: 
     chunks = sorted((c for d in todo for c in chunking.chunk_document(d)),
                     key=lambda c: c.number == 0)
     vectors = shipped.load(directory, embedder) if chunks else None
-    report.chunks_embedded = _embed_and_insert(store, embedder, chunks, hashes, vectors, progress)
+    report.chunks_embedded = embed_and_insert(store, embedder, chunks, hashes, vectors, progress)
     report.chunks_shipped = len(chunks) - report.chunks_embedded
     if chunks or report.removed or report.updated:
         store.flush()
@@ -97,7 +101,7 @@ def ingest(store: MilvusStore, embedder: Embedder, directory: Path, *, rebuild: 
     return report
 
 
-def _embed_and_insert(store, embedder, chunks, hashes, known, progress: bool,
+def embed_and_insert(store, embedder, chunks, hashes, known, progress: bool,
                       batch: int = 32) -> int:
     """Insert ``chunks`` with their vectors (``known`` ones copied); how many were embedded."""
     from tqdm import tqdm

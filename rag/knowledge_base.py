@@ -7,6 +7,12 @@ only from documents naming it, a domain word, the cosine floor) → answer
 ``read`` returns every step as data (``Reading``: the staff console's hit testing);
 ``answer`` is its last step.
 
+Besides the knowledge directory, the documents staff publish in the console
+(``rag/library.py``, ``library=``) are searched. ``publish`` indexes one of them
+incrementally — that document's chunks removed and its new ones embedded and added,
+nothing else touched — and ``withdraw`` removes one; ``ingest`` and a first build keep
+them (they are not "documents no longer in the directory").
+
 The store is opened on first use, or in the background by ``prepare()`` (what
 ``si-agent serve`` calls as it starts listening); a missing (or empty)
 collection is built then from the knowledge directory, its vectors copied from
@@ -27,20 +33,35 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rag import texts
 from rag.answer import Answer, Generator, compose
-from rag.documents import load_documents
+from rag.documents import Document, load_documents
 from rag.embedders import Embedder
 from rag.errors import DocumentError, KnowledgeUnavailable
-from rag.ingest import IngestReport, document_hash, ingest
+from rag.ingest import IngestReport, document_hash, embed_and_insert, ingest
 from rag.query import Query, QueryUnderstanding, understanding_for
 from rag.relevance import Verdict, judge, must_refuse, naming_scheme
 from rag.retriever import MilvusRetriever
 from rag.sentences import SentencePicker
 from rag.store import Hit, MilvusStore
 
+if TYPE_CHECKING:
+    from rag.library import Library
+
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PublishReport:
+    """What ``KnowledgeBase.publish`` did: chunks indexed (embedded: not from shipped
+    vectors) and how long it took."""
+
+    doc_id: str
+    chunks: int
+    embedded: int
+    seconds: float
 
 
 @dataclass(frozen=True)
@@ -81,6 +102,7 @@ class KnowledgeBase:
         top_k: int = 8,
         relevance_floor: float | None = None,
         retry_after: float = 30.0,
+        library: Library | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -94,10 +116,12 @@ class KnowledgeBase:
         self.relevance_floor = (relevance_floor if relevance_floor is not None
                                 else getattr(embedder, "relevance_floor", 0.0))
         self.retry_after = retry_after
+        self.library = library
         self._lock = threading.Lock()
         self._picker = SentencePicker()
         self._as_of: dict[str, str] = {}
         self._doc_texts: dict[str, str] = {}  # what each document says (the scheme check)
+        self._bodies: dict[str, str] = {}  # the key sentences' word weights
         self._ready = False
         self._building = threading.Event()  # prepare()'s thread is opening the store
         self._activity = "opening the store"
@@ -141,6 +165,7 @@ class KnowledgeBase:
             log.exception("knowledge search failed")  # the question may hold personal data
             return Reading(question, answer=Answer(text=texts.APOLOGY),
                            unavailable="the search failed (see the log)")
+        self._learn(found)
         hits = naming_scheme(query.text, found, self._doc_texts)
         verdict = judge(query.text, hits, self.relevance_floor, self.understanding.domain)
         reading = Reading(question, query, found=tuple(found), kept=tuple(hits), verdict=verdict,
@@ -227,9 +252,79 @@ class KnowledgeBase:
             raise KnowledgeUnavailable(self.store.location, "no knowledge directory configured")
         with self._lock:
             report = ingest(self.store, self.embedder, self.kb_dir, rebuild=rebuild,
-                            progress=progress)
+                            progress=progress, extra=self._published())
             self._ready, self._error = True, None
         return report
+
+    def publish(self, doc: Document) -> PublishReport:
+        """Index ``doc`` (an uploaded document, new or a new version of one): its old
+        chunks go, its new ones are embedded and added; raises ``KnowledgeUnavailable``."""
+        from rag.chunking import chunk_document
+
+        started = time.monotonic()
+        self.ensure_ready()
+        chunks = sorted(chunk_document(doc), key=lambda c: c.number == 0)  # as ingest does
+        with self._lock:
+            try:
+                self.store.delete_documents([doc.doc_id])
+                embedded = embed_and_insert(
+                    self.store, self.embedder, chunks,
+                    {doc.doc_id: document_hash(doc, self.embedder.name)}, None, False)
+                self.store.flush()
+            except KnowledgeUnavailable as exc:
+                self._fail(exc)
+                raise
+            self._remember(doc)
+        seconds = time.monotonic() - started
+        log.info("published %s: %d chunks in %.1f s", doc.doc_id, len(chunks), seconds)
+        return PublishReport(doc.doc_id, len(chunks), embedded, seconds)
+
+    def withdraw(self, doc_id: str) -> None:
+        """Remove a document's chunks from the index; raises ``KnowledgeUnavailable``."""
+        self.ensure_ready()
+        with self._lock:
+            try:
+                self.store.delete_documents([doc_id])
+                self.store.flush()
+            except KnowledgeUnavailable as exc:
+                self._fail(exc)
+                raise
+            for cache in (self._as_of, self._doc_texts, self._bodies):
+                cache.pop(doc_id, None)
+            self._picker = SentencePicker(self._bodies.values())
+
+    def _remember(self, doc: Document) -> None:
+        self._as_of[doc.doc_id] = doc.as_of
+        self._doc_texts[doc.doc_id] = f"{doc.title}\n{doc.body}"
+        self._bodies[doc.doc_id] = doc.body
+        self._picker = SentencePicker(self._bodies.values())
+
+    def _learn(self, found) -> None:
+        """Documents another process published (a Milvus server shared by workers): their
+        dates and texts read from the library when one of their chunks is first found."""
+        unknown = {h.doc_id for h in found} - self._as_of.keys()
+        if not unknown or self.library is None:
+            return
+        try:
+            docs = [d for d in self._published() if d.doc_id in unknown]
+        except KnowledgeUnavailable as exc:
+            log.warning("%s", exc)
+            return
+        with self._lock:
+            for doc in docs:
+                self._remember(doc)
+
+    def _published(self) -> list[Document]:
+        """The documents published in the console (none without a library)."""
+        if self.library is None:
+            return []
+        import sqlite3
+
+        try:
+            return self.library.published()
+        except (sqlite3.Error, OSError) as exc:
+            raise KnowledgeUnavailable(self.store.location,
+                                       f"the uploaded documents cannot be read: {exc}") from exc
 
     def ensure_ready(self) -> None:
         """Open the store, building the collection when missing; raises ``KnowledgeUnavailable``."""
@@ -264,9 +359,9 @@ class KnowledgeBase:
                 log.info("knowledge base %s is missing: building it from %s",
                          self.store.location, self.kb_dir)
                 self._activity = f"building it from {self.kb_dir}"
-                report = ingest(self.store, self.embedder, self.kb_dir)
+                report = ingest(self.store, self.embedder, self.kb_dir, extra=self._published())
                 log.info("built the knowledge base: %s", report.summary())
-            docs = load_documents(self.kb_dir)
+            docs = load_documents(self.kb_dir) + self._published()
         except DocumentError as exc:
             if missing:
                 raise KnowledgeUnavailable(self.store.location,
@@ -276,10 +371,11 @@ class KnowledgeBase:
             return
         if not missing:
             self._complete_or_warn(docs)
-        self._picker = SentencePicker(d.body for d in docs)
         self.understanding.normaliser.warm()
         self._as_of = {d.doc_id: d.as_of for d in docs}
         self._doc_texts = {d.doc_id: f"{d.title}\n{d.body}" for d in docs}
+        self._bodies = {d.doc_id: d.body for d in docs}
+        self._picker = SentencePicker(self._bodies.values())
 
     def _complete_or_warn(self, docs) -> None:
         """Finish a build that stopped half-way; warn of documents changed since the last ingest.
@@ -299,7 +395,8 @@ class KnowledgeBase:
                         len(current) - len(stored), len(current), self.kb_dir)
             self._activity = f"completing it from {self.kb_dir}"
             log.info("completed the knowledge base: %s",
-                     ingest(self.store, self.embedder, self.kb_dir).summary())
+                     ingest(self.store, self.embedder, self.kb_dir,
+                            extra=[d for d in docs if d.path is None]).summary())
             return
         log.warning("knowledge documents in %s changed since the last ingest; "
                     "run: si-agent kb ingest", self.kb_dir)

@@ -41,6 +41,11 @@ class StaffAction(str, Enum):
     CURATED_DISABLED = "curated_disabled"
     CURATED_DELETED = "curated_deleted"
     CURATED_IMPORTED = "curated_imported"
+    # Knowledge documents (/console/documents): target "doc-…", detail title and version.
+    DOCUMENT_UPLOADED = "document_uploaded"  # outcome "refused" for a file not taken
+    DOCUMENT_PUBLISHED = "document_published"
+    DOCUMENT_DISCARDED = "document_discarded"  # a draft version
+    DOCUMENT_DELETED = "document_deleted"
 # The states whose every entry is audited (the submission's life cycle).
 AUDITED_STATES: frozenset[str] = frozenset({"executing", "done", "failed"})
 

@@ -289,6 +289,8 @@ class Settings(BaseSettings):
     max_body_bytes: PositiveInt = 64 * 1024
     # -- photo uploads (POST /api/upload) ------------------------------------
     upload_max_bytes: PositiveInt = 8 * 2**20
+    # -- knowledge documents staff upload in the console (/console/documents) --
+    kb_upload_max_bytes: PositiveInt = 50 * 2**20
     # A 12 MP phone photo (4032x3024, 4080x3060) fits; an ID card needs far less.
     upload_max_pixels: PositiveInt = 12_500_000
     upload_decodes: PositiveInt = 2  # photos decoded at once per process (others: 503)
@@ -407,6 +409,11 @@ class Settings(BaseSettings):
     def kb_location(self) -> str:
         """Milvus URI: a server (``http://…``) or a Milvus Lite file (default data/kb.db)."""
         return self.kb_uri or str(self.data_dir / "kb.db")
+
+    @property
+    def documents_dir(self) -> Path:
+        """The knowledge documents staff upload in the console (``rag.library``)."""
+        return self.data_dir / "documents"
 
     @property
     def uploads_dir(self) -> Path:

@@ -79,6 +79,7 @@ PARSED = [
      "redis://127.0.0.1:6379/1"),
     ("SI_MAX_BODY_BYTES", "1024", "max_body_bytes", 1024),
     ("SI_UPLOAD_MAX_BYTES", "1048576", "upload_max_bytes", 1048576),
+    ("SI_KB_UPLOAD_MAX_BYTES", "1048576", "kb_upload_max_bytes", 1048576),
     ("SI_UPLOAD_MAX_PIXELS", "12000000", "upload_max_pixels", 12_000_000),
     ("SI_UPLOAD_DECODES", "4", "upload_decodes", 4),
     ("SI_UPLOAD_RETENTION_DAYS", "0", "upload_retention_days", 0),

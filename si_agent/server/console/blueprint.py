@@ -28,6 +28,7 @@ bp = Blueprint(
 SECTIONS: tuple[tuple[str, str], ...] = (
     ("console.index", "概览"),
     ("console.hits", "命中测试"),
+    ("console.documents", "知识文档"),
     ("console.conversations", "对话审核"),
     ("console.submissions_page", "办理记录"),
     ("console.analytics", "统计分析"),

@@ -69,3 +69,26 @@ CURATED_FIELDS = {
     "as_of": "日期无法识别，请写作 2025-06-01 或 2025年6月。",
     "paraphrases": "相似问法过多或过长（最多50个，每个不超过200字）。",
 }
+# Knowledge documents (si_agent.server.console.documents).
+DOC_STATES = {"draft": "草稿（未发布）", "published": "已发布", "superseded": "已被新版本替换",
+              "withdrawn": "已停用"}
+DOC_FORMATS = {"pdf": "PDF", "docx": "Word", "xlsx": "Excel", "html": "网页", "markdown": "Markdown"}
+DOC_NO_FILE = "请选择要上传的文件。"
+DOC_TITLE_NEEDED = "请填写文档标题（文件中也没有可用的标题）。"
+DOC_TITLE_TOO_LONG = "标题不能超过 {limit} 个字。"
+DOC_SOURCE_NEEDED = "请填写来源（如发文机关、文号或网址），市民看到的答复会注明来源。"
+DOC_SOURCE_TOO_LONG = "来源不能超过 {limit} 个字。"
+DOC_AS_OF_BAD = "请填写内容的核对日期，格式为 2026-01 或 2026-01-15。"
+DOC_BUSINESS_UNKNOWN = "所选业务不存在：{ids}。"
+DOC_NOT_FOUND = "没有这份文档（可能已被删除）。"
+DOC_VERSION_NOT_DRAFT = "这个版本不是草稿，不能发布或丢弃（请上传新版本替换）。"
+DOC_UPLOADED = "已上传为草稿（版本 {version}）。请检查下方的转换文字和分段，确认无误后点击“发布”。"
+DOC_PUBLISHED = "已发布版本 {version}：{chunks} 个分段已加入知识库（用时 {seconds:.1f} 秒），市民提问即可检索到。"
+DOC_DISCARDED = "已丢弃草稿版本 {version}。"
+DOC_DELETED = "已删除《{title}》及其全部版本，知识库中已不再检索到它。"
+DOC_NO_KNOWLEDGE = "本部署没有启用知识库（{detail}），文档可以上传预览，但无法发布。"
+DOC_INDEX_FAILED = "知识库暂时无法写入，未做任何更改，请稍后重试：{detail}"
+DOC_CLASHES = "与内置知识库的文档编号冲突，请重新上传。"
+DOC_MISSING_LIBRARY = ("本部署没有安装文档转换所需的程序库（pip install 'si_agent[rag]'），"
+                       "暂时无法上传这种格式的文件。")
+DOC_DELETE_UNCONFIRMED = "请先勾选“确认删除”，再点击删除。"
