@@ -17,6 +17,7 @@ from si_agent.errors import ConfigErrors
 from si_agent.executor import Executors
 from si_agent.flow.controller import Controller
 from si_agent.flow.steps import registered_step_handlers
+from si_agent.handoff import Desk, create_ticket_store
 from si_agent.jobs.celery import CeleryRunner
 from si_agent.knowledge import create_knowledge
 from si_agent.moderation import create_moderation
@@ -54,6 +55,8 @@ def build_controller(settings: Settings | None = None, *, engine: str | None = N
         handoff_text=settings.handoff_text,
         audit=create_audit_log(settings, store),
         moderation=moderation,
+        handoff=Desk(create_ticket_store(store), hours=settings.handoff_hours,
+                     capacity=settings.handoff_capacity, timezone=settings.handoff_timezone),
     )
     controller.driver.takeover_grace = settings.job_takeover_grace
     return controller

@@ -91,10 +91,11 @@ HANDOFF_BUSY = ("人工客服正忙，已为您登记人工服务工单{number}�
 HANDOFF_JOINED = "人工客服已接入（工号{staff}），请问有什么可以帮您？"
 HANDOFF_RETURNED = "人工客服已将对话交还智能助手，您可以接着和我对话。"
 HANDOFF_ENDED = "人工客服已结束本次服务（工单号{number}）。还有什么可以帮您？"
-HANDOFF_LEFT = "好的，已为您结束人工服务（工单号{number}）。还有什么可以帮您？"
+HANDOFF_LEFT = "好的，已为您结束人工服务（工单号{number}）。"  # then ANYTHING_ELSE or CONTINUE
 HANDOFF_LOST = ("人工客服的连接中断了，您的工单{number}已重新排队等候。如不便等候，请联系{handoff}，"
                 "并告知工单号。")
-HANDOFF_NONE = "当前没有进行中的人工服务。还有什么可以帮您？"
+HANDOFF_NONE = "当前没有进行中的人工服务。"  # then ANYTHING_ELSE or CONTINUE
+ANYTHING_ELSE = "还有什么可以帮您？"
 HANDOFF_OFF_HOURS_ALWAYS = "暂无在线人工服务时间"  # {hours} when SI_HANDOFF_HOURS is never
 NO_ANSWER_TEMPLATE = "抱歉，这个问题我暂时无法回答。您可以联系{handoff}咨询，或告诉我您想办理的业务。"
 SUGGEST = "您可能需要办理【{name}】，回复“办理”即可开始。"
