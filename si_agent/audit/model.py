@@ -19,7 +19,8 @@ AuditEvent = Literal["state", "submission", "moderation", "staff"]
 
 
 class StaffAction(str, Enum):
-    """What a staff member did (``event: staff`` entries): account changes and sign-ins."""
+    """What a staff member did (``event: staff`` entries): account changes, sign-ins and
+    the hand-off queue."""
 
     ACCOUNT_ADDED = "account_added"
     ACCOUNT_REMOVED = "account_removed"
@@ -27,6 +28,11 @@ class StaffAction(str, Enum):
     SIGNED_IN = "signed_in"
     SIGN_IN_FAILED = "sign_in_failed"
     SIGNED_OUT = "signed_out"
+    # the hand-off queue (target: the ticket number; never a message's text)
+    HANDOFF_TAKEN = "handoff_taken"
+    HANDOFF_REPLIED = "handoff_replied"
+    HANDOFF_HANDED_BACK = "handoff_handed_back"
+    HANDOFF_CLOSED = "handoff_closed"
 # The states whose every entry is audited (the submission's life cycle).
 AUDITED_STATES: frozenset[str] = frozenset({"executing", "done", "failed"})
 

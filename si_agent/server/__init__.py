@@ -1,6 +1,7 @@
 """The HTTP API and web page: ``create_app(settings=None)``.
 
 Blueprints, one per file: ``auth`` (tokens), ``chat`` (turns and the session),
+``handoff`` (a hand-off ticket's live events for the citizen's page),
 ``upload`` (photos), ``voice`` (spoken messages), ``businesses``, ``health``, ``openapi``, ``ui`` (the page), ``admin`` (the audit
 log, admin role only), ``console`` (the staff console, a package), and the embedded demo
 backend under ``/demo``. The controller (catalog, store, engine, executor) is
@@ -18,7 +19,7 @@ from si_agent.config.dev_secret import with_dev_secret
 from si_agent.config.settings import Settings
 from si_agent.errors import JobInProgress, SessionConflict, StoreUnavailable
 from si_agent.flow.controller import Controller
-from si_agent.server import admin, businesses, chat, health, openapi, ui, upload, voice
+from si_agent.server import admin, businesses, chat, handoff, health, openapi, ui, upload, voice
 from si_agent.server.auth import init_auth
 from si_agent.server.console import init_console
 from si_agent.server.cors import init_cors
@@ -62,7 +63,8 @@ def create_app(settings: Settings | None = None, *, controller: Controller | Non
     # Per user; if the storage (Redis) is down, counted in memory rather than fail turns.
     RateLimiter(settings.rate_limit, settings.rate_limit_storage, rate_key).init_app(
         app, chat.bp, upload.bp, voice.bp)
-    for bp in (chat.bp, upload.bp, voice.bp, businesses.bp, health.bp, openapi.bp, ui.bp, admin.bp):
+    for bp in (chat.bp, handoff.bp, upload.bp, voice.bp, businesses.bp, health.bp, openapi.bp,
+               ui.bp, admin.bp):
         app.register_blueprint(bp)
     init_console(app, settings)
     if settings.auth_mode == "dev":

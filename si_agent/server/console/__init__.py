@@ -6,7 +6,8 @@
 ``identity`` says who a request is. Then one module per screen: ``signin``
 (sign-in and sign-out), ``overview`` (``/console/``), ``hits`` (hit testing: how
 the knowledge channel reads a question and what it answers), ``conversations``
-(the submissions and outcomes the audit log holds); ``texts`` holds the
+(the submissions and outcomes the audit log holds), ``handoff`` (the queue of
+citizens who asked for a person); ``texts`` holds the
 Chinese the views say, the templates the rest. A new screen (documents, curated
 answers, conversations, analytics) is a module with its routes on ``bp``, its
 templates, and a line in ``SECTIONS``.
@@ -69,6 +70,7 @@ def init_console(app: Flask, settings: Settings) -> None:
     """Register the console on ``app``: its blueprint, cookie, CSRF checks and stores."""
     from si_agent.server.console import (  # noqa: F401  (their routes on bp)
         conversations,
+        handoff,
         hits,
         overview,
         signin,

@@ -28,6 +28,7 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("console.index", "概览"),
     ("console.hits", "命中测试"),
     ("console.conversations", "办理记录"),
+    ("console.handoff", "人工服务"),
 )
 # Routes open without signing in (the sign-in pages and the stylesheet).
 OPEN_ENDPOINTS = frozenset({"console.login", "console.login_token", "console.static"})

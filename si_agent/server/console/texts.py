@@ -19,3 +19,19 @@ GATES = {
 }
 CORRECTION_SOURCES = {"table": "术语表", "pinyin": "同音字"}
 MODES = {"hybrid": "混合（RRF）", "dense": "向量（余弦）", "bm25": "关键词（BM25）"}
+
+# The hand-off queue (console.handoff).
+REASONS = {"asked": "要求人工", "complaint": "投诉", "repeated_failures": "多次校验未通过",
+           "model": "模型判断需人工"}
+TICKET_STATES = {"waiting": "排队中", "held": "处理中", "closed": "已结束"}
+OUTCOMES = {"resolved": "已解决", "handed_back": "已交还助手", "callback": "需回电或线下办理",
+            "no_reply": "市民未回复", "left": "市民已退出"}
+# What staff may close a ticket with (handed back and left have their own ways).
+CLOSING_OUTCOMES = ("resolved", "callback", "no_reply")
+TICKET_TAKEN = "该工单已被 {holder} 接单。"
+TICKET_CLOSED = "该工单已结束。"
+TICKET_NOT_FOUND = "没有这张工单（可能已过保存期）。"
+TICKET_NOT_HELD = "您已不再持有该工单（页面长时间未响应，工单已回到队列），请重新接单。"
+EMPTY_REPLY = "回复不能为空。"
+REPLY_TOO_LONG = "回复不能超过 {limit} 个字。"
+BAD_OUTCOME = "请选择结束结果。"
