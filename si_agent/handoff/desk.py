@@ -137,7 +137,9 @@ class Desk:
         """The citizen typed 结束人工: the ticket closes as ``left``."""
         def leave(t: Ticket) -> Ticket:
             self._closed(t, Outcome.LEFT, by=None)
-            t.add("system", replies.render(replies.HANDOFF_LEFT, number=t.number))
+            # the citizen's page says so as the turn's reply: a note for staff only
+            t.add("system", replies.render(replies.HANDOFF_LEFT, number=t.number),
+                  audience="staff")
             return t
         return self._change(number, leave, need_open=True)
 

@@ -55,6 +55,8 @@ class Message(BaseModel):
     text: str
     at: float = Field(default_factory=time.time)
     staff: str | None = None  # who wrote it (staff) or did it (system)
+    # "staff": a note for the console only (the citizen's page showed it as a reply)
+    audience: Literal["all", "staff"] = "all"
 
 
 class Turn(BaseModel):
@@ -98,9 +100,10 @@ class Ticket(BaseModel):
     def open(self) -> bool:
         return self.state != TicketState.CLOSED
 
-    def add(self, sender: Sender, text: str, staff: str | None = None) -> Message:
+    def add(self, sender: Sender, text: str, staff: str | None = None,
+            audience: Literal["all", "staff"] = "all") -> Message:
         """Append a message (the oldest go beyond ``MAX_MESSAGES``)."""
         seq = (self.messages[-1].seq if self.messages else 0) + 1
-        message = Message(seq=seq, sender=sender, text=text, staff=staff)
+        message = Message(seq=seq, sender=sender, text=text, staff=staff, audience=audience)
         self.messages = [*self.messages, message][-MAX_MESSAGES:]
         return message

@@ -68,8 +68,10 @@ def follow(desk: Desk, ticket: Ticket, after: int, contact: str, *,
         for m in ticket.messages:
             if m.seq > after:
                 after = m.seq
+                if m.audience == "staff":
+                    continue
                 quiet_since = time.monotonic()
-                yield _sse("message", m.model_dump(mode="json"))
+                yield _sse("message", m.model_dump(mode="json", exclude={"audience"}))
         state, holder = ticket.current(now), ticket.held_by(now)
         status = (state, holder)
         if status != last_status:
