@@ -22,6 +22,7 @@ from si_agent.errors import ConfigError, ConfigErrors, ConfigWarning
 from si_agent.executor import Executors
 from si_agent.flow.controller import Controller
 from si_agent.flow.steps import registered_step_handlers
+from si_agent.handoff import Desk, create_ticket_store
 from si_agent.jobs.celery import CeleryRunner
 from si_agent.knowledge import create_knowledge
 from si_agent.moderation import WordList, create_moderation
@@ -90,6 +91,8 @@ def build_controller(settings: Settings | None = None, *, engine: str | None = N
         audit=audit,
         moderation=moderation,
         turns=create_turn_log(settings, store, audit),
+        handoff=Desk(create_ticket_store(store), hours=settings.handoff_hours,
+                     capacity=settings.handoff_capacity, timezone=settings.handoff_timezone),
     )
     controller.driver.takeover_grace = settings.job_takeover_grace
     return controller

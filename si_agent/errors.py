@@ -14,6 +14,7 @@
         ├── SessionConflict            a concurrent turn saved the session first
         ├── JobConflict                a concurrent writer changed the job record first
         ├── JobInProgress              a reset while a submission is being processed
+        ├── TicketRefused              a hand-off ticket cannot be taken, answered or closed
         ├── NoStepAwaited              a photo arrived, but no step waits for an upload
         ├── StoreUnavailable           the session store cannot be reached
         ├── ExecutorError              a business backend call failed
@@ -159,6 +160,18 @@ class JobInProgress(RuntimeFlowError):
         self.session_ref = session_ref
         self.job_id = job_id
         super().__init__(f"{session_ref}: job {job_id} is still being processed")
+
+
+class TicketRefused(RuntimeFlowError):
+    """A staff action on a hand-off ticket that cannot be done: ``why`` is ``not_found``,
+    ``closed``, ``taken`` (another staff member, ``holder``, holds it) or ``not_held``
+    (the acting staff member does not hold it, or their lease ran out)."""
+
+    def __init__(self, number: str, why: str, holder: str | None = None) -> None:
+        self.number = number
+        self.why = why
+        self.holder = holder
+        super().__init__(f"ticket {number}: {why}" + (f" (held by {holder})" if holder else ""))
 
 
 class NoStepAwaited(RuntimeFlowError):

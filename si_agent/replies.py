@@ -27,9 +27,8 @@ MODERATION_UNAVAILABLE = "抱歉，消息暂时无法处理，请稍后再发送
 START = "好的，开始为您办理【{name}】。"
 RECORDED = "已记录：{items}。"
 INVALID = "{diagnosis}{instruction}"
-ESCALATE = (
-    "{label}已连续{attempts}次未能通过校验。您可以继续输入，也可以回复“取消”结束办理，"
-    "或联系{handoff}转人工服务。"
+ESCALATE = (  # followed by the hand-off ticket's text (HANDOFF_*), which names {handoff}
+    "{label}已连续{attempts}次未能通过校验。您可以继续输入，也可以回复“取消”结束办理。"
 )
 DEFAULT_CONFIRM = "请核对以下信息：\n{summary}\n确认无误请回复“确认”提交；需要修改请回复“修改+项目名称”；放弃请回复“取消”。"
 SUMMARY_LINE = "· {label}：{value}"
@@ -78,6 +77,26 @@ TYPED_MISMATCH = "您填写的{label}与{step}上的不一致，请核对后重�
 STEP_REDO_ASK = "好的，请重新完成【{label}】。"
 EXEC_FIELD_FAILED = "业务系统未通过以下信息：{items}。请重新提供。"
 FAILED_REASK = "您可以回复“重试”再次提交，回复“修改+项目名称”修改信息，或回复“取消”放弃办理。"
+# Hand-off to a person (si_agent.handoff): a ticket is opened, and the citizen is told what
+# will really happen: a person here when one is signed in to the queue within office hours
+# and has room (HANDOFF_QUEUED), else the contact and the ticket number.
+HANDOFF_QUEUED = ("已为您转人工服务，工单号{number}，目前排在第{position}位。人工客服接入后会在这里回复您，"
+                  "等候期间您也可以继续和我对话；回复“结束人工”可退出排队。")
+HANDOFF_OFF_HOURS = ("现在不是人工服务时间（{hours}），已为您登记人工服务工单{number}，工作人员上班后按顺序查看。"
+                     "如需尽快处理，请联系{handoff}，并告知工单号。")
+HANDOFF_NOBODY = ("目前没有人工客服在线，已为您登记人工服务工单{number}，工作人员上线后按顺序查看。"
+                  "如需尽快处理，请联系{handoff}，并告知工单号。")
+HANDOFF_BUSY = ("人工客服正忙，已为您登记人工服务工单{number}（排在第{position}位），客服空闲后按顺序查看。"
+                "如不便等候，请联系{handoff}，并告知工单号。")
+HANDOFF_JOINED = "人工客服已接入（工号{staff}），请问有什么可以帮您？"
+HANDOFF_RETURNED = "人工客服已将对话交还智能助手，您可以接着和我对话。"
+HANDOFF_ENDED = "人工客服已结束本次服务（工单号{number}）。还有什么可以帮您？"
+HANDOFF_LEFT = "好的，已为您结束人工服务（工单号{number}）。"  # then ANYTHING_ELSE or CONTINUE
+HANDOFF_LOST = ("人工客服的连接中断了，您的工单{number}已重新排队等候。如不便等候，请联系{handoff}，"
+                "并告知工单号。")
+HANDOFF_NONE = "当前没有进行中的人工服务。"  # then ANYTHING_ELSE or CONTINUE
+ANYTHING_ELSE = "还有什么可以帮您？"
+HANDOFF_OFF_HOURS_ALWAYS = "暂无在线人工服务时间"  # {hours} when SI_HANDOFF_HOURS is never
 NO_ANSWER_TEMPLATE = "抱歉，这个问题我暂时无法回答。您可以联系{handoff}咨询，或告诉我您想办理的业务。"
 SUGGEST = "您可能需要办理【{name}】，回复“办理”即可开始。"
 CONTINUE = "我们继续办理【{name}】。"

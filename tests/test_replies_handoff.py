@@ -12,8 +12,11 @@ from si_agent.config.assistant import load_assistant_texts
 from si_agent.config.settings import DEFAULT_HANDOFF
 
 ROOT = Path(__file__).resolve().parents[1]
-HANDOFF_TEMPLATES = ("ESCALATE", "EXEC_REFUSED", "JOB_UNKNOWN", "BUSINESS_UNAVAILABLE",
-                     "NO_ANSWER_TEMPLATE")
+# ESCALATE is followed by the hand-off ticket's text, which names the contact
+# (HANDOFF_OFF_HOURS, HANDOFF_NOBODY, HANDOFF_BUSY, HANDOFF_LOST).
+HANDOFF_TEMPLATES = ("EXEC_REFUSED", "JOB_UNKNOWN", "BUSINESS_UNAVAILABLE",
+                     "NO_ANSWER_TEMPLATE", "HANDOFF_OFF_HOURS", "HANDOFF_NOBODY", "HANDOFF_BUSY",
+                     "HANDOFF_LOST")
 
 
 def test_no_template_hard_codes_the_hotline():

@@ -21,7 +21,8 @@ AuditEvent = Literal["state", "submission", "moderation", "staff"]
 class StaffAction(str, Enum):
     """What a staff member did (``event: staff`` entries): account changes, sign-ins,
     changes made in the console (the word list, business files, curated answers: target
-    the answer's id, detail its question), and the conversation review's marks and exports."""
+    the answer's id, detail its question), the conversation review's marks and exports, and the
+    hand-off queue (target: the ticket number; never a message's text)."""
 
     ACCOUNT_ADDED = "account_added"
     ACCOUNT_REMOVED = "account_removed"
@@ -46,6 +47,11 @@ class StaffAction(str, Enum):
     DOCUMENT_PUBLISHED = "document_published"
     DOCUMENT_DISCARDED = "document_discarded"  # a draft version
     DOCUMENT_DELETED = "document_deleted"
+    # the hand-off queue (target: the ticket number; never a message's text)
+    HANDOFF_TAKEN = "handoff_taken"
+    HANDOFF_REPLIED = "handoff_replied"
+    HANDOFF_HANDED_BACK = "handoff_handed_back"
+    HANDOFF_CLOSED = "handoff_closed"
 # The states whose every entry is audited (the submission's life cycle).
 AUDITED_STATES: frozenset[str] = frozenset({"executing", "done", "failed"})
 

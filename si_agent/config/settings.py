@@ -23,6 +23,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import (
     AliasChoices,
@@ -35,6 +36,7 @@ from pydantic import (
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from si_agent.config.hours import OfficeHours
 from si_agent.errors import SettingsError
 
 DEV_JWT_SECRET = "si-agent-dev-secret-change-me-in-production"
@@ -198,6 +200,24 @@ PositiveFloat = Annotated[float, BeforeValidator(_number(zero=False))]
 NonNegativeFloat = Annotated[float, BeforeValidator(_number(zero=True))]
 Lowered = Annotated[str, BeforeValidator(_lower)]
 Text = Annotated[str, BeforeValidator(_text)]
+
+
+def _hours(raw: Any) -> Any:
+    return OfficeHours.parse(raw) if isinstance(raw, str) else raw
+
+
+def _zone(raw: Any) -> Any:
+    if isinstance(raw, str):
+        try:
+            ZoneInfo(raw.strip())
+        except (ValueError, ZoneInfoNotFoundError):
+            raise ValueError(f"is not a time zone name (like Asia/Shanghai): {raw!r}") from None
+        return raw.strip()
+    return raw
+
+
+OfficeHoursSetting = Annotated[OfficeHours, BeforeValidator(_hours)]
+TimeZoneName = Annotated[str, BeforeValidator(_zone)]
 ExtractionMode = Annotated[str, BeforeValidator(_one_of(EXTRACTION_MODES))]
 LogLevel = Annotated[str, BeforeValidator(_one_of(LOG_LEVELS, upper=True))]
 KnowledgeBackend = Annotated[str, BeforeValidator(_one_of(KNOWLEDGE_BACKENDS))]
@@ -249,6 +269,13 @@ class Settings(BaseSettings):
     # Who citizens are sent to for a person (人工 / 投诉): fills {handoff} in the
     # assistant texts' handoff text.
     handoff_text: Text = DEFAULT_HANDOFF
+    # When people answer hand-offs on the page (docs/handoff.md): "mon-fri 09:00-17:00",
+    # rules separated by ";", or "always" / "never"; in handoff_timezone.
+    handoff_hours: OfficeHoursSetting = OfficeHours.parse("mon-fri 09:00-17:00")
+    handoff_timezone: TimeZoneName = "Asia/Shanghai"
+    # Open tickets one staff member at the queue is counted on for; beyond it the
+    # citizen gets the contact text and the ticket number, not a promise.
+    handoff_capacity: PositiveInt = 3
     # -- content moderation (docs/moderation.md) -------------------------------
     moderation: ModerationChoice = "words"
     moderation_url: str | None = None  # the moderation service (SI_MODERATION=http)

@@ -49,10 +49,11 @@ from si_agent.core.decision import (
     ValuesWithRequest,
 )
 from si_agent.core.machine import DialogueMachine
-from si_agent.core.state import State
+from si_agent.core.state import AT_REST, State
 from si_agent.errors import JobInProgress, NoStepAwaited, SessionConflict
 from si_agent.executor import Executors
 from si_agent.executor.base import Executor
+from si_agent.flow import handoff as hand_off
 from si_agent.flow import readback
 from si_agent.flow.deps import TurnDeps
 from si_agent.flow.effects import Effects, Moderated, carry_out
@@ -66,9 +67,11 @@ from si_agent.flow.steps import (
     without_unavailable_steps,
 )
 from si_agent.flow.turn import Turn
+from si_agent.handoff import Desk, create_ticket_store
 from si_agent.jobs import JobError, JobRunner, JobStore, ThreadRunner, create_job_store
 from si_agent.knowledge import Knowledge, NoKnowledge, behind, knows_nothing
 from si_agent.moderation import Moderation
+from si_agent.privacy import redact_text
 from si_agent.requirements import Missing
 from si_agent.session.base import ExpiryMarks, SessionStore, session_ref
 from si_agent.session.files import StepFiles, create_step_files
@@ -130,6 +133,7 @@ class Controller:
         audit: AuditLog | None = None,
         moderation: Moderation | None = None,
         turns: TurnLog | None = None,
+        handoff: Desk | None = None,
     ) -> None:
         self.store = store
         self.engine = engine
@@ -159,6 +163,9 @@ class Controller:
         # Without one given (tests, embedding code): none; build_controller gives the
         # deployment's (the word list by default).
         self.moderation = moderation or Moderation()
+        # The hand-off queue, its tickets next to the sessions (build_controller gives
+        # the deployment's hours and capacity).
+        self.handoff = handoff if handoff is not None else Desk(create_ticket_store(store))
         self.machine = DialogueMachine()
         self.unavailable = unavailable_businesses(self.catalog, self.step_handlers)
         for bid, names in self.unavailable.items():
@@ -222,7 +229,21 @@ class Controller:
         if on_delta is not None and self.moderation.active:
             on_delta = self.moderation.stream(on_delta)
         return self._turn(session_id, text, lambda turn: self._decide(turn, on_delta),
-                          group_id=group_id, spoken=spoken)
+                          group_id=group_id, spoken=spoken, routable=True)
+
+    def _handed(self, session: Session, text: str, routed: hand_off.Routed) -> TurnResult:
+        """The turn object of a message the hand-off took (``flow.handoff.route``); a
+        hand-off that ended joins the history (the caller saves the session then)."""
+        reply = routed.reply or ""
+        if reply:
+            business = self.catalog.get(session.business_id) if session.business_id else None
+            reply += replies.render(replies.CONTINUE, name=business.name) if (
+                business is not None and session.state not in AT_REST) else replies.ANYTHING_ELSE
+            session.show("user", redact_text(text))
+            session.show("assistant", reply)
+        ticket = routed.ticket if routed.ticket is not None and routed.ticket.open else None
+        return snapshot(session, self.catalog, reply).model_copy(update={
+            "message": redact_text(text), "handoff": hand_off.view(ticket, routed.seq)})
 
     def _decide(self, turn: Turn, on_delta: TextSink | None) -> Decision:
         """The engine's decision for the turn's message (the one engine call of a turn);
@@ -263,7 +284,8 @@ class Controller:
 
     def _turn(self, session_id: str, text: str, decide: Callable[[Turn], Decision], *,
               always_decide: bool = False, group_id: str | None = None,
-              tell_expiry: bool = True, spoken: bool = False) -> TurnResult:
+              tell_expiry: bool = True, spoken: bool = False,
+              routable: bool = False) -> TurnResult:
         started = time.monotonic()
         # One parse budget for everything the turn reads (validators.relative_dates).
         with self._locks.hold(session_id), relative_dates.one_message():
@@ -271,6 +293,21 @@ class Controller:
             decision: Decision | None = None
             for _ in range(_MAX_CONFLICT_RETRIES):
                 session = self.load(session_id, tell_expiry=tell_expiry)
+                if routable and (session.handoff or hand_off.LEAVE.fullmatch(text)):
+                    # The hand-off's part (its desk writes once: memoised for re-runs).
+                    if ("handoff-route",) not in memo:
+                        memo[("handoff-route",)] = hand_off.route(self.handoff, session.handoff, text)
+                    routed = memo[("handoff-route",)]
+                    if routed.clear:
+                        session.handoff = None
+                    if routed.reply is not None:  # not the engine's: a person, or the end
+                        handed = self._handed(session, text, routed)
+                        if routed.clear or routed.reply:
+                            try:
+                                self.store.save(session)
+                            except SessionConflict:
+                                continue
+                        return handed
                 turn = Turn(session, self.deps, text=text, memo=memo, spoken=spoken)
                 turn.prepare(group_id)
                 if decision is None or always_decide:
@@ -288,6 +325,14 @@ class Controller:
                 break
             else:
                 raise SessionConflict(session_ref(session_id), expected=-1, found=None)
+            if turn.effects.handoff is not None:  # after the save, with the context it holds
+                business = self.catalog.get(session.business_id) if session.business_id else None
+                ticket = hand_off.open_ticket(self.handoff, session, business,
+                                              turn.effects.handoff)
+                result = result.model_copy(update={"handoff": hand_off.view(ticket)})
+            elif session.handoff:  # waiting: the page keeps following it
+                result = result.model_copy(update={
+                    "handoff": hand_off.view(self.handoff.store.load(session.handoff))})
             if session.state == State.EXECUTING and session.job_id:
                 result = self.driver.drive(session, result, turn.effects.job)
             assert decision is not None
@@ -335,7 +380,7 @@ class Controller:
             model_text_answers=isinstance(behind(self.knowledge), NoKnowledge), toolsets=self,
             step_handlers=self.step_handlers, job_kinds=self, lease=self.driver.lease,
             engine_name=self.engine.name, values_with_request=self.values_with_request,
-            moderation=self.moderation)
+            moderation=self.moderation, handoff=self.handoff)
 
     def long_running(self, business: Business) -> bool:
         """Whether ``business``'s executor runs long (its job goes to the runner)."""
@@ -379,7 +424,9 @@ class Controller:
                 session, _ = self.driver.apply_outcome(session_id, job, same_turn=False)
             else:
                 self.driver.reconcile(session)
-        return snapshot(session, self.catalog, job=job)
+        ticket = self.handoff.store.load(session.handoff) if session.handoff else None
+        return snapshot(session, self.catalog, job=job).model_copy(
+            update={"handoff": hand_off.view(ticket if ticket and ticket.open else None)})
 
     def transcript(self, session_id: str) -> list[Shown]:
         """The recent messages as the page showed them (citizens' numbers masked), oldest
@@ -398,6 +445,9 @@ class Controller:
             job = self.jobs.load(session.job_id)
             if job is not None and not job.finished:
                 raise JobInProgress(session_ref(session_id), job.id)
+        ticket = self.handoff.store.load(session.handoff) if session and session.handoff else None
+        if ticket is not None and ticket.open:  # starting over leaves the hand-off queue too
+            self.handoff.citizen_leaves(ticket.number)
         if session is not None:  # the photos of its flows go with it, and its profiles
             for nonce in {session.flow_nonce, *(f.flow_nonce for f in session.suspended)}:
                 if nonce:

@@ -20,6 +20,7 @@ from si_agent.core.machine import DialogueMachine
 from si_agent.executor import Executors
 from si_agent.executor.base import Executor
 from si_agent.flow.steps import StepHandler
+from si_agent.handoff import Desk
 from si_agent.jobs import Job, JobRunner, JobStore
 from si_agent.knowledge import Answer
 from si_agent.moderation import Moderation
@@ -88,6 +89,7 @@ class TurnDeps:
     engine_name: str
     values_with_request: ValuesWithRequest | None = None
     moderation: Moderation = Moderation()  # checks every reply before it is shown
+    handoff: Desk | None = None  # the hand-off queue (flow.handoff)
 
 
 class JobHost(Protocol):

@@ -9,12 +9,15 @@ session is saved, so a re-run after a save conflict leaves nothing behind.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from si_agent.audit import AuditLog
 from si_agent.config.model import Business
 from si_agent.jobs import Job
 from si_agent.session.files import StepFiles
+
+if TYPE_CHECKING:
+    from si_agent.flow.handoff import HandoffRequest
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,7 @@ class Effects:
     job: Job | None = None  # the job this turn queued (run after the save)
     applied: Job | None = None  # the finished job whose outcome this turn applied
     moderated: list[Moderated] = field(default_factory=list)
+    handoff: HandoffRequest | None = None  # a hand-off ticket to open (flow.handoff)
 
     def put(self, owner: str, name: str, data: bytes) -> None:
         self.files.append(FileOp("put", owner, name=name, data=data))

@@ -100,6 +100,16 @@ def job_view(job: Any) -> JobView | None:
     return JobView(id=job.id, status=job.status, progress=job.progress, attempts=job.attempts)
 
 
+class HandoffView(BaseModel):
+    """The session's open hand-off ticket (``si_agent.handoff``): the page follows it on
+    ``GET /api/session/handoff/events`` while it is open."""
+
+    number: str
+    state: str  # waiting, held or closed
+    staff: str | None = None  # who answers (held)
+    seq: int = 0  # the ticket message this turn added (the citizen's), 0 if none
+
+
 class TurnResult(BaseModel):
     """The observable outcome of a turn; personal data in ``fields`` is masked."""
 
@@ -125,6 +135,7 @@ class TurnResult(BaseModel):
     # The citizen's message as the page shows it and a reloaded page shows it again
     # (personal numbers masked); None outside a turn.
     message: str | None = None
+    handoff: HandoffView | None = None  # the session's open hand-off ticket
 
 
 def awaited_step(session: Session, business: Business | None) -> Step | None:

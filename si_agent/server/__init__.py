@@ -1,6 +1,7 @@
 """The HTTP API and web page: ``create_app(settings=None)``.
 
 Blueprints, one per file: ``auth`` (tokens), ``chat`` (turns and the session),
+``handoff`` (a hand-off ticket's live events for the citizen's page),
 ``upload`` (photos), ``voice`` (spoken messages), ``feedback`` (ratings of replies), ``businesses``, ``health``, ``openapi``, ``ui`` (the page), ``admin`` (the audit
 log, admin role only), ``console`` (the staff console, a package), and the embedded demo
 backend under ``/demo``. The controller (catalog, store, engine, executor) is
@@ -23,6 +24,7 @@ from si_agent.server import (
     businesses,
     chat,
     feedback,
+    handoff,
     health,
     openapi,
     ui,
@@ -72,7 +74,8 @@ def create_app(settings: Settings | None = None, *, controller: Controller | Non
     # Per user; if the storage (Redis) is down, counted in memory rather than fail turns.
     RateLimiter(settings.rate_limit, settings.rate_limit_storage, rate_key).init_app(
         app, chat.bp, upload.bp, voice.bp, feedback.bp)
-    for bp in (chat.bp, upload.bp, voice.bp, feedback.bp, businesses.bp, health.bp, openapi.bp, ui.bp, admin.bp):
+    for bp in (chat.bp, handoff.bp, upload.bp, voice.bp, feedback.bp, businesses.bp, health.bp,
+               openapi.bp, ui.bp, admin.bp):
         app.register_blueprint(bp)
     init_console(app, settings)
     if settings.auth_mode == "dev":

@@ -63,6 +63,8 @@ CODE_MESSAGES = {
     "no_knowledge_to_test": "本部署没有可供测试的知识库：{detail}",
     "invalid_audit_query": "查询条件不正确：business 为业务编号，since 为 ISO 时间或 30m、2h、7d "
                            "这样的时长，limit 为 1 到 1000 的整数。",
+    "invalid_ticket": "工单号格式不正确。",
+    "ticket_not_found": "没有找到这张人工服务工单。",
     "missing_file": "请选择要上传的照片。",
     "no_step_awaited": uploads.NO_STEP,
     "upload_too_large": uploads.TOO_LARGE,

@@ -179,6 +179,9 @@ class Session(BaseModel):
     resume: dict[str, Any] | None = None
     retryable: bool = True  # whether the last failure may be submitted again
     notice: str | None = None  # an outcome that arrived between turns, not yet shown
+    # The hand-off ticket opened for this session (si_agent.handoff), until a turn sees
+    # it closed: only a session with one reads the ticket store in its turns.
+    handoff: str | None = None
     # Long numbers heard in a spoken message, read back and not stored until the
     # citizen says they are right (flow.readback): field key -> validated value.
     heard: dict[str, str] = Field(default_factory=dict)

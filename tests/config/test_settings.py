@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from si_agent.config.hours import OfficeHours
 from si_agent.config.settings import DEV_JWT_SECRET, Settings, env_variable
 from si_agent.errors import SettingsError
 
@@ -37,6 +38,9 @@ PARSED = [
     ("SI_MAX_MESSAGE_CHARS", "500", "max_message_chars", 500),
     ("SI_LOG_LEVEL", "debug", "log_level", "DEBUG"),
     ("SI_HANDOFF_TEXT", " 12333或0571-87654321 ", "handoff_text", "12333或0571-87654321"),
+    ("SI_HANDOFF_HOURS", "always", "handoff_hours", OfficeHours.parse("always")),
+    ("SI_HANDOFF_TIMEZONE", " Asia/Urumqi ", "handoff_timezone", "Asia/Urumqi"),
+    ("SI_HANDOFF_CAPACITY", "5", "handoff_capacity", 5),
     ("SI_KNOWLEDGE", "NONE", "knowledge", "none"),
     ("SI_MODERATION", "OFF", "moderation", "off"),
     ("SI_ASR", "Local", "asr", "local"),
@@ -101,6 +105,9 @@ PARSED = [
 
 # variable, text, what the message says after the variable's name
 INVALID = [
+    ("SI_HANDOFF_HOURS", "weekdays 9-5", "office hours 'weekdays 9-5'"),
+    ("SI_HANDOFF_TIMEZONE", "Mars/Olympus", "is not a time zone name"),
+    ("SI_HANDOFF_CAPACITY", "0", "must be"),
     ("SI_SESSION_TTL", "abc", "must be a positive integer, got 'abc'"),
     ("SI_SESSION_TTL", "0", "must be a positive integer, got '0'"),
     ("SI_SESSION_TTL", "1.5", "must be a positive integer, got '1.5'"),

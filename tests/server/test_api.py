@@ -16,7 +16,7 @@ from si_agent.server.auth import InsecureSettings
 ID = "330122196303150178"
 TURN_KEYS = {"reply", "state", "business", "fields", "awaiting", "suggestion", "result", "turn",
              "usage", "job", "notice", "suspended", "step", "steps", "photo", "theme", "services",
-             "choices", "message"}
+             "choices", "message", "handoff"}
 
 
 def chat(client, headers, message, **kw):

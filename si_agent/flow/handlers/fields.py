@@ -11,9 +11,10 @@ from si_agent.config.model import Business, Check, FieldDef, Ineligible
 from si_agent.core import actions as A
 from si_agent.core.display import recorded_items
 from si_agent.core.state import FieldStatus, State
-from si_agent.flow import readback
+from si_agent.flow import handoff, readback
 from si_agent.flow.handlers.slots import set_slots
 from si_agent.flow.moves import Flow, join
+from si_agent.handoff import Reason
 from si_agent.session.model import FieldState
 from si_agent.validators import check as validate_value
 
@@ -139,6 +140,7 @@ def mark_invalid(t: Flow, field: FieldDef, st: FieldState, diagnosis: str,
     if st.attempts >= b.max_attempts:
         lines.append(replies.render(replies.ESCALATE, label=field.label, attempts=st.attempts,
                                     handoff=t.deps.handoff_text))
+        lines.append(handoff.request(t, Reason.FAILURES))  # a ticket for a person
         st.attempts = 0
         t.st.reasked.discard(field.key)  # after the offer to stop, ask plainly again
     return lines

@@ -12,8 +12,10 @@ from si_agent.config.model import Business, Step
 from si_agent.core import actions as A
 from si_agent.core.display import recorded_items
 from si_agent.core.state import IN_DIALOGUE, FieldStatus, State
+from si_agent.flow import handoff
 from si_agent.flow.moves import Flow
 from si_agent.flow.steps import StepContext, StepResult, Upload
+from si_agent.handoff import Reason
 from si_agent.session.model import FieldState, Produced
 from si_agent.validators import check as validate_value
 
@@ -107,6 +109,7 @@ def upload(t: Flow, args: A.UploadArgs) -> A.CallOutcome:
         if s.step_attempts >= b.max_attempts:
             t.st.parts.append(replies.render(replies.ESCALATE, label=step.label,
                                              attempts=s.step_attempts, handoff=t.deps.handoff_text))
+            t.st.parts.append(handoff.request(t, Reason.FAILURES))  # a ticket for a person
             s.step_attempts = 0
         return A.applied(A.Reason.STEP_FAILED, "step failed")
     s.step_data[step.id] = result.data

@@ -8,6 +8,7 @@ from si_agent.core import actions as A
 from si_agent.core.decision import Rule
 from si_agent.core.state import AT_REST, FieldStatus, State
 from si_agent.engine import lexicon
+from si_agent.flow import handoff
 from si_agent.flow.moves import Flow
 from si_agent.flow.outcomes import result_text
 from si_agent.knowledge import Answer
@@ -43,9 +44,12 @@ def small_talk(t: Flow, args: A.SmallTalkArgs) -> A.CallOutcome:
         t.st.parts.append(t.services_reply(texts.services))
         if b is not None and t.s.state not in AT_REST and not b.is_consult:
             t.st.parts.append(replies.render(replies.CONTINUE, name=b.name))
-    elif args.kind == "handoff" and b is not None and b.consult and b.consult.handoff:
-        # The consultation's own words about an adviser (where to reach one).
-        t.st.parts.append(replies.render(b.consult.handoff, handoff=t.deps.handoff_text))
+    elif args.kind == "handoff":
+        # A ticket for a person, and what will really happen (flow.handoff); a
+        # consultation says its own words about an adviser first.
+        if b is not None and b.consult and b.consult.handoff:
+            t.st.parts.append(replies.render(b.consult.handoff, handoff=t.deps.handoff_text))
+        t.st.parts.append(handoff.request(t))
     else:
         t.st.parts.append(replies.render(getattr(texts, args.kind),
                                          handoff=t.deps.handoff_text))

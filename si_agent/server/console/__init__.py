@@ -10,7 +10,8 @@ the knowledge channel reads a question and what it answers), ``conversations``
 log holds), ``analytics`` (funnels and other numbers over the turn-event record),
 ``moderation`` (the sensitive-word list: hits, editing, versions), ``businesses`` (the
 business folder: validation, YAML, a preview chat, saving on one machine), ``documents`` (knowledge
-documents: upload, preview, publish, replace, delete); ``texts`` holds the
+documents: upload, preview, publish, replace, delete), ``handoff`` (the queue of
+citizens who asked for a person); ``texts`` holds the
 Chinese the views say, the templates the rest. A new screen (documents, curated
 answers, conversations, analytics) is a module with its routes on ``bp``, its
 templates, and a line in ``SECTIONS``.
@@ -77,6 +78,7 @@ def init_console(app: Flask, settings: Settings) -> None:
         conversations,
         curated,
         documents,
+        handoff,
         hits,
         moderation,
         overview,

@@ -32,6 +32,7 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("console.conversations", "对话审核"),
     ("console.submissions_page", "办理记录"),
     ("console.analytics", "统计分析"),
+    ("console.handoff", "人工服务"),
     ("console.curated", "常用答案"),
     ("console.businesses", "业务配置"),
     ("console.moderation", "敏感词"),

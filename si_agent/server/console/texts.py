@@ -92,3 +92,18 @@ DOC_CLASHES = "与内置知识库的文档编号冲突，请重新上传。"
 DOC_MISSING_LIBRARY = ("本部署没有安装文档转换所需的程序库（pip install 'si_agent[rag]'），"
                        "暂时无法上传这种格式的文件。")
 DOC_DELETE_UNCONFIRMED = "请先勾选“确认删除”，再点击删除。"
+# The hand-off queue (console.handoff).
+REASONS = {"asked": "要求人工", "complaint": "投诉", "repeated_failures": "多次校验未通过",
+           "model": "模型判断需人工"}
+TICKET_STATES = {"waiting": "排队中", "held": "处理中", "closed": "已结束"}
+OUTCOMES = {"resolved": "已解决", "handed_back": "已交还助手", "callback": "需回电或线下办理",
+            "no_reply": "市民未回复", "left": "市民已退出"}
+# What staff may close a ticket with (handed back and left have their own ways).
+CLOSING_OUTCOMES = ("resolved", "callback", "no_reply")
+TICKET_TAKEN = "该工单已被 {holder} 接单。"
+TICKET_CLOSED = "该工单已结束。"
+TICKET_NOT_FOUND = "没有这张工单（可能已过保存期）。"
+TICKET_NOT_HELD = "您已不再持有该工单（页面长时间未响应，工单已回到队列），请重新接单。"
+EMPTY_REPLY = "回复不能为空。"
+REPLY_TOO_LONG = "回复不能超过 {limit} 个字。"
+BAD_OUTCOME = "请选择结束结果。"

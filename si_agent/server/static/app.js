@@ -43,6 +43,10 @@
     noBusiness: "暂无",
     you: "您说：",
     assistant: "助手说：",
+    staff: "人工客服说：",
+    // A hand-off to a person (GET /api/session/handoff/events).
+    handoffWaiting: "人工服务排队中（工单号{number}），回复“结束人工”可退出排队。",
+    handoffHeld: "人工客服（工号{staff}）正在为您服务，回复“结束人工”可结束。",
     suggestion: "办理【{name}】",
     suspendedFilled: "已填写{filled}项",
     uploadTitle: "上传{label}",
@@ -331,15 +335,16 @@
   function addMessage(role, text) {
     if (role === "user") followBottom = true;
     const row = document.createElement("div");
-    row.className = "msg msg-" + role;
+    // a person's reply looks like the assistant's, with its own avatar and label
+    row.className = "msg msg-" + role + (role === "staff" ? " msg-assistant" : "");
     row.dataset.testid = "message-" + role;
     const avatar = document.createElement("span");
     avatar.className = "avatar";
     avatar.setAttribute("aria-hidden", "true");
-    avatar.textContent = role === "user" ? "我" : "社";
+    avatar.textContent = role === "user" ? "我" : role === "staff" ? "人" : "社";
     const who = document.createElement("span");
     who.className = "visually-hidden";
-    who.textContent = role === "user" ? TEXTS.you : TEXTS.assistant;
+    who.textContent = role === "user" ? TEXTS.you : role === "staff" ? TEXTS.staff : TEXTS.assistant;
     const bubble = document.createElement("div");
     bubble.className = "bubble";
     const content = document.createElement("span");
@@ -820,10 +825,15 @@
       if (!turn) throw new NetworkError();
       // as the server keeps it (and a reloaded page shows it): its numbers masked
       if (typeof turn.message === "string") userRow.querySelector(".content").textContent = turn.message;
-      finishReply(reply, turn.reply || "");
-      addFeedback(reply, turn.turn);
+      // A message to the person answering has no reply of the assistant's.
+      if (!turn.reply && turn.handoff && turn.handoff.state === "held") reply.remove();
+      else {
+        finishReply(reply, turn.reply || "");
+        addFeedback(reply, turn.turn);
+      }
       speak(turn.reply);
       render(turn);
+      followHandoff(turn.handoff, false);
       if (turn.state === "executing") followJob();
       return true;
     } catch (err) {
@@ -1144,6 +1154,71 @@
     }
   }
 
+  // -- a person answering (hand-off tickets) -------------------------------------
+
+  let handoffNumber = null; // the ticket followed
+  let handoffSeq = 0; // its last message shown (or sent from this page)
+  let handoffBanner = null;
+
+  function showHandoff(state, staff, number) {
+    if (!handoffBanner) {
+      handoffBanner = document.createElement("p");
+      handoffBanner.className = "msg-note";
+      handoffBanner.dataset.testid = "handoff-status";
+      handoffBanner.setAttribute("role", "status");
+      els.messages.parentNode.insertBefore(handoffBanner, els.messages);
+    }
+    handoffBanner.hidden = !state || state === "closed";
+    handoffBanner.dataset.state = state || "";
+    handoffBanner.textContent = state === "held" ? fill(TEXTS.handoffHeld, { staff: staff || "" })
+      : fill(TEXTS.handoffWaiting, { number: number || "" });
+  }
+
+  /** Follow the session's open ticket: a person's replies and the ticket's status, live.
+   * Messages the citizen sent from this page are not shown again; a page loaded again
+   * (restored) shows them too. */
+  async function followHandoff(handoff, restored) {
+    if (!handoff) {
+      if (handoffNumber) { handoffNumber = null; showHandoff(null); }
+      return;
+    }
+    if (handoff.seq > handoffSeq) handoffSeq = handoff.seq;
+    showHandoff(handoff.state, handoff.staff, handoff.number);
+    if (handoffNumber === handoff.number) return;
+    const number = handoff.number;
+    handoffNumber = number;
+    let failures = 0;
+    let closed = false;
+    while (handoffNumber === number && !closed) {
+      try {
+        const path = "/api/session/handoff/events?ticket=" + encodeURIComponent(number) +
+          "&after=" + handoffSeq;
+        const response = await api("GET", path, undefined, "text/event-stream");
+        failures = 0;
+        await readEvents(response, (event, data) => {
+          if (handoffNumber !== number) return;
+          if (event === "message" && data.seq > handoffSeq) {
+            handoffSeq = data.seq;
+            if (data.sender === "staff") addMessage("staff", data.text);
+            else if (data.sender === "system") addMessage("assistant", data.text);
+            else if (restored) addMessage("user", data.text);
+            keepDown();
+          } else if (event === "status") {
+            showHandoff(data.state, data.staff, number);
+            if (data.text) addNote(data.text);
+            if (data.state === "closed") closed = true;
+          }
+        });
+      } catch (err) {
+        failures += 1;
+        if (failures > 5 || (err instanceof ApiError && err.status === 404)) break;
+        await new Promise((resolve) => setTimeout(resolve, 2000 * failures));
+      }
+      restored = false;
+    }
+    if (handoffNumber === number) { handoffNumber = null; showHandoff(null); }
+  }
+
   async function submitInput() {
     const text = els.input.value;
     const problem = checkMessage(text);
@@ -1170,6 +1245,7 @@
       const view = await response.json();
       els.messages.replaceChildren();
       render(view);
+      followHandoff(view.handoff, false);
       hideToast();
       greet();
     } catch (err) {
@@ -1227,6 +1303,7 @@
     }
     // A submission still running, or an outcome that arrived while the page was away.
     if (view.state === "executing" || view.notice) followJob();
+    followHandoff(view.handoff, true);
   }
 
   /** Whether starting again would lose something the citizen began. */

@@ -1,0 +1,213 @@
+"""The hand-off queue (``/console/handoff``): tickets of citizens who asked for a person.
+
+- ``GET /console/handoff``: the open tickets in arrival order with their waiting time,
+  who holds which; opening it puts the staff member at the queue (``Desk.beat``), and
+  its script keeps them there every ``BEAT_SECONDS`` (``POST /console/api/handoff/
+  presence``); "离开队列" leaves. Citizens are promised a person only while someone is.
+- ``POST /console/handoff/<number>/take``: hold the ticket (a lease; of two staff
+  members taking one ticket, one wins, the other is told who has it), then
+  ``GET /console/handoff/<number>``: its context (business, masked fields, the last
+  turns), the conversation, a reply box, hand back to the assistant, close with an
+  outcome. The page's script renews the lease (``POST /console/api/handoff/<number>/
+  renew``) and shows new messages (``GET …/messages?after=``); a page that dies stops
+  renewing, and the ticket returns to the queue after ``Desk.lease`` seconds.
+
+Every action (take, reply, hand back, close) is audited (``AuditLog.staff``: who, the
+ticket number, never a message's text); heartbeats and renewals are not actions.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+
+from flask import current_app, jsonify, redirect, render_template, request, url_for
+
+from si_agent.audit import AuditLog, StaffAction
+from si_agent.errors import TicketRefused
+from si_agent.handoff import Desk, Outcome, Ticket, TicketState
+from si_agent.server.console import texts
+from si_agent.server.console.blueprint import bp, signed_in
+
+BEAT_SECONDS = 10  # how often the pages beat and renew (Desk.presence, Desk.lease: 3x)
+MAX_REPLY = 2000
+
+
+def _desk() -> Desk:
+    return current_app.config["SI_CONTROLLER"].handoff
+
+
+def _audit() -> AuditLog:
+    return current_app.config["SI_CONTROLLER"].audit
+
+
+def clock(at: float) -> str:
+    """A time of day in the office's zone (``14:03:27``)."""
+    return datetime.fromtimestamp(at, _desk().zone).strftime("%H:%M:%S")
+
+
+def waited(ticket: Ticket, now: float) -> str:
+    """How long the ticket has been open, as staff read it (``3分05秒``)."""
+    seconds = max(0, int(now - ticket.created))
+    hours, rest = divmod(seconds, 3600)
+    return (f"{hours}小时{rest // 60:02d}分" if hours else f"{rest // 60}分{rest % 60:02d}秒")
+
+
+@bp.get("/handoff")
+def handoff():
+    staff = signed_in()
+    desk = _desk()
+    desk.beat(staff.name)
+    now = time.time()
+    tickets = desk.queue()
+    return render_template(
+        "console/handoff.html", tickets=tickets, now=now, waited=waited, clock=clock,
+        me=staff.name,
+        present=desk.present(), hours=desk.hours.text, beat=BEAT_SECONDS,
+        error=request.args.get("error"))
+
+
+@bp.post("/handoff/leave")
+def handoff_leave():
+    _desk().leave(signed_in().name)
+    return redirect(url_for("console.index"), code=303)
+
+
+@bp.post("/handoff/<number>/take")
+def handoff_take(number: str):
+    staff = signed_in()
+    try:
+        _desk().take(number, staff.name)
+    except TicketRefused as exc:
+        _audit().staff(staff.name, StaffAction.HANDOFF_TAKEN, target=number, outcome="refused",
+                       detail=exc.why)
+        return _queue_with(_refusal(exc), 409)
+    _audit().staff(staff.name, StaffAction.HANDOFF_TAKEN, target=number)
+    return redirect(url_for("console.handoff_ticket", number=number), code=303)
+
+
+@bp.get("/handoff/<number>")
+def handoff_ticket(number: str):
+    staff = signed_in()
+    desk = _desk()
+    try:
+        ticket = desk.get(number)
+    except TicketRefused as exc:
+        return _queue_with(_refusal(exc), 404)
+    if ticket.held_by() == staff.name:  # a page (re)loaded renews the hold
+        ticket = desk.renew(number, staff.name)
+    return _ticket_page(ticket, staff.name)
+
+
+@bp.post("/handoff/<number>/reply")
+def handoff_reply(number: str):
+    staff = signed_in()
+    text = request.form.get("text", "").strip()
+    problem = texts.EMPTY_REPLY if not text else (
+        texts.REPLY_TOO_LONG.format(limit=MAX_REPLY) if len(text) > MAX_REPLY else None)
+    if problem:
+        return _ticket_page(_desk().get(number), staff.name, problem, 400)
+    try:
+        _desk().reply(number, staff.name, text)
+    except TicketRefused as exc:
+        return _refused_on_ticket(number, staff.name, exc)
+    _audit().staff(staff.name, StaffAction.HANDOFF_REPLIED, target=number,
+                   detail=f"{len(text)} chars")
+    return redirect(url_for("console.handoff_ticket", number=number), code=303)
+
+
+@bp.post("/handoff/<number>/handback")
+def handoff_handback(number: str):
+    staff = signed_in()
+    try:
+        _desk().hand_back(number, staff.name)
+    except TicketRefused as exc:
+        return _refused_on_ticket(number, staff.name, exc)
+    _audit().staff(staff.name, StaffAction.HANDOFF_HANDED_BACK, target=number)
+    return redirect(url_for("console.handoff"), code=303)
+
+
+@bp.post("/handoff/<number>/close")
+def handoff_close(number: str):
+    staff = signed_in()
+    outcome = request.form.get("outcome", "")
+    if outcome not in texts.CLOSING_OUTCOMES:
+        return _ticket_page(_desk().get(number), staff.name, texts.BAD_OUTCOME, 400)
+    note = request.form.get("note", "").strip()[:500] or None
+    try:
+        _desk().close(number, staff.name, Outcome(outcome), note)
+    except TicketRefused as exc:
+        return _refused_on_ticket(number, staff.name, exc)
+    _audit().staff(staff.name, StaffAction.HANDOFF_CLOSED, target=number, detail=outcome)
+    return redirect(url_for("console.handoff"), code=303)
+
+
+# -- what the pages' script calls (JSON; the CSRF token in X-CSRFToken) -----------------
+
+@bp.post("/api/handoff/presence")
+def handoff_presence():
+    staff = signed_in()
+    _desk().beat(staff.name)
+    return jsonify(present=_desk().present())
+
+
+@bp.post("/api/handoff/<number>/renew")
+def handoff_renew(number: str):
+    staff = signed_in()
+    desk = _desk()
+    try:
+        ticket = desk.renew(number, staff.name)
+    except TicketRefused as exc:
+        return _json_refusal(exc, 409)
+    desk.beat(staff.name)
+    return jsonify(state=ticket.current().value, lease_until=ticket.lease_until)
+
+
+@bp.get("/api/handoff/<number>/messages")
+def handoff_messages(number: str):
+    signed_in()
+    try:
+        ticket = _desk().get(number)
+        after = int(request.args.get("after", "0"))
+    except TicketRefused as exc:
+        return _json_refusal(exc, 404)
+    except ValueError:
+        return jsonify(error={"code": "bad_request", "message": "after"}), 400
+    return jsonify(state=ticket.current().value, holder=ticket.held_by(),
+                   messages=[m.model_dump(mode="json") for m in ticket.messages if m.seq > after])
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+def _refusal(exc: TicketRefused) -> str:
+    return {"taken": texts.TICKET_TAKEN.format(holder=exc.holder), "closed": texts.TICKET_CLOSED,
+            "not_found": texts.TICKET_NOT_FOUND}.get(exc.why, texts.TICKET_NOT_HELD)
+
+
+def _json_refusal(exc: TicketRefused, status: int):
+    return jsonify(error={"code": exc.why, "message": _refusal(exc)}), status
+
+
+def _queue_with(message: str, status: int):
+    desk = _desk()
+    staff = signed_in()
+    page = render_template(
+        "console/handoff.html", tickets=desk.queue(), now=time.time(), waited=waited,
+        clock=clock, me=staff.name, present=desk.present(), hours=desk.hours.text, beat=BEAT_SECONDS,
+        error=message)
+    return page, status
+
+
+def _refused_on_ticket(number: str, staff: str, exc: TicketRefused):
+    if exc.why == "not_found":
+        return _queue_with(_refusal(exc), 404)
+    return _ticket_page(_desk().get(number), staff, _refusal(exc), 409)
+
+
+def _ticket_page(ticket: Ticket, staff: str, error: str | None = None, status: int = 200):
+    held = ticket.held_by() == staff
+    return render_template(
+        "console/handoff_ticket.html", ticket=ticket, held=held, holder=ticket.held_by(),
+        state=ticket.current(), closed=ticket.state == TicketState.CLOSED, now=time.time(),
+        waited=waited, error=error, beat=BEAT_SECONDS, outcomes=texts.CLOSING_OUTCOMES,
+        last_seq=ticket.messages[-1].seq if ticket.messages else 0), status

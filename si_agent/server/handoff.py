@@ -1,0 +1,98 @@
+"""``GET /api/session/handoff/events``: a citizen's page follows its hand-off ticket (SSE).
+
+The stream polls the ticket store (shared by every process: a staff member's reply
+written by another server process arrives here too) and sends each ticket message
+after ``after`` as a ``message`` event, and a ``status`` event whenever the ticket is
+taken, returns to the queue (its holder's lease ran out: their page died) or closes.
+It ends after the ``closed`` status, or after ``FOLLOW_SECONDS`` (the page opens it
+again), holding one server thread meanwhile, as the job events do.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import time
+from collections.abc import Iterator
+
+from flask import Blueprint, Response, current_app, request, stream_with_context
+
+from si_agent import replies
+from si_agent.handoff import Desk, Ticket, TicketState
+from si_agent.server.auth import current_user
+from si_agent.server.errors import ApiError
+from si_agent.server.identity import token_required
+
+bp = Blueprint("handoff", __name__)
+FOLLOW_SECONDS = 300.0
+POLL_SECONDS = 0.5
+KEEPALIVE_SECONDS = 15.0
+NUMBER = re.compile(r"H\d{4}-\d{4,8}")
+
+
+def _desk() -> Desk:
+    return current_app.config["SI_CONTROLLER"].handoff
+
+
+@bp.get("/api/session/handoff/events")
+@token_required
+def handoff_events():
+    user = current_user()
+    number = request.args.get("ticket", "")
+    if not NUMBER.fullmatch(number):
+        raise ApiError(400, "invalid_ticket")
+    try:
+        after = max(0, int(request.args.get("after", "0")))
+    except ValueError:
+        raise ApiError(400, "bad_request") from None
+    desk = _desk()
+    ticket = desk.store.load(number)  # StoreUnavailable: 503 before anything is streamed
+    if ticket is None or ticket.session_id != user:
+        raise ApiError(404, "ticket_not_found")
+    stream = follow(desk, ticket, after, current_app.config["SI_CONTROLLER"].handoff_text)
+    return Response(stream_with_context(itertools.chain([next(stream)], stream)),
+                    mimetype="text/event-stream",
+                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+def follow(desk: Desk, ticket: Ticket, after: int, contact: str, *,
+           seconds: float = FOLLOW_SECONDS) -> Iterator[str]:
+    """The events of ``ticket`` from message ``after`` on (see the module docstring)."""
+    deadline = time.monotonic() + seconds
+    last_status: tuple | None = None
+    quiet_since = time.monotonic()
+    yield ": following\n\n"
+    while True:
+        now = time.time()
+        for m in ticket.messages:
+            if m.seq > after:
+                after = m.seq
+                if m.audience == "staff":
+                    continue
+                quiet_since = time.monotonic()
+                yield _sse("message", m.model_dump(mode="json", exclude={"audience"}))
+        state, holder = ticket.current(now), ticket.held_by(now)
+        status = (state, holder)
+        if status != last_status:
+            text = None
+            if last_status is not None and last_status[0] == TicketState.HELD and \
+                    state == TicketState.WAITING:
+                text = replies.render(replies.HANDOFF_LOST, number=ticket.number,
+                                      handoff=contact)
+            last_status = status
+            yield _sse("status", {"number": ticket.number, "state": state.value,
+                                  "staff": holder, "text": text})
+        if state == TicketState.CLOSED or time.monotonic() >= deadline:
+            return
+        if time.monotonic() - quiet_since >= KEEPALIVE_SECONDS:
+            quiet_since = time.monotonic()
+            yield ": keep-alive\n\n"
+        time.sleep(POLL_SECONDS)
+        found = desk.store.load(ticket.number)
+        if found is not None:
+            ticket = found
+
+
+def _sse(event: str, data: dict) -> str:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"

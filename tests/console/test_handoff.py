@@ -1,0 +1,178 @@
+"""The hand-off queue through the real app: a citizen asks for a person over the API,
+staff take, answer and hand back in the console, the citizen's page follows on SSE."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import time
+
+import pytest
+
+from si_agent.audit import StaffAction
+from tests.console.conftest import PASSWORD, console_settings, csrf, sign_in, token
+
+ID = "330102199503080133"
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return console_settings(tmp_path, handoff_hours="always")
+
+
+@pytest.fixture
+def staff(app, accounts):
+    """Two staff members signed in, each in their own browser (client)."""
+    clients = {}
+    for name in ("gh1024", "gh2048"):
+        accounts.add(name, PASSWORD)
+        client = app.test_client()
+        assert sign_in(client, name).status_code == 303
+        clients[name] = client
+    return clients
+
+
+class Citizen:
+    def __init__(self, client, user: str) -> None:
+        self.client = client
+        auth = client.post("/api/token", json={"user_id": user}).get_json()["access_token"]
+        self.headers = {"Authorization": f"Bearer {auth}"}
+
+    def say(self, text: str) -> dict:
+        response = self.client.post("/api/chat", json={"message": text}, headers=self.headers)
+        assert response.status_code == 200, response.get_data(as_text=True)
+        return response.get_json()
+
+    def events(self, number: str, after: int = 0) -> list[tuple[str, dict]]:
+        response = self.client.get(f"/api/session/handoff/events?ticket={number}&after={after}",
+                                   headers=self.headers)
+        assert response.status_code == 200
+        found = []
+        for block in response.get_data(as_text=True).split("\n\n"):
+            lines = dict(line.split(": ", 1) for line in block.splitlines()
+                         if not line.startswith(":"))
+            if "event" in lines:
+                found.append((lines["event"], json.loads(lines["data"])))
+        return found
+
+
+def post(client, path: str, page: str, **data):
+    return client.post(path, data={"csrf_token": csrf(client, page), **data})
+
+
+def text_of(response) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", " ", response.get_data(as_text=True)))
+
+
+def test_a_whole_handoff_and_back(app, client, staff):
+    citizen = Citizen(client, "citizen-1")
+    citizen.say(f"社保卡丢了，身份证{ID}，刘洋")
+    first = citizen.say("转人工")
+    number = first["handoff"]["number"]
+    assert "目前没有人工客服在线" in first["reply"] and number in first["reply"]
+    assert "12333社保服务热线" in first["reply"] and "稍候" not in first["reply"]
+
+    a, b = staff["gh1024"], staff["gh2048"]
+    queue = a.get("/console/handoff")  # at the queue from now on
+    assert queue.status_code == 200
+    page = text_of(queue)
+    assert number in page and "社保卡挂失" in page and "要求人工" in page and "排队中" in page
+    assert re.search(r"\d+分\d\d秒", page)  # waiting time
+
+    later = Citizen(client, "citizen-2").say("人工")
+    assert "人工客服接入后会在这里回复您" in later["reply"] and "第2位" in later["reply"]
+
+    taken = post(a, f"/console/handoff/{number}/take", "/console/handoff")
+    assert taken.status_code == 303
+    refused = post(b, f"/console/handoff/{number}/take", "/console/handoff")
+    assert refused.status_code == 409 and "该工单已被 gh1024 接单" in text_of(refused)
+
+    ticket_page = text_of(a.get(f"/console/handoff/{number}"))
+    assert "3301**********0133" in ticket_page and ID not in ticket_page
+    assert "社保卡挂失" in ticket_page
+
+    said = citizen.say(f"卡丢在公交上了，身份证{ID}")
+    assert said["reply"] == "" and said["handoff"]["state"] == "held"
+    assert said["handoff"]["staff"] == "gh1024" and said["awaiting"] == "phone"
+    seen = a.get(f"/console/api/handoff/{number}/messages?after=1").get_json()
+    assert [m["sender"] for m in seen["messages"]] == ["citizen"]
+    assert "卡丢在公交上了" in seen["messages"][0]["text"] and ID not in json.dumps(seen)
+
+    replied = post(a, f"/console/handoff/{number}/reply", f"/console/handoff/{number}",
+                   text="您好，已为您登记，稍后继续办理即可")
+    assert replied.status_code == 303
+    assert post(b, f"/console/handoff/{number}/reply", f"/console/handoff/{number}",
+                text="不是我的").status_code == 409
+    assert post(a, f"/console/handoff/{number}/handback",
+                f"/console/handoff/{number}").status_code == 303
+
+    events = citizen.events(number)
+    messages = [d for e, d in events if e == "message"]
+    assert [m["sender"] for m in messages] == ["system", "citizen", "staff", "system"]
+    assert messages[0]["text"] == "人工客服已接入（工号gh1024），请问有什么可以帮您？"
+    assert messages[2]["text"] == "您好，已为您登记，稍后继续办理即可"
+    assert [d["state"] for e, d in events if e == "status"][-1] == "closed"
+    assert [e for e, _ in citizen.events(number, after=4)] == ["status"]  # nothing missed
+
+    back = citizen.say("13800138000")  # the assistant again, where the business was
+    assert back["handoff"] is None and back["awaiting"] == "loss_type"
+
+    actions = [(e.actor, e.action, e.target, e.outcome)
+               for e in app.config["SI_CONTROLLER"].audit.query(limit=50) if e.event == "staff"]
+    assert ("gh1024", StaffAction.HANDOFF_TAKEN, number, "succeeded") in actions
+    assert ("gh2048", StaffAction.HANDOFF_TAKEN, number, "refused") in actions
+    assert ("gh1024", StaffAction.HANDOFF_REPLIED, number, "succeeded") in actions
+    assert ("gh1024", StaffAction.HANDOFF_HANDED_BACK, number, "succeeded") in actions
+
+
+def test_a_staff_page_that_dies_returns_the_ticket_to_the_queue(app, client, staff):
+    desk = app.config["SI_CONTROLLER"].handoff
+    desk.lease = 0.6
+    citizen = Citizen(client, "citizen-3")
+    number = citizen.say("我要投诉")["handoff"]["number"]
+    a, b = staff["gh1024"], staff["gh2048"]
+    post(a, f"/console/handoff/{number}/take", "/console/handoff")
+    assert a.post(f"/console/api/handoff/{number}/renew",
+                  headers={"X-CSRFToken": csrf(a, "/console/handoff")}).status_code == 200
+    time.sleep(0.8)  # no renewal: the page died
+    assert citizen.say("还在吗")["handoff"]["state"] == "waiting"
+    lost = a.post(f"/console/api/handoff/{number}/renew",
+                  headers={"X-CSRFToken": csrf(a, "/console/handoff")})
+    assert lost.status_code == 409 and lost.get_json()["error"]["code"] == "not_held"
+    assert post(b, f"/console/handoff/{number}/take", "/console/handoff").status_code == 303
+    closed = post(b, f"/console/handoff/{number}/close", f"/console/handoff/{number}",
+                  outcome="resolved")
+    assert closed.status_code == 303
+    assert desk.get(number).outcome.value == "resolved"
+    told = [d["text"] for e, d in citizen.events(number) if e == "message"]
+    assert told[0].endswith("（工号gh1024），请问有什么可以帮您？")
+    assert told[1].endswith("（工号gh2048），请问有什么可以帮您？")
+    assert told[-1] == f"人工客服已结束本次服务（工单号{number}）。还有什么可以帮您？"
+
+
+def test_citizens_tokens_and_forged_posts_are_refused(app, client, staff):
+    number = Citizen(client, "citizen-4").say("人工")["handoff"]["number"]
+    citizen_token = {"Authorization": f"Bearer {token('citizen-4')}"}
+    assert client.get("/console/handoff", headers=citizen_token).status_code == 403
+    assert client.get(f"/console/api/handoff/{number}/messages",
+                      headers=citizen_token).status_code == 403
+    assert client.post(f"/console/handoff/{number}/take", headers=citizen_token).status_code \
+        in (400, 403)
+    no_csrf = staff["gh1024"].post(f"/console/handoff/{number}/take")
+    assert no_csrf.status_code == 400
+    assert app.config["SI_CONTROLLER"].handoff.get(number).holder is None
+    other = Citizen(client, "citizen-5")
+    assert other.client.get(f"/api/session/handoff/events?ticket={number}",
+                            headers=other.headers).status_code == 404
+    assert other.client.get("/api/session/handoff/events?ticket=x",
+                            headers=other.headers).status_code == 400
+
+
+def test_outside_office_hours_nobody_is_promised(tmp_path):
+    from si_agent.server import create_app
+
+    app = create_app(console_settings(tmp_path, handoff_hours="never"))
+    app.config["SI_CONTROLLER"].handoff.beat("gh1024")  # even with someone signed in
+    reply = Citizen(app.test_client(), "late").say("转人工")["reply"]
+    assert "现在不是人工服务时间" in reply and "H" in reply and "12333社保服务热线" in reply
