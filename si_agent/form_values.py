@@ -74,10 +74,46 @@ def _number(value: str) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
-def typed(input_type: str, value: str) -> str | None:
+_PARTS = {"dd": "%d", "d": "%d", "day": "%d", "mm": "%m", "m": "%m", "month": "%m",
+          "yyyy": "%Y", "year": "%Y", "日": "%d", "月": "%m", "年": "%Y"}
+# A date's written form: "DD/MM/YYYY", "(mm-dd-yyyy)", "day-month-year", "YYYY.MM.DD".
+_PATTERN = re.compile(r"(?<![a-z])(dd?|mm?|yyyy|day|month|year)([-/. ])(dd?|mm?|yyyy|day|month|year)"
+                      r"\2(dd?|mm?|yyyy|day|month|year)(?![a-z])", re.IGNORECASE)
+# An example date ("e.g. 15-05-1990"): its order where a part above 12 tells it.
+_EXAMPLE = re.compile(r"(?<!\d)(\d{1,2})([-/.])(\d{1,2})\2(\d{4})(?!\d)")
+
+
+def date_format(hint: str) -> str | None:
+    """The ``strftime`` form a text box's label, placeholder or hint asks a date in
+    ("DD/MM/YYYY" -> "%d/%m/%Y", "day-month-year", "e.g. 15-05-1990"), or None."""
+    text = unicodedata.normalize("NFKC", hint)
+    m = _PATTERN.search(text)
+    if m is not None:
+        parts = [_PARTS[p.lower()] for p in (m[1], m[3], m[4])]
+        if sorted(parts) == ["%Y", "%d", "%m"]:
+            return m[2].join(parts)
+    m = _EXAMPLE.search(text)
+    if m is not None:
+        first, second = int(m[1]), int(m[3])
+        if first > 12 >= second:
+            return f"%d{m[2]}%m{m[2]}%Y"
+        if second > 12 >= first:
+            return f"%m{m[2]}%d{m[2]}%Y"
+    if re.search(r"yyyy\s*年\s*mm?\s*月\s*dd?\s*日", text, re.IGNORECASE):
+        return "%Y年%m月%d日"
+    return None
+
+
+def typed(input_type: str, value: str, hint: str = "") -> str | None:
     """``value`` as an input of ``input_type`` takes it, or None if it is none; other
-    types take the value as it is."""
+    types take the value as it is, but a date in a text box whose ``hint`` (its label,
+    placeholder, title or description) shows the form it wants is written so."""
     kind = input_type.lower()
+    if kind in ("", "text", "input") and hint:
+        form = date_format(hint)
+        day = _date(value) if form else None
+        if form and day:
+            return day.strftime(form)
     if kind == "date":
         day = _date(value)
         return day.isoformat() if day else None

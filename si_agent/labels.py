@@ -17,10 +17,12 @@ agent: "姓名 *", "姓名：", "姓　名" and "申请人姓名（必填）" ca
 from __future__ import annotations
 
 import enum
+import functools
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from importlib import resources
 
 # The default ``success`` of an rpa business and of an agent's goal (its groups become
 # the output).
@@ -57,11 +59,14 @@ class Rule(enum.StrEnum):
     """How a label was found to fit (strongest first)."""
 
     EXACT = "exact"  # equal once folded
+    SYNONYM = "synonym"  # equal once words that mean the same are folded ("失业时间" / "失业日期")
     CONTAINS = "contains"  # one contains the other ("email" / "Email Address")
+    WORDS = "words"  # every word of one is in the other ("事故时间" / "事故发生时间")
     TOKENS = "tokens"  # most words shared ("date of birth" / "birth date")
 
 
-_TIER = {Rule.EXACT: 2.0, Rule.CONTAINS: 1.0, Rule.TOKENS: 0.0}
+_TIER = {Rule.EXACT: 4.0, Rule.SYNONYM: 3.0, Rule.CONTAINS: 2.0, Rule.WORDS: 1.0,
+         Rule.TOKENS: 0.0}
 TOKEN_THRESHOLD = 0.85  # token similarity (0-1) a label needs to fit
 MARGIN = 0.1  # how far ahead of the next candidate a non-exact match must be
 
@@ -82,22 +87,164 @@ class LabelMatch:
 
 
 def similarity(label: str, name: str) -> tuple[Rule, float] | None:
-    """How ``label`` (a control's) fits ``name`` (one a value is known by), or None."""
+    """How ``label`` (a control's) fits ``name`` (one a value is known by), or None:
+    equal once folded; equal once words meaning the same are folded (``words``); one
+    containing the other, a containment at the end (the label's head: "受伤职工姓名" /
+    "姓名") scoring higher; every word of one in the other; most words shared. A
+    qualifier in brackets ("（元）", "(optional)") may be left out, and an acronym
+    stands for the words it is made of ("SSN" / "Social Security number")."""
     a, b = fold(label), fold(name)
     if not a or not b:
         return None
     if a == b:
         return Rule.EXACT, 1.0
+    best: tuple[Rule, float] | None = None
     short, long = sorted((a, b), key=len)
     # A containment needs two characters of Chinese or a whole word of English.
     if len(short) >= 2 and short in long and (not short.isascii() or _whole_word(
             short, label if fold(label) == long else name)):
-        return Rule.CONTAINS, len(short) / len(long)
+        best = Rule.CONTAINS, _contained_score(short, long, long.endswith(short))
+    pairs = [(_words(x, folded), _words(y, folded)) for x in _variants(label)
+             for y in _variants(name) for folded in (True, False)]
+    for x, y in pairs:
+        found = _word_fit(*_acronyms(x, y))
+        if found is not None and (best is None or _TIER[found[0]] + found[1]
+                                  > _TIER[best[0]] + best[1]):
+            best = found
+    if best is not None:
+        return best
     from rapidfuzz import fuzz  # the rpa extra
 
     score = max(fuzz.token_sort_ratio(_tokens(label), _tokens(name)),
                 fuzz.ratio(a, b) if not a.isascii() else 0.0) / 100
     return (Rule.TOKENS, score) if score >= TOKEN_THRESHOLD else None
+
+
+def _contained_score(short: Sequence[str] | str, long: Sequence[str] | str, head: bool) -> float:
+    """How well a containment fits: the share of the longer it covers, and more when the
+    shorter is the longer's end (its head word: 姓名 in 受伤职工姓名, phone in Work phone)."""
+    ratio = len(short) / len(long)
+    return 0.5 + ratio / 2 if head else ratio / 2
+
+
+_BRACKETS = re.compile(r"[(（\[【][^()（）\[\]【】]*[)）\]】]")
+_STOP = frozenset("a an the of for to in on at and or your you my is are do did does please "
+                  "this that what which will would be with from by if any been have has i am "
+                  "me we our it its as".split())
+_EMAIL = re.compile(r"^\S+@\S+\.\w+$")
+
+
+def _variants(label: str) -> list[str]:
+    """The label, and without its bracketed qualifiers when it has some."""
+    text = unicodedata.normalize("NFKC", label)
+    bare = _BRACKETS.sub(" ", text).strip()
+    return [text, bare] if bare and bare != text else [text]
+
+
+@functools.cache
+def _lexicon() -> tuple[dict[tuple[str, ...], str], int]:
+    """Words of ``si_agent/data/label_words.yaml`` (as word tuples) -> their meaning."""
+    import yaml
+
+    raw = resources.files("si_agent").joinpath("data/label_words.yaml").read_text("utf-8")
+    table: dict[tuple[str, ...], str] = {}
+    for meaning, words in (yaml.safe_load(raw) or {}).items():
+        for word in words:
+            table[tuple(_stem(w) for w in _WORD.findall(
+                unicodedata.normalize("NFKC", str(word)).casefold()))] = f"#{meaning}"
+    return table, max((len(k) for k in table), default=1)
+
+
+def _stem(word: str) -> str:
+    """An English word without its usual endings (moved, moving -> mov; names -> name)."""
+    if not word.isascii() or len(word) <= 4:
+        return word
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and not word.endswith("ss") and len(word) - len(suffix) >= 3:
+            word = word[:-len(suffix)]
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+
+
+def _words(label: str, meanings: bool = True) -> list[tuple[str, str]]:
+    """The label's words (a Chinese character is one) as (word, as written), English
+    ones stemmed, and (``meanings``) runs of words that mean one thing (``_lexicon``)
+    as that meaning."""
+    text = _REQUIRED.sub("", label).strip()
+    if _EMAIL.match(text):  # an example address as a placeholder: you@example.com
+        return [("#email", text)]
+    raw = _WORD.findall(text)
+    words = [_stem(w.casefold()) for w in raw]
+    table, longest = _lexicon() if meanings else ({}, 0)
+    out: list[tuple[str, str]] = []
+    i = 0
+    while i < len(words):
+        for n in range(min(longest, len(words) - i), 0, -1):
+            meaning = table.get(tuple(words[i:i + n]))
+            if meaning is not None:
+                if not out or out[-1][0] != meaning:
+                    out.append((meaning, " ".join(raw[i:i + n])))
+                i += n
+                break
+        else:
+            out.append((words[i], raw[i]))
+            i += 1
+    return out
+
+
+def _acronyms(x: list[tuple[str, str]], y: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
+    """Both word lists, the words of one that an acronym of the other is made of
+    ("Social Security number" for "SSN") replaced by it."""
+    def expand(acr: list[tuple[str, str]], full: list[tuple[str, str]]) -> list[str]:
+        words = [w for w, _ in full]
+        for word, shown in acr:
+            if word.startswith("#") or not (2 <= len(shown) <= 5 and shown.isascii() and shown.isalpha()
+                    and shown.isupper()):
+                continue
+            n, initials = len(shown), shown.casefold()
+            for i in range(len(full) - n + 1):
+                run = full[i:i + n]
+                if all(s[:1].isascii() and s[:1].isalpha() for _, s in run) and "".join(
+                        s[0].casefold() for _, s in run) == initials and len(words) == len(full):
+                    words[i:i + n] = [_stem(initials)] + [""] * (n - 1)
+                    break
+        return [w for w in words if w]
+    return expand(y, x), expand(x, y)
+
+
+def _word_fit(x: list[str], y: list[str]) -> tuple[Rule, float] | None:
+    """How two word lists fit: equal (``SYNONYM``), one a run of the other's words
+    (``CONTAINS``), or every content word of one among the other's (``WORDS``; in
+    order for Chinese)."""
+    if not x or not y:
+        return None
+    if x == y:
+        return Rule.SYNONYM, 1.0
+    short, long = sorted((x, y), key=len)
+    single = len(short) == 1
+    if not single or short[0].startswith("#") or (short[0].isascii() and len(short[0]) >= 3):
+        n = len(short)
+        for i in range(len(long) - n + 1):
+            if long[i:i + n] == short:
+                return Rule.CONTAINS, _contained_score(short, long, i + n == len(long))
+    a = [w for w in short if w not in _STOP]
+    b = [w for w in long if w not in _STOP]
+    if not a or len(a) > len(b):
+        return None
+    if all(w.isascii() for w in a):
+        if len(a) < 2 and not (len(a[0]) >= 4 and not a[0].startswith("#")):
+            return None
+        if all(any(v == w or (len(w) >= 4 and v.startswith(w)) for v in b) for w in a):
+            return Rule.WORDS, len(a) / len(b)
+        return None
+    if len(a) >= 3 and _in_order(a, b):  # Chinese: 事故时间 in 事故发生时间
+        return Rule.WORDS, len(a) / len(b)
+    return None
+
+
+def _in_order(short: Sequence[str], long: Sequence[str]) -> bool:
+    it = iter(long)
+    return all(w in it for w in short)
 
 
 def _whole_word(short: str, text: str) -> bool:
@@ -126,7 +273,7 @@ class Assignment:
     def notes(self, labels: Sequence[str]) -> list[str]:
         """One line per decision, for a trace (labels only, never values)."""
         lines = [f"match {key} -> {labels[m.index]!r} ({m.rule}"
-                 + (f" {m.score:.2f}" if m.rule != Rule.EXACT else "") + ")"
+                 + (f" {m.score:.2f}" if m.rule not in (Rule.EXACT, Rule.SYNONYM) else "") + ")"
                  for key, m in self.matches.items()]
         lines += [f"ambiguous: {key} fits " + " and ".join(repr(labels[i]) for i in found)
                   for key, found in self.ambiguous.items()]
@@ -198,7 +345,24 @@ def best_option(options: Sequence[str], value: str,
             and c not in _GENERIC and wanted not in _GENERIC and _contains(c, wanted)}
     if len(near) == 1:
         return near.pop()
-    return None
+    if near:
+        return None
+    # An English value among an option's words ("texts" in "Opt out of texts", "first
+    # SIN" in "First Social Insurance Number card").
+    texts = [(o, o) for o in options]
+    if values is not None:
+        texts += list(zip(options, values, strict=True))
+    said = _words(value, False)
+    if not said or not all(w.isascii() for w, _ in said):
+        return None
+    near = {o for o, text in texts if _word_run(*_acronyms(said, _words(text, False)))}
+    return near.pop() if len(near) == 1 else None
+
+
+def _word_run(short: list[str], long: list[str]) -> bool:
+    """``short``'s words are a run of ``long``'s."""
+    n = len(short)
+    return 0 < n <= len(long) and any(long[i:i + n] == short for i in range(len(long) - n + 1))
 
 
 def _contains(a: str, b: str) -> bool:
@@ -248,9 +412,11 @@ def button_meaning(name: str, *, next_names: Sequence[str] = (),
 
 
 _LOGIN_WORDS = re.compile(r"^(?:登录|登入|login|signin|logon)$")
-_HOLDING_WORDS = re.compile(r"^(?:取消|返回|重置|清空|上一步|退出|退出登录|注销|保存|保存草稿|暂存|"
-                            r"cancel|back|reset|clear|previous|prev|search|搜索|查询|save|savedraft|"
+_HOLDING_WORDS = re.compile(r"^(?:取消|返回|重置|清空|上一步|退出|退出登录|注销|保存草稿|"
+                            r"cancel|back|reset|clear|previous|prev|search|搜索|查询|savedraft|"
+                            r"savefordraft|savedraftandexit|saveandexit|"
                             r"logout|logoff|signout|exit)$")
+_SAVE_WORDS = re.compile(r"^(?:保存|暂存|save)$")
 
 
 def logs_in(name: str) -> bool:
@@ -262,3 +428,19 @@ def holds_back(name: str) -> bool:
     """A button that never sends the form on (取消, Back, Reset, 保存草稿, Search, 登录),
     even when it is the form's only submit button."""
     return _HOLDING_WORDS.match(fold(name)) is not None or logs_in(name)
+
+
+def saves(name: str) -> bool:
+    """A plain 保存 / Save button: it sends the form when it is the form's only submit
+    button (a 登记表 saved is filed), and holds back beside another one."""
+    return _SAVE_WORDS.match(fold(name)) is not None
+
+
+def lone_submit(names: Sequence[str]) -> int | None:
+    """Of a form's submit buttons whose words say nothing (``names``), the index of the
+    one that sends it: the only one that does not hold back, a plain 保存 only when it
+    is alone."""
+    sending = [i for i, n in enumerate(names) if not holds_back(n)]
+    if len(sending) > 1:
+        sending = [i for i in sending if not saves(names[i])]
+    return sending[0] if len(sending) == 1 else None

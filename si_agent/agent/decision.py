@@ -45,8 +45,8 @@ from si_agent.labels import (
     assign,
     best_option,
     button_meaning,
-    holds_back,
     logs_in,
+    lone_submit,
     normalize,
 )
 from si_agent.privacy import redact_text
@@ -162,7 +162,7 @@ class FormPolicy:
             if bool(e.checked) == wanted:
                 return None
             return Step(thought=f"勾选{e.name}", action=Check(ref=e.ref, checked=wanted))
-        shown = typed(e.input_type, text) or text  # a date input shows 2025-03-01
+        shown = typed(e.input_type, text, e.hint) or text  # a date input shows 2025-03-01
         if e.value.replace(" ", "") == shown.replace(" ", ""):
             return None  # an error on it is the form refusing the value: see _refused
         return Step(thought=f"填写{e.name}", action=Input(ref=e.ref, text="{{" + key + "}}"))
@@ -191,7 +191,8 @@ class FormPolicy:
             names = [r.name for r in _members(e, controls)]
         elif e.role in ("combobox", "listbox"):
             names, values = e.choices()
-        elif e.role in ("textbox", "spinbutton") and typed(e.input_type, goal.text(key)) is None:
+        elif e.role in ("textbox", "spinbutton") and typed(
+                e.input_type, goal.text(key), e.hint) is None:
             return Step(thought=f"{e.name}只能填写{e.input_type}", action=Finish(
                 success=False, failed={key: f"网站上这一项只能填写{e.input_type}格式"},
                 message=f"{e.name}无法填写所给的内容"))
@@ -228,8 +229,9 @@ def button_role(e: Element, view: View, goal: Goal | None = None) -> str | None:
     if logs_in(e.name):
         return _LOGIN
     submits = [b for b in view.elements if b.role == "button" and b.submits and b.enabled
-               and button_meaning(b.name, **names) is None and not holds_back(b.name)]
-    if e.submits and submits == [e] and not any(
+               and button_meaning(b.name, **names) is None]
+    one = lone_submit([b.name for b in submits])
+    if e.submits and one is not None and submits[one] == e and not any(
             button_meaning(b.name, **names) for b in view.elements if b.role == "button"):
         return Button.SUBMIT
     return None

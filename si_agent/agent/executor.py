@@ -11,7 +11,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from si_agent.agent.models import Check, Click, Finish, Input, Scroll, Select, Step, Wait
+from si_agent.dom import LABELS_JS
 from si_agent.form_values import typed
+
+# An input's type and what the page says of the form its value takes.
+_TYPE_JS = "(el) => {" + LABELS_JS + """
+  return [(el.getAttribute("type") || "").toLowerCase(), hintOf(el)];
+}"""
 
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 
@@ -53,9 +59,8 @@ class ActionRunner:
             page.wait_for_load_state(timeout=self.timeout_ms)
         elif isinstance(action, Input):
             text = fill_in(action.text, values)
-            kind = target.evaluate("(el) => (el.getAttribute('type') || '').toLowerCase()",
-                                   timeout=self.timeout_ms)
-            shaped = typed(kind, text)
+            kind, hint = target.evaluate(_TYPE_JS, timeout=self.timeout_ms)
+            shaped = typed(kind, text, hint)
             if shaped is None:
                 raise ValueError(f"the value is no {kind}")
             target.fill(shaped, **options)

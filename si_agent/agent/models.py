@@ -26,6 +26,7 @@ class Element(BaseModel):
     name: str = ""  # its accessible name (the label)
     group: str = ""  # the radio group, or checkbox group, it belongs to (its label)
     input_type: str = ""  # an input's type attribute (date, time, number...)
+    hint: str = ""  # what the page says of the form of its value ("DD/MM/YYYY")
     submits: bool = False  # a button that submits its form (type=submit)
     value: str = ""
     enabled: bool = True

@@ -32,7 +32,7 @@ class ResultObserver:
             wanted = fill_in(action.text, values)
             if target is None:
                 return Observation(status="uncertain", evidence="the field is gone")
-            wanted = typed(target.input_type, wanted) or wanted  # 2025年3月1日 in a date input
+            wanted = typed(target.input_type, wanted, target.hint) or wanted  # a date input
             ok = target.value.replace(" ", "") == wanted.replace(" ", "")
             return Observation(status="ok" if ok else "failed",
                                evidence="value set" if ok else "the field shows another value")

@@ -49,6 +49,7 @@ _DETAILS_JS = "(el) => {" + LABELS_JS + """
     value: ["checkbox", "radio", "password"].includes(el.type) ? "" : (el.value || ""),
     error: invalid ? ids.map((id) => text(document.getElementById(id))).join(" ") : null,
     input_type: type,
+    hint: hintOf(el),
     options: el.tagName === "SELECT"
       ? [...el.options].map((o) => [(o.innerText || o.textContent || "").trim(), o.value]) : [],
     label: labelOf(el),

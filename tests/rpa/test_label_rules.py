@@ -18,9 +18,18 @@ def test_labels_fold_case_width_punctuation_and_required_marks():
 @pytest.mark.parametrize(("label", "name", "rule"), [
     ("Date of Birth", "Date of birth", Rule.EXACT),
     ("申请人姓名（必填）", "申请人姓名", Rule.EXACT),
-    ("Email Address", "email", Rule.CONTAINS),
+    ("Email Address", "email", Rule.SYNONYM),
+    ("Contact email address", "email", Rule.CONTAINS),
     ("申请人姓名（必填）", "姓名", Rule.CONTAINS),
-    ("Date of birth", "birth date", Rule.TOKENS),
+    ("Date of birth", "birth date", Rule.SYNONYM),
+    ("失业时间", "失业日期", Rule.SYNONYM),  # words of one meaning (data/label_words.yaml)
+    ("经办人电话", "经办人手机号", Rule.SYNONYM),
+    ("Forename(s)", "First name", Rule.SYNONYM),
+    ("Social Security Number (optional)", "SSN", Rule.SYNONYM),  # an acronym, a qualifier
+    ("事故发生时间", "事故时间", Rule.WORDS),  # every word, in order
+    ("Date you moved", "Moving date", Rule.WORDS),
+    ("Were you able and available for work?", "Able and available for work", Rule.CONTAINS),
+    ("Home adress", "Home address", Rule.TOKENS),
 ])
 def test_how_a_label_fits(label, name, rule):
     found = assign({"k": [name]}, ["Something else", label])
@@ -30,6 +39,7 @@ def test_how_a_label_fits(label, name, rule):
 @pytest.mark.parametrize(("label", "name"), [
     ("Username", "name"),  # not a whole word
     ("转入地", "转出地"), ("End date", "Start date"), ("市", "苏州市"),
+    ("Date of trip", "Departure date"), ("Contact name", "Contact phone"),
 ])
 def test_labels_that_do_not_fit(label, name):
     assert assign({"k": [name]}, [label]).matches == {}
@@ -53,6 +63,11 @@ def test_options_by_value_wording_and_containment():
     assert best_option(["中国工商银行", "中国建设银行"], "工商银行") == "中国工商银行"
     assert best_option(["Morning", "Evening"], "night") is None
     assert best_option(["中国工商银行", "中国建设银行"], "银行") is None  # generic
+    opt_out = ["Opt out of calls", "Opt out of texts", "Opt out of paper mail"]
+    assert best_option(opt_out, "paper mail") == opt_out[2]
+    assert best_option(["First Social Insurance Number card", "Replacement card"],
+                       "first SIN") == "First Social Insurance Number card"
+    assert best_option(opt_out, "Opt out") is None  # all three
 
 
 @pytest.mark.parametrize(("name", "meaning"), [

@@ -222,7 +222,7 @@ def test_an_english_form_in_other_words_types_and_groups(site, tmp_path, chromiu
     log = log_of(tmp_path, "en")
     # The trace says which rule placed each value.
     assert "match dob -> 'DateofBirth' (exact)" in log
-    assert "match email -> 'EmailAddress' (contains" in log
+    assert "match email -> 'EmailAddress' (synonym)" in log
     assert "match name -> 'FullName' (exact)" in log  # a synonym
     assert "match start_time -> 'Preferredstarttime' (contains" in log
     assert "the submit button: 'Apply now'" in log

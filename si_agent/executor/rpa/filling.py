@@ -24,7 +24,7 @@ from si_agent.validators import mask
 log = logging.getLogger(__name__)
 
 _YES = ("true", "1", "是", "yes", "y", "on")
-_KIND_WORDS = {"date": "日期", "time": "时间", "month": "年月", "datetime-local": "日期时间",
+_KIND_WORDS = {"date": "日期", "dateparts": "日期", "time": "时间", "month": "年月", "datetime-local": "日期时间",
                "number": "数字", "range": "数字"}
 
 
@@ -73,6 +73,15 @@ class Filling(Navigation):
     def _set(self, control: Control, value: Any, field: Any) -> bool:
         """Put ``value`` in the control, as its type takes it (``form_values.typed``);
         False when no option of it means the value, or the value is none of its type."""
+        if control.kind == "dateparts":
+            day = typed("date", str(value))
+            if day is None:
+                self.trace.note(f"the value is no date for {control.name}")
+                return False
+            year, month, date = (int(x) for x in day.split("-"))
+            for key, part in zip(control.parts, (date, month, year), strict=True):
+                self.page.locator(control.selector(key)).fill(str(part))
+            return True
         target = self.page.locator(control.selector())
         if control.kind == "checkbox":
             target.set_checked(value is True or str(value).lower() in _YES)
@@ -100,7 +109,7 @@ class Filling(Navigation):
             else:
                 self.page.locator(f'{control.selector()}[value="{css(choice.value)}"]').check()
             return True
-        text = typed(control.input_type, str(value))
+        text = typed(control.input_type, str(value), control.hint)
         if text is None:
             self.trace.note(f"the value is no {control.input_type} for {control.name}")
             return False

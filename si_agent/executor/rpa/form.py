@@ -7,7 +7,8 @@ checkbox group's ``<legend>`` or the text before the group), control kind and
 input type, whether it is required, its options, its current value, and the error
 announced for it (``aria-invalid="true"`` with the text of ``aria-describedby``).
 Radios sharing a name are one control; so are checkboxes sharing a name (a
-checkbox group, for a list value). With ``settle`` it first waits, bounded, for a
+checkbox group, for a list value), and day, month and year boxes side by side (one
+date, ``dateparts``). With ``settle`` it first waits, bounded, for a
 form built by JavaScript.
 
 ``pair`` matches business fields with those controls (``labels.assign``: folded
@@ -33,7 +34,8 @@ from si_agent.config.model import Business, FieldDef
 from si_agent.dom import LABELS_JS, settled
 from si_agent.labels import Assignment, assign, best_option, fold, normalize
 
-Kind = Literal["text", "date", "select", "radio", "checkbox", "checkboxes", "textarea"]
+Kind = Literal["text", "date", "select", "radio", "checkbox", "checkboxes", "textarea",
+               "dateparts"]
 
 # One entry per control (a radio group, or checkboxes sharing a name, is one control);
 # run in the page. Labels as si_agent.dom reads them.
@@ -49,6 +51,8 @@ _PERCEIVE_JS = "() => {" + LABELS_JS + """
     || el.type === "checkbox";  // a styled radio or checkbox may hide its box
   const optionOf = (el) => ({value: el.value, label: labelOf(el).label || el.value});
   const out = [];
+  const elements = {};  // out's index -> the element of a single control
+  const PARTS = {day: ["day", "日", "dd"], month: ["month", "月", "mm"], year: ["year", "年", "yyyy"]};
   const groups = new Set();
   for (const el of document.querySelectorAll("input, select, textarea")) {
     const type = (el.getAttribute("type") || el.tagName).toLowerCase();
@@ -76,7 +80,7 @@ _PERCEIVE_JS = "() => {" + LABELS_JS + """
     const named = labelOf(el);
     out.push({
       key: el.id ? "id:" + el.id : "name:" + el.name, kind,
-      label: named.label, source: named.source, input_type: type,
+      label: named.label, source: named.source, input_type: type, hint: hintOf(el),
       multiple: kind === "select" && el.multiple,
       required: el.required || el.getAttribute("aria-required") === "true",
       options: kind === "select"
@@ -86,8 +90,34 @@ _PERCEIVE_JS = "() => {" + LABELS_JS + """
       value: kind === "checkbox" ? (el.checked ? "true" : "") : el.value || "",
       error: errorOf(el),
     });
+    elements[out.length - 1] = el;
   }
-  return out;
+  // Day, month and year boxes side by side (GOV.UK's date input, 年/月/日): one date.
+  const partOf = (c) => c && c.kind === "text" && c.source !== "name"
+    && Object.keys(PARTS).find((p) => PARTS[p].includes(c.label.toLowerCase().replace(/[^\p{L}]/gu, "")));
+  const merged = [];
+  for (let i = 0; i < out.length; i++) {
+    const run = out.slice(i, i + 3);
+    const parts = run.map(partOf);
+    if (run.length === 3 && parts.every(Boolean) && new Set(parts).size === 3) {
+      const members = run.map((c, n) => elements[i + n]);
+      const byPart = Object.fromEntries(parts.map((p, n) => [p, run[n]]));
+      merged.push({
+        key: "parts:" + run.map((c) => c.key).join("|"), kind: "dateparts",
+        label: groupOf(members), source: "group", input_type: "dateparts",
+        hint: run.map((c) => c.hint).join(" "),
+        required: run.some((c) => c.required),
+        parts: ["day", "month", "year"].map((p) => byPart[p].key),
+        value: ["year", "month", "day"].every((p) => byPart[p].value)
+          ? ["year", "month", "day"].map((p) => byPart[p].value).join("-") : "",
+        error: run.map((c) => c.error).find((e) => e !== null) ?? null,
+      });
+      i += 2;
+      continue;
+    }
+    merged.push(out[i]);
+  }
+  return merged;
 }
 """
 
@@ -105,9 +135,11 @@ class Control(BaseModel):
     label: str
     source: str = "label"  # where the label was read (si_agent.dom's labelOf)
     input_type: str = ""  # the input's type attribute (date, time, number...) or its tag
+    hint: str = ""  # what the page says of the form of its value (dom's hintOf)
     multiple: bool = False  # a select that takes several options
     required: bool = False
     options: list[Choice] = []
+    parts: list[str] = []  # a date in day, month and year boxes: their keys, in that order
     value: str = ""
     error: str | None = None  # the message announced for it, when it is invalid
 
@@ -121,8 +153,8 @@ class Control(BaseModel):
         """The label as compared (``labels.fold``)."""
         return fold(self.label)
 
-    def selector(self) -> str:
-        kind, _, ident = self.key.partition(":")
+    def selector(self, key: str | None = None) -> str:
+        kind, _, ident = (key or self.key).partition(":")
         if kind in ("radio", "checkbox"):
             return f'input[type="{kind}"][name="{css(ident)}"]'
         if kind == "name":

@@ -17,7 +17,7 @@ from si_agent.config.envsubst import expand_env
 from si_agent.errors import ExecutorError
 from si_agent.executor import texts
 from si_agent.executor.rpa.guarded import GuardedJob, digest, url_path
-from si_agent.labels import Button, button_meaning, holds_back
+from si_agent.labels import Button, button_meaning, lone_submit
 
 log = logging.getLogger(__name__)
 
@@ -111,8 +111,9 @@ class Navigation(GuardedJob):
             step = "submit"
             pick = next((i for i, m in enumerate(meant) if m == Button.SUBMIT), None)
         if pick is None:  # a form's lone submit button, whatever its words ("Go", "OK")
-            lone = [i for i, b in enumerate(found) if b["submits"] and not holds_back(b["name"])]
-            pick = lone[0] if len(lone) == 1 else None
+            submits = [i for i, b in enumerate(found) if b["submits"]]
+            one = lone_submit([found[i]["name"] for i in submits])
+            pick = submits[one] if one is not None else None
         if pick is None:
             return "submit", None
         self.trace.note(f"the {step} button: {found[pick]['name'][:40]!r}")
