@@ -94,7 +94,7 @@ _PERCEIVE_JS = "() => {" + LABELS_JS + """
   }
   // Day, month and year boxes side by side (GOV.UK's date input, 年/月/日): one date.
   const partOf = (c) => c && c.kind === "text" && c.source !== "name"
-    && Object.keys(PARTS).find((p) => PARTS[p].includes(c.label.toLowerCase().replace(/[^\p{L}]/gu, "")));
+    && Object.keys(PARTS).find((p) => PARTS[p].includes(c.label.toLowerCase().replace(/[^\\p{L}]/gu, "")));
   const merged = [];
   for (let i = 0; i < out.length; i++) {
     const run = out.slice(i, i + 3);
