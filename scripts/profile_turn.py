@@ -12,6 +12,7 @@ only; the library has no timing code):
     engine    the controller's turn without load, save and the submission
     execute   a submission (the job driver; the demo backend answers in-process)
     save      the session store's ``save``
+    record    the turn-event record (``TurnLog.turn``: masking, the event, its append)
     render    the chat view itself: body checks, ``model_dump`` and ``jsonify``
     other     the rest of the WSGI call: Flask/werkzeug dispatch, hooks, logging
 
@@ -44,7 +45,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from bench_api import DIALOGUES  # noqa: E402
 
-PHASES = ["auth", "limiter", "load", "engine", "execute", "save", "render", "other"]
+PHASES = ["auth", "limiter", "load", "engine", "execute", "save", "record", "render", "other"]
 
 
 class Phases:
@@ -142,6 +143,8 @@ def instrument(app, phases: Phases) -> None:
     store.save = phases.wrap("save", store.save)
     Controller._turn = phases.wrap("engine", Controller._turn)
     JobDriver.drive = phases.wrap("execute", JobDriver.drive)
+    turns = app.config["SI_CONTROLLER"].turns
+    turns.turn = phases.wrap("record", turns.turn)
     app.view_functions["chat.chat"] = phases.wrap("render", app.view_functions["chat.chat"])
     app.wsgi_app = phases.wrap("other", app.wsgi_app)
 
