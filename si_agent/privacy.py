@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from datetime import date
+from functools import lru_cache
 from typing import Any
 
 from si_agent.config.model import MASKED_TYPES, Business
@@ -22,19 +24,34 @@ _LONG_DIGITS = re.compile(r"(?<!\d)\d(?:[ \-]?\d){10,}(?![\dXx])[Xx]?")
 _LONG_SPOKEN = re.compile(rf"[{DIGIT_CHARS}](?:[ \-]?[{DIGIT_CHARS}]){{10,}}")
 
 
-def personal_spans(text: str) -> list[tuple[int, int, str, str]]:
-    """``(start, end, kind, raw)`` of each ID number, card, phone or long number, in order."""
+def personal_spans(text: str) -> tuple[tuple[int, int, str, str], ...]:
+    """``(start, end, kind, raw)`` of each ID number, card, phone or long number, in order.
+
+    Remembered for the last texts seen (``_SPANS_KEPT``; a turn scans its message for
+    the decision record, the turn record and the log, and a reply's values twice): the
+    scan runs three validators over the whole text, the largest part of masking a turn.
+    Keyed by the date too, as an ID number's birth date must not be in the future.
+    """
+    return _spans(text, date.today())
+
+
+_SPANS_KEPT = 1024
+
+
+@lru_cache(maxsize=_SPANS_KEPT)
+def _spans(text: str, today: date) -> tuple[tuple[int, int, str, str], ...]:
     spans: list[tuple[int, int, str, str]] = []
 
     def free(start: int, end: int) -> bool:
         return not any(start < e and s < end for s, e, _, _ in spans)
 
     for kind in _SCAN_ORDER:
-        spans += [(f.start, f.end, kind, f.raw) for f in extract(kind, text) if free(f.start, f.end)]
+        spans += [(f.start, f.end, kind, f.raw) for f in extract(kind, text, today=today)
+                  if free(f.start, f.end)]
     for pattern in (_LONG_DIGITS, _LONG_SPOKEN):
         spans += [(m.start(), m.end(), "number", m.group()) for m in pattern.finditer(text)
                   if free(m.start(), m.end())]
-    return sorted(spans)
+    return tuple(sorted(spans))
 
 
 def masked(kind: str, raw: str) -> str:

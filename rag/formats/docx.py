@@ -34,7 +34,8 @@ def convert_docx(data: bytes, limits: Limits) -> Converted:
         document = docx.Document(io.BytesIO(data))
         blocks = list(_blocks(document))
         title = document.core_properties.title or ""
-    except (zipfile.BadZipFile, zlib.error, KeyError, ValueError, LxmlError, OSError, EOFError) as exc:
+    except (zipfile.BadZipFile, zlib.error, KeyError, ValueError, LxmlError, OSError, EOFError,
+            NotImplementedError) as exc:
         log.info("unreadable docx: %s: %s", type(exc).__name__, exc)
         raise FileRefused("broken_docx") from None
     except Exception as exc:  # python-docx's own (PackageNotFoundError, InvalidXmlError)

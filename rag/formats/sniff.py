@@ -107,7 +107,8 @@ def _zip_type(data: bytes, limits: Limits) -> str:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         entries = archive.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError):
+    # NotImplementedError: a zip version or compression method zipfile cannot read.
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, NotImplementedError):
         raise FileRefused("broken_zip") from None
     if len(entries) > limits.max_entries:
         raise FileRefused("zip_bomb")

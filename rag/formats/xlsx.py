@@ -58,7 +58,7 @@ def convert_xlsx(data: bytes, limits: Limits) -> Converted:
     except FileRefused:
         raise
     except (zipfile.BadZipFile, zlib.error, InvalidFileException, KeyError, ValueError, TypeError,
-            OSError, EOFError, IndexError) as exc:
+            OSError, EOFError, IndexError, NotImplementedError) as exc:
         log.info("unreadable xlsx: %s: %s", type(exc).__name__, exc)
         raise FileRefused("broken_xlsx") from None
     return Converted("xlsx", markdown(blocks), pages=max(1, len(sheets)), title=title)

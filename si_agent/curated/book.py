@@ -4,13 +4,17 @@ Edits are checked here, whoever makes them (the console, the CLI, an import): ev
 question and paraphrase belongs to one answer only (compared by their match keys, so
 "请问失业金怎么领？" and "失业金怎么领" are the same question: ``DuplicateQuestion``),
 and the businesses named exist. The matcher's index is rebuilt whenever the store's
-revision changes, so an edit made on another machine is seen at the next question.
+revision changes. The revision is read at most once every ``REVISION_SECONDS`` (it is
+one Redis round trip, and a turn without a knowledge base asks whether curated
+answers exist): an edit made through this book is seen at once, one made on another
+machine or process within that time.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
@@ -19,6 +23,8 @@ from si_agent.curated.model import CuratedAnswer, Draft
 from si_agent.curated.store import CuratedStore
 
 log = logging.getLogger(__name__)
+
+REVISION_SECONDS = 1.0
 
 
 class DuplicateQuestion(ValueError):
@@ -56,6 +62,7 @@ class CuratedBook:
         self.businesses = frozenset(businesses)
         self._index: Index | None = None
         self._revision: int | None = None
+        self._checked = float("-inf")  # when the store's revision was last read
         self._lock = threading.Lock()
 
     # -- what citizens' questions use --------------------------------------------
@@ -73,12 +80,20 @@ class CuratedBook:
         self.store.count_hit(answer.id)
 
     def _current(self) -> Index:
+        now = time.monotonic()
+        if self._index is not None and now - self._checked < REVISION_SECONDS:
+            return self._index
         revision = self.store.revision()
         with self._lock:
             if self._index is None or revision != self._revision:
                 self._index = self.matcher.index(self.store.all())
                 self._revision = revision
+            self._checked = now
             return self._index
+
+    def _changed(self) -> None:
+        """After a write through this book: the next question reads the store again."""
+        self._checked = float("-inf")
 
     # -- what staff do ---------------------------------------------------------------
 
@@ -94,6 +109,7 @@ class CuratedBook:
         self._check(draft, self.store.all(), None)
         answer = CuratedAnswer(**draft.model_dump(), author=author, updated_by=author)
         self.store.write([answer])
+        self._changed()
         return answer
 
     def update(self, old: CuratedAnswer, draft: Draft, author: str) -> CuratedAnswer:
@@ -101,6 +117,7 @@ class CuratedBook:
         self._check(draft, self.store.all(), old.id)
         new = old.revised(draft, author)
         self.store.write([new], [old])
+        self._changed()
         return new
 
     def set_enabled(self, old: CuratedAnswer, enabled: bool, author: str) -> CuratedAnswer:
@@ -108,7 +125,9 @@ class CuratedBook:
         return self.update(old, draft, author)
 
     def delete(self, answer: CuratedAnswer) -> bool:
-        return self.store.delete(answer.id)
+        found = self.store.delete(answer.id)
+        self._changed()
+        return found
 
     def plan_import(self, drafts: Sequence[Draft], author: str) -> Imported:
         """What importing ``drafts`` would do, checked, without doing it: a draft whose
@@ -154,6 +173,7 @@ class CuratedBook:
             raise ValueError("an import with errors is not written")
         replaced = [old for u in plan.updated if (old := self.store.get(u.id)) is not None]
         self.store.write([*plan.added, *plan.updated], replaced)
+        self._changed()
 
     def _check(self, draft: Draft, answers: Sequence[CuratedAnswer], own: str | None) -> None:
         self._check_businesses(draft)

@@ -188,7 +188,7 @@ def _xlsx_rows(data: bytes) -> Iterator[list[object]]:
             unpacked = sum(i.file_size for i in z.infolist())
             if "xl/workbook.xml" not in z.namelist():
                 raise SheetError([texts.NOT_A_SHEET.format(detail="不是 Excel 工作簿")])
-    except zipfile.BadZipFile:
+    except (zipfile.BadZipFile, NotImplementedError):  # broken, or a zip version it cannot read
         raise SheetError([texts.NOT_A_SHEET.format(detail="文件已损坏")]) from None
     if unpacked > MAX_UNPACKED:
         raise SheetError([texts.TOO_LARGE.format(limit=MAX_BYTES // (1024 * 1024))])

@@ -2,8 +2,8 @@
 
 One list per conversation (``<prefix>turns:c:<id>``, each record's JSON, oldest first)
 and one sorted set (``<prefix>turns:recent``) of conversation ids scored by their last
-record's time. ``append`` is one pipeline (``RPUSH``, ``ZADD``, ``EXPIRE`` to the
-retention period); ``purge`` drops the conversations last active before the cutoff and
+record's time. ``append`` is one round trip (``RPUSH``, ``EXPIRE`` to the retention
+period, ``ZADD``); ``purge`` drops the conversations last active before the cutoff and
 trims older records off the others.
 """
 
@@ -48,7 +48,9 @@ class RedisTurnStore:
     def append(self, record: TurnRecord) -> None:
         key = self._list(record.conversation)
         try:
-            pipe = self._client.pipeline(transaction=True)
+            # One round trip; no MULTI/EXEC: each command stands alone, and a record
+            # whose EXPIRE or ZADD was lost still expires or is listed with the next one.
+            pipe = self._client.pipeline(transaction=False)
             pipe.rpush(key, dump(record))
             pipe.expire(key, int(self.retention.total_seconds()))
             pipe.zadd(self._index, {record.conversation: record.at.timestamp()})

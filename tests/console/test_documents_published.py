@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from si_agent.knowledge import behind
 from tests.console.conftest import csrf
 from tests.console.test_documents import QUESTION, STAFF, doc_id_of, staff_entries, upload
 from tests.documents import govdocs
@@ -68,7 +69,7 @@ class CountingEmbed:
 
 
 def test_publish_replace_and_delete_change_what_citizens_are_told(kb_app, client, monkeypatch):
-    kb = kb_app.config["SI_CONTROLLER"].knowledge
+    kb = behind(kb_app.config["SI_CONTROLLER"].knowledge)  # the base under the curated answers
     assert "关于调整2026年度" not in citizen_reply(client, QUESTION)
     stored = kb.store.documents()
     counting = CountingEmbed(kb.embedder)

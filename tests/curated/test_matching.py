@@ -69,6 +69,38 @@ def test_a_disabled_answer_answers_nothing_and_an_edit_is_seen_at_once(book):
     assert book.match("社保卡丢了怎么办") is not None
 
 
+class _Counting:
+    """A store that counts its revision reads (one Redis round trip each in production)."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.reads = inner, 0
+
+    def revision(self) -> int:
+        self.reads += 1
+        return self.inner.revision()
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def test_another_machines_edit_is_seen_within_a_second_and_the_store_is_asked_once(
+        book, matcher, catalog, monkeypatch):
+    from si_agent.curated import CuratedBook
+    from si_agent.curated import book as book_module
+
+    clock = [1000.0]
+    monkeypatch.setattr(book_module.time, "monotonic", lambda: clock[0])
+    other = CuratedBook(_Counting(book.store), matcher, catalog.keys())  # another process
+    answer = book.add(_draft("社保卡丢了怎么办"), "alice")
+    for _ in range(20):
+        assert other.match("社保卡丢了怎么办").answer.id == answer.id
+    assert other.store.reads == 1
+    book.set_enabled(answer, False, "bob")
+    clock[0] += book_module.REVISION_SECONDS + 0.01
+    assert other.match("社保卡丢了怎么办") is None
+    assert other.store.reads == 2
+
+
 def test_one_question_belongs_to_one_answer(book):
     first = book.add(_draft("社保卡丢了怎么办", "社保卡掉了"), "alice")
     with pytest.raises(DuplicateQuestion) as caught:

@@ -12,6 +12,7 @@ from openpyxl import Workbook
 
 from si_agent.curated import Draft
 from si_agent.curated.sheet import MAX_BYTES, MAX_ROWS, SheetError, read_sheet
+from tests.documents import govdocs
 
 BUSINESSES = {"unemployment_benefit": "unemployment_benefit", "失业保险金申领": "unemployment_benefit"}
 
@@ -78,6 +79,8 @@ def test_an_unknown_business_is_a_bad_row():
     (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 200, "faq.xlsx", "旧版 .xls 或已加密"),
     (b"%PDF-1.7\n" + b"x" * 100, "faq.pdf", "文件类型不受支持"),
     (b"PK\x03\x04 not really a zip", "faq.xlsx", "文件已损坏"),
+    pytest.param(govdocs.of_a_later_zip_version(govdocs.xlsx()), "faq.xlsx", "文件已损坏",
+                 id="of-a-later-zip-version"),
     ("问题,答案,来源,日期\n".encode(), "faq.csv", "表中没有任何问答"),
     ("名称,说明\n社保卡,答\n".encode(), "faq.csv", "第1行应为表头"),
     ("问题,答案\n社保卡,答\n".encode(), "faq.csv", "缺少：来源、日期"),

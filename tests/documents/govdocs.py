@@ -209,3 +209,14 @@ def chromium_pdf(driver) -> bytes:
             margin={"top": "20mm", "bottom": "20mm", "left": "25mm", "right": "25mm"})
     finally:
         browser.close()
+
+
+def of_a_later_zip_version(data: bytes) -> bytes:
+    """``data`` (a zip) with each entry saying it needs a zip version no reader has
+    (10.0): Python's zipfile raises NotImplementedError for it, not BadZipFile."""
+    out = bytearray(data)
+    at = out.find(b"PK\x01\x02")
+    while at != -1:
+        out[at + 6:at + 8] = (100).to_bytes(2, "little")  # version needed to extract
+        at = out.find(b"PK\x01\x02", at + 4)
+    return bytes(out)

@@ -97,6 +97,10 @@ def test_a_table_with_a_title_row_and_one_without_a_header():
     (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(600), "a.docx", "foreign_file"),
     (b"PK\x05\x06" + bytes(18), "a.xlsx", "type_mismatch"),  # an empty zip
     (b"PK\x03\x04" + bytes(40), "a.xlsx", "broken_zip"),
+    pytest.param(govdocs.of_a_later_zip_version(govdocs.docx()), "a.docx", "broken_zip",
+                 id="docx-of-a-later-zip-version"),
+    pytest.param(govdocs.of_a_later_zip_version(govdocs.xlsx()), "a.xlsx", "broken_zip",
+                 id="xlsx-of-a-later-zip-version"),
     (b"x" * 11, "a.md", "too_large"),
 ])
 def test_refusals_by_content(data, name, code):

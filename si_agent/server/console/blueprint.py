@@ -6,9 +6,11 @@ a view reads the signed-in staff member with ``signed_in()``.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 from flask import Blueprint, current_app, g, redirect, render_template, request, url_for
 from flask_wtf.csrf import CSRFError
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from si_agent.server.console import texts
 from si_agent.server.console.identity import NotSignedIn, Staff, identify
@@ -84,6 +86,36 @@ def _not_signed_in(err: NotSignedIn):
 @bp.errorhandler(CSRFError)
 def _csrf(err: CSRFError):
     return _error(400, texts.CSRF_FAILED)
+
+
+# The page a screen shows for a request over its size limit, by endpoint (``too_large``).
+_TOO_LARGE: dict[str, Callable[[RequestEntityTooLarge], object]] = {}
+
+
+def too_large(endpoints: Iterable[str]):
+    """Register the decorated function as the 413 page of ``endpoints`` (a blueprint
+    has one handler per exception: each screen's own would replace the others')."""
+
+    def register(handler: Callable[[RequestEntityTooLarge], object]):
+        for endpoint in endpoints:
+            _TOO_LARGE[endpoint] = handler
+        return handler
+
+    return register
+
+
+@bp.errorhandler(RequestEntityTooLarge)
+def _too_large(err: RequestEntityTooLarge):
+    # Raised by the CSRF check reading the form, before the caller was identified.
+    if g.get("si_staff") is None and request.endpoint not in OPEN_ENDPOINTS:
+        try:
+            g.si_staff = identify()
+        except NotSignedIn as exc:
+            return _not_signed_in(exc)
+        except ApiError as exc:
+            return _api_error(exc)
+    handler = _TOO_LARGE.get(request.endpoint or "")
+    return handler(err) if handler is not None else _http_error(err)
 
 
 @bp.errorhandler(HTTPException)

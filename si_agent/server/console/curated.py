@@ -21,7 +21,7 @@ from si_agent.curated import texts as curated_texts
 from si_agent.curated.knowledge import source_line
 from si_agent.curated.sheet import MAX_BYTES, SheetError, edit_reason, import_errors, read_sheet
 from si_agent.server.console import texts
-from si_agent.server.console.blueprint import bp, signed_in
+from si_agent.server.console.blueprint import bp, signed_in, too_large
 
 MULTIPART_OVERHEAD = 64 * 1024  # boundaries, the CSRF field
 # A form at its limits (4,000 characters of answer, 50 paraphrases of 200), URL-encoded.
@@ -37,7 +37,7 @@ def _request_size() -> None:
         request.max_content_length = FORM_BYTES
 
 
-@bp.errorhandler(RequestEntityTooLarge)
+@too_large(["console.curated_import"])
 def _too_large(err: RequestEntityTooLarge):
     return _import_failed([curated_texts.TOO_LARGE.format(limit=MAX_BYTES // (1024 * 1024))],
                           status=413)

@@ -38,7 +38,6 @@ from typing import Protocol, runtime_checkable
 
 from flask import (
     current_app,
-    g,
     redirect,
     render_template,
     request,
@@ -55,10 +54,9 @@ from rag.formats.sniff import human_size
 from rag.knowledge_base import PublishReport
 from rag.library import Library, Meta, Record, Version
 from si_agent.audit import AuditLog, StaffAction
+from si_agent.knowledge import behind
 from si_agent.server.console import texts
-from si_agent.server.console.blueprint import bp, signed_in
-from si_agent.server.console.identity import NotSignedIn, identify
-from si_agent.server.errors import ApiError
+from si_agent.server.console.blueprint import bp, signed_in, too_large
 
 log = logging.getLogger(__name__)
 
@@ -97,19 +95,8 @@ def _upload_limit():
         request.max_content_length = _limits().max_bytes + MULTIPART_OVERHEAD
 
 
-@bp.errorhandler(RequestEntityTooLarge)
-def _too_large(err):
-    # Raised by the CSRF check reading the form, before the caller was identified.
-    if g.get("si_staff") is None:
-        try:
-            g.si_staff = identify()
-        except NotSignedIn:
-            return render_template("console/error.html", message=texts.SIGN_IN_FIRST,
-                                   status=401), 401
-        except ApiError as exc:
-            message = texts.ROLE_REQUIRED if exc.status == 403 else exc.message
-            return render_template("console/error.html", message=message,
-                                   status=exc.status), exc.status
+@too_large(UPLOAD_ENDPOINTS)
+def _too_large(err: RequestEntityTooLarge):
     message = FileRefused("too_large", size=human_size(_limits().max_bytes)).message
     _audit_refused("too_large")
     return _list_page(error=message, status=413)
@@ -327,7 +314,8 @@ def _library() -> Library:
 
 
 def _knowledge() -> PublishingKnowledge | None:
-    knowledge = current_app.config["SI_CONTROLLER"].knowledge
+    # The knowledge base itself, behind the curated answers that stand in front of it.
+    knowledge = behind(current_app.config["SI_CONTROLLER"].knowledge)
     if isinstance(knowledge, PublishingKnowledge) and knowledge.library is not None:
         return knowledge
     return None
