@@ -176,3 +176,15 @@ def test_outside_office_hours_nobody_is_promised(tmp_path):
     app.config["SI_CONTROLLER"].handoff.beat("gh1024")  # even with someone signed in
     reply = Citizen(app.test_client(), "late").say("转人工")["reply"]
     assert "现在不是人工服务时间" in reply and "H" in reply and "12333社保服务热线" in reply
+
+
+def test_a_closing_note_is_kept_masked(app, client, staff):
+    number = Citizen(client, "citizen-6").say("人工")["handoff"]["number"]
+    a = staff["gh1024"]
+    post(a, f"/console/handoff/{number}/take", "/console/handoff")
+    closed = post(a, f"/console/handoff/{number}/close", f"/console/handoff/{number}",
+                  outcome="callback", note=f"已约回电，身份证{ID}，电话13800138000")
+    assert closed.status_code == 303
+    note = app.config["SI_CONTROLLER"].handoff.get(number).note
+    assert note is not None and "已约回电" in note
+    assert ID not in note and "13800138000" not in note and "3301**********0133" in note

@@ -26,6 +26,7 @@ from flask import current_app, jsonify, redirect, render_template, request, url_
 from si_agent.audit import AuditLog, StaffAction
 from si_agent.errors import TicketRefused
 from si_agent.handoff import Desk, Outcome, Ticket, TicketState
+from si_agent.privacy import redact_text
 from si_agent.server.console import texts
 from si_agent.server.console.blueprint import bp, signed_in
 
@@ -133,7 +134,9 @@ def handoff_close(number: str):
     outcome = request.form.get("outcome", "")
     if outcome not in texts.CLOSING_OUTCOMES:
         return _ticket_page(_desk().get(number), staff.name, texts.BAD_OUTCOME, 400)
-    note = request.form.get("note", "").strip()[:500] or None
+    # kept on the ticket for 30 days: masked as the citizen's messages are (the page asks
+    # for no ID numbers in it, and someone will paste one anyway)
+    note = redact_text(request.form.get("note", "").strip()[:500]) or None
     try:
         _desk().close(number, staff.name, Outcome(outcome), note)
     except TicketRefused as exc:
