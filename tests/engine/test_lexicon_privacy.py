@@ -63,3 +63,27 @@ def test_placeholders_round_trip_and_show_masked():
 ])
 def test_numbers_said_digit_by_digit_are_masked_as_read(text, shown):
     assert redact_text(text) == shown
+
+
+def test_personal_spans_are_remembered_per_day(monkeypatch):
+    """The scan is remembered by text and date: an ID number whose birth date is
+    tomorrow is a long number today and an ID number from tomorrow on."""
+    from datetime import date, timedelta
+
+    import si_agent.privacy as privacy
+    from tests.validators.validators_support import make_id
+
+    today = date.today()
+    tomorrow = today + timedelta(days=1)
+    number = make_id(birth=tomorrow.strftime("%Y%m%d"))
+    text = f"我的身份证号是{number}"
+    assert [kind for *_, kind, _ in privacy.personal_spans(text)] == ["number"]
+
+    class Tomorrow(date):
+        @classmethod
+        def today(cls):
+            return tomorrow
+
+    monkeypatch.setattr(privacy, "date", Tomorrow)
+    assert [kind for *_, kind, _ in privacy.personal_spans(text)] == ["idcard"]
+    assert privacy.personal_spans(text) is privacy.personal_spans(text)  # remembered
