@@ -81,6 +81,12 @@ def test_the_preview_chat_runs_the_edited_yaml_and_touches_nothing(client, folde
     preview = text.split('data-testid="preview"', 1)[1].split("</div>", 1)[0]
     assert preview.count("市民：") == 2 and "请告诉我您的身份证号（预览版）" in preview
     assert path.read_text(encoding="utf-8") == original  # a preview saves nothing
+    # A long file (a comment of 28,000 Chinese characters: 250 KB URL-encoded) is
+    # previewed: the API's 64 KB request limit is not the editor's.
+    long = edited + "# " + "说明" * 14_000 + "\n"
+    longer = client.post(f"/console/businesses/{FILE}/preview", headers=STAFF,
+                         data=form(client, content=long, message="我要转社保"))
+    assert longer.status_code == 200, text_of(longer)[:300]
     broken = client.post(f"/console/businesses/{FILE}/preview", headers=STAFF,
                          data=form(client, content="id: [", message="你好"))
     assert broken.status_code == 400 and "无法预览" in text_of(broken)

@@ -180,6 +180,17 @@ def test_citizens_csrf_and_size(client, folder):
     no_csrf = client.post("/console/moderation", headers=STAFF,
                           data={"content": EDITED, "based_on": based_on(client)})
     assert no_csrf.status_code == 400 and not (folder / MODERATION_FILE).exists()
+    # A list of 1,500 Chinese words is ~90 KB URL-encoded: over the API's request limit,
+    # not over the editor's.
+    words = ["".join(chr(0x5000 + 4 * i + k) for k in range(4)) for i in range(1500)]
+    many = DEFAULT.replace("allow:\n", f"""  - id: many
+    label: 大量词
+    action: refuse
+    words: [{", ".join(words)}]
+allow:
+""")
+    checked = post(client, "/console/moderation/check", many)
+    assert checked.status_code == 200, text_of(checked)[:300]
     huge = post(client, "/console/moderation", "# " + "字" * 700_000)
     assert huge.status_code == 413 and "过大" in text_of(huge)
     assert client.get("/console/moderation/versions/nope", headers=STAFF).status_code == 404

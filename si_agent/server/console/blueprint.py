@@ -88,6 +88,34 @@ def _csrf(err: CSRFError):
     return _error(400, texts.CSRF_FAILED)
 
 
+# A screen's own request size limit, by endpoint (``request_limit``): the API's
+# (``SI_MAX_BODY_BYTES``, 64 KB) is too small for a spreadsheet, a document, a word
+# list or a business file, and is applied by the CSRF check reading the form.
+_LIMITS: dict[str, Callable[[], int]] = {}
+FORM_OVERHEAD = 64 * 1024  # multipart boundaries, the CSRF token and the other fields
+
+
+def request_limit(endpoints: Iterable[str], max_bytes: int | Callable[[], int]) -> None:
+    """POSTs to ``endpoints`` may be ``max_bytes`` long (a number, or a function read per
+    request: a setting)."""
+    size = max_bytes if callable(max_bytes) else (lambda: max_bytes)
+    for endpoint in endpoints:
+        _LIMITS[endpoint] = size
+
+
+def url_encoded(max_bytes: int) -> int:
+    """The request size of a form whose text field holds ``max_bytes`` of UTF-8: URL
+    encoding writes each byte of a Chinese character as %XX."""
+    return 3 * max_bytes + FORM_OVERHEAD
+
+
+@bp.before_app_request  # before the blueprint's checks, whose CSRF check reads the form
+def _request_limit() -> None:
+    size = _LIMITS.get(request.endpoint or "")
+    if size is not None and request.method in UNSAFE_METHODS:
+        request.max_content_length = size()
+
+
 # The page a screen shows for a request over its size limit, by endpoint (``too_large``).
 _TOO_LARGE: dict[str, Callable[[RequestEntityTooLarge], object]] = {}
 

@@ -35,7 +35,7 @@ from si_agent.config.settings import Settings
 from si_agent.errors import ConfigErrors, SiAgentError
 from si_agent.flow.controller import Controller
 from si_agent.server.console import texts
-from si_agent.server.console.blueprint import bp, signed_in
+from si_agent.server.console.blueprint import bp, request_limit, signed_in, url_encoded
 
 MAX_FILE_BYTES = 200_000  # a business file saved or previewed from the console
 SANDBOXES = 4  # preview assistants kept (each about 1 s to build)
@@ -59,6 +59,10 @@ def _problems_by_file(found: FolderCheck) -> dict[str, list]:
     for problem in [*found.errors, *found.warnings]:
         by_file.setdefault(Path(problem.file).name, []).append(problem)
     return by_file
+
+
+request_limit(["console.business_preview", "console.business_save"],
+              url_encoded(MAX_FILE_BYTES))
 
 
 @bp.get("/businesses")

@@ -21,20 +21,18 @@ from si_agent.curated import texts as curated_texts
 from si_agent.curated.knowledge import source_line
 from si_agent.curated.sheet import MAX_BYTES, SheetError, edit_reason, import_errors, read_sheet
 from si_agent.server.console import texts
-from si_agent.server.console.blueprint import bp, signed_in, too_large
+from si_agent.server.console.blueprint import (
+    FORM_OVERHEAD,
+    bp,
+    request_limit,
+    signed_in,
+    too_large,
+)
 
-MULTIPART_OVERHEAD = 64 * 1024  # boundaries, the CSRF field
 # A form at its limits (4,000 characters of answer, 50 paraphrases of 200), URL-encoded.
 FORM_BYTES = 512 * 1024
-
-
-@bp.before_app_request  # before the console's CSRF check reads the form
-def _request_size() -> None:
-    """The API's request limit (``SI_MAX_BODY_BYTES``) is too small for a spreadsheet."""
-    if request.endpoint == "console.curated_import":
-        request.max_content_length = MAX_BYTES + MULTIPART_OVERHEAD
-    elif request.endpoint in ("console.curated_new", "console.curated_edit"):
-        request.max_content_length = FORM_BYTES
+request_limit(["console.curated_import"], MAX_BYTES + FORM_OVERHEAD)
+request_limit(["console.curated_new", "console.curated_edit"], FORM_BYTES)
 
 
 @too_large(["console.curated_import"])

@@ -56,11 +56,16 @@ from rag.library import Library, Meta, Record, Version
 from si_agent.audit import AuditLog, StaffAction
 from si_agent.knowledge import behind
 from si_agent.server.console import texts
-from si_agent.server.console.blueprint import bp, signed_in, too_large
+from si_agent.server.console.blueprint import (
+    FORM_OVERHEAD,
+    bp,
+    request_limit,
+    signed_in,
+    too_large,
+)
 
 log = logging.getLogger(__name__)
 
-MULTIPART_OVERHEAD = 64 * 1024  # boundaries and the metadata fields
 TITLE_MAX = 200
 SOURCE_MAX = 500
 UPLOAD_ENDPOINTS = frozenset({"console.documents", "console.document_replace"})
@@ -88,11 +93,7 @@ class FormError(ValueError):
     """A metadata field staff must correct (the message says which, in Chinese)."""
 
 
-@bp.before_app_request
-def _upload_limit():
-    # Runs before the blueprint's checks, whose CSRF check parses the form.
-    if request.endpoint in UPLOAD_ENDPOINTS and request.method == "POST":
-        request.max_content_length = _limits().max_bytes + MULTIPART_OVERHEAD
+request_limit(UPLOAD_ENDPOINTS, lambda: _limits().max_bytes + FORM_OVERHEAD)
 
 
 @too_large(UPLOAD_ENDPOINTS)
@@ -400,7 +401,7 @@ def _audit(action: StaffAction, version: Version, *, extra: str = "") -> None:
 
 def _audit_refused(code: str, doc_id: str | None = None) -> None:
     part = request.files.get("file") if request.content_length is not None and \
-        request.content_length <= _limits().max_bytes + MULTIPART_OVERHEAD else None
+        request.content_length <= _limits().max_bytes + FORM_OVERHEAD else None
     name = part.filename[:100] if part is not None and part.filename else "?"
     _audit_log().staff(signed_in().name, StaffAction.DOCUMENT_UPLOADED, target=doc_id,
                        outcome="refused", detail=f"{code}: {name}")

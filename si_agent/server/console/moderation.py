@@ -26,7 +26,7 @@ from si_agent.audit.model import utc_now
 from si_agent.errors import StoreUnavailable
 from si_agent.moderation import Moderation, WordListEditor
 from si_agent.moderation.live import MAX_LIST_BYTES, InvalidList, ListChanged, digest
-from si_agent.server.console.blueprint import bp, signed_in
+from si_agent.server.console.blueprint import bp, request_limit, signed_in, url_encoded
 from si_agent.server.console.texts import (
     MODERATION_ACTIONS,
     MODERATION_CHANGED,
@@ -108,6 +108,10 @@ def _page(*, content: str | None = None, based_on: str | None = None, errors=(),
         actions=MODERATION_ACTIONS,
         max_chars=MAX_LIST_BYTES // 3,
     ), status
+
+
+request_limit(["console.moderation_check", "console.moderation_save"],
+              url_encoded(MAX_LIST_BYTES))
 
 
 @bp.get("/moderation")
