@@ -29,6 +29,7 @@ from si_agent.flow.result import awaited_step
 from si_agent.server.auth import current_user
 from si_agent.server.errors import ApiError
 from si_agent.server.identity import token_required
+from si_agent.session.base import session_ref
 from si_agent.uploads import DecodeSlots, UploadRejected, UploadVault, check_header, clean_image
 
 log = logging.getLogger(__name__)
@@ -60,14 +61,14 @@ def upload():
     try:
         check_header(data, **limits)
         if not slots.acquire():
-            log.warning("upload refused for %s: all %d decode slots busy", user[:8], slots.slots)
+            log.warning("upload refused for %s: all %d decode slots busy", session_ref(user), slots.slots)
             raise ApiError(503, "uploads_busy")
         try:
             image = clean_image(data, **limits)
         finally:
             slots.release()
     except UploadRejected as err:
-        log.info("upload refused for %s: %s", user[:8], err.code)  # never the image itself
+        log.info("upload refused for %s: %s", session_ref(user), err.code)  # never the image itself
         raise ApiError(err.status, err.code, mb=settings.upload_max_bytes // 2**20,
                        mp=settings.upload_max_pixels // 10**6) from None
     try:

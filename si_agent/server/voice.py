@@ -21,6 +21,7 @@ from si_agent.flow.controller import Controller
 from si_agent.server.auth import current_user
 from si_agent.server.errors import ApiError
 from si_agent.server.identity import token_required
+from si_agent.session.base import session_ref
 from si_agent.voice import Recognizer, RecognizerUnavailable
 from si_agent.voice.listen import listen
 
@@ -53,7 +54,7 @@ def voice():
         text = listen(recognizer, data, controller.catalog, controller.store.load(user),
                       max_bytes=settings.voice_max_bytes, max_seconds=settings.voice_max_seconds)
     except UploadRejected as err:
-        log.info("voice clip refused for %s: %s", user[:8], err.code)  # never the audio
+        log.info("voice clip refused for %s: %s", session_ref(user), err.code)  # never the audio
         raise ApiError(err.status, err.code, mb=mb, seconds=settings.voice_max_seconds) \
             from None
     except RecognizerUnavailable:

@@ -66,3 +66,11 @@ def test_percentiles():
     assert percentile([5], .95) == 5
     assert percentile(list(range(1, 101)), .5) == 50
     assert percentile(list(range(1, 101)), .95) == 95
+
+
+def test_a_csv_cell_that_excel_would_run_is_text():
+    from si_agent.server.console.analytics import _cell
+
+    assert _cell('=HYPERLINK("http://evil","x")') == '\'=HYPERLINK("http://evil","x")'
+    assert _cell("+cmd|' /C calc'!A0").startswith("'+") and _cell("@SUM(1)") == "'@SUM(1)"
+    assert _cell("社保卡挂失") == "社保卡挂失" and _cell("card_loss") == "card_loss"

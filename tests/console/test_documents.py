@@ -82,6 +82,15 @@ def test_an_upload_is_a_draft_whose_text_and_chunks_are_shown(app, client, maker
     assert library(app).record(doc_id).latest.state == "draft"
 
 
+def test_a_notice_comes_from_what_staff_did_not_from_the_link(app, client):
+    answer = upload(client, govdocs.markdown(), "通知.md")
+    assert "notice" not in answer.headers["Location"]
+    assert "已上传为草稿" in client.get(answer.headers["Location"], headers=STAFF).get_data(
+        as_text=True)
+    spoofed = client.get("/console/documents?notice=请立即拨打110", headers=STAFF)
+    assert "请立即拨打110" not in spoofed.get_data(as_text=True)
+
+
 def test_the_original_downloads_as_an_attachment(app, client):
     doc_id, version = doc_id_of(upload(client, govdocs.docx(), "通知.docx"))
     got = client.get(f"/console/documents/{doc_id}/original?version={version}", headers=STAFF)

@@ -110,7 +110,7 @@ def test_a_saved_list_is_used_at_once_versioned_and_audited(client, folder, app)
 
     saved = post(client, "/console/moderation", EDITED)
     assert saved.status_code == 303
-    assert "saved=" in saved.headers["Location"]
+    assert saved.headers["Location"].endswith("/console/moderation")  # the notice is flashed
     assert (folder / MODERATION_FILE).read_text(encoding="utf-8") == EDITED
 
     refused = chat(client, "dora", "我要转社保 蓝莓果酱暗号")
@@ -118,6 +118,9 @@ def test_a_saved_list_is_used_at_once_versioned_and_audited(client, folder, app)
 
     page = text_of(client.get(saved.headers["Location"], headers=STAFF))
     assert "已保存为版本" in page and f"{folder / MODERATION_FILE}" in page
+    assert "已保存为版本" not in text_of(client.get("/console/moderation", headers=STAFF))
+    spoofed = text_of(client.get("/console/moderation?saved=../../../etc/passwd", headers=STAFF))
+    assert "已保存为版本" not in spoofed and "etc/passwd" not in spoofed
     versions = page.split('data-testid="moderation-versions"', 1)[1].split("</table>", 1)[0]
     assert versions.count("<tr>") == 3  # header + the new list + the default it replaced
     assert "li" in versions and "控制台首次保存前的词表" in versions and "使用中" in versions

@@ -179,3 +179,14 @@ def test_local_recogniser_end_to_end(settings):
         assert "社保卡" in turn["transcript"]
     finally:
         server.stop()
+
+
+def test_a_refused_clip_is_logged_without_the_citizens_id(served, caplog):
+    """Gateways often make a phone or ID number the token's subject: a log line names
+    the session by its digest (``sid#…``), not by a slice of the id."""
+    caplog.set_level(logging.INFO)
+    token = served.http.post(f"{served.url}/api/token", json={"user_id": "13800138000"}).json()
+    served.http.headers["Authorization"] = f"Bearer {token['access_token']}"
+    assert served.voice(b"\x1a\x45\xdf\xa3" + b"\x00junk" * 40, kind="audio/webm").status_code == 400
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "voice clip refused for sid#" in logged and "1380013" not in logged

@@ -52,6 +52,15 @@ def analytics():
                            truncated=numbers.conversations >= SCAN), 400 if error else 200
 
 
+# A cell that starts so is a formula to Excel (=HYPERLINK(...), +cmd|...): a business name
+# staff typed is shown as text (OWASP's CSV injection advice: a leading apostrophe).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(text: str) -> str:
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
 @bp.get("/analytics.csv")
 def analytics_csv():
     numbers, names, _, error = _report()
@@ -59,7 +68,7 @@ def analytics_csv():
     writer = csv.writer(out)
     writer.writerow(["business", "name", *STEPS, *ENDINGS])
     for f in numbers.funnels:
-        writer.writerow([f.business, names.get(f.business, f.business),
+        writer.writerow([_cell(f.business), _cell(names.get(f.business, f.business)),
                          *(f.steps[s] for s in STEPS),
                          *(sum(f.endings[e].values()) for e in ENDINGS)])
     return Response("\ufeff" + out.getvalue(), mimetype="text/csv",  # BOM: Excel reads UTF-8

@@ -38,6 +38,8 @@ from typing import Protocol, runtime_checkable
 
 from flask import (
     current_app,
+    flash,
+    get_flashed_messages,
     redirect,
     render_template,
     request,
@@ -114,7 +116,7 @@ def _missing(err):
 @bp.route("/documents", methods=["GET", "POST"])
 def documents():
     if request.method == "GET":
-        return _list_page(notice=request.args.get("notice"))
+        return _list_page(notice=_flashed())
     try:
         meta, data, filename = _upload()
         converted = convert(data, filename, _limits())
@@ -140,7 +142,7 @@ def document(doc_id: str):
     shown = next((v for v in record.versions if v.version == number), None)
     if shown is None:
         shown = record.draft or record.live or record.latest
-    return _document_page(record, shown, notice=request.args.get("notice"))
+    return _document_page(record, shown, notice=_flashed())
 
 
 @bp.get("/documents/<doc_id>/original")
@@ -208,8 +210,10 @@ def document_discard(doc_id: str):
     _audit(StaffAction.DOCUMENT_DISCARDED, version)
     notice = texts.DOC_DISCARDED.format(version=version.version)
     if _library().record(doc_id) is None:  # its only version
-        return redirect(url_for("console.documents", notice=notice), code=303)
-    return redirect(url_for("console.document", doc_id=doc_id, notice=notice), code=303)
+        flash(notice, NOTICE)
+        return redirect(url_for("console.documents"), code=303)
+    flash(notice, NOTICE)
+    return redirect(url_for("console.document", doc_id=doc_id), code=303)
 
 
 @bp.post("/documents/<doc_id>/delete")
@@ -230,8 +234,8 @@ def document_delete(doc_id: str):
     _library().delete(doc_id)
     shown = record.live or record.latest
     _audit(StaffAction.DOCUMENT_DELETED, shown, extra=f"{len(record.versions)} versions")
-    notice = texts.DOC_DELETED.format(title=shown.meta.title)
-    return redirect(url_for("console.documents", notice=notice), code=303)
+    flash(texts.DOC_DELETED.format(title=shown.meta.title), NOTICE)
+    return redirect(url_for("console.documents"), code=303)
 
 
 @bp.app_template_filter("doc_time")
@@ -342,8 +346,18 @@ def _version(doc_id: str, number: int | None) -> Version:
 
 
 def _to(version: Version, notice: str):
-    return redirect(url_for("console.document", doc_id=version.doc_id, version=version.version,
-                            notice=notice), code=303)
+    flash(notice, NOTICE)
+    return redirect(url_for("console.document", doc_id=version.doc_id, version=version.version),
+                    code=303)
+
+
+# What a change did, shown once on the page it leads to: a flashed message in the
+# signed session, never a query parameter (a link could put any text in a green notice).
+NOTICE = "notice"
+
+
+def _flashed() -> str | None:
+    return next(iter(get_flashed_messages(category_filter=[NOTICE])), None)
 
 
 def _chunks(version: Version) -> list[Chunk]:

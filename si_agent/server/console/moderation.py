@@ -19,7 +19,16 @@ from __future__ import annotations
 from collections import Counter
 from datetime import timedelta
 
-from flask import abort, current_app, redirect, render_template, request, url_for
+from flask import (
+    abort,
+    current_app,
+    flash,
+    get_flashed_messages,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 
 from si_agent.audit import StaffAction
 from si_agent.audit.model import utc_now
@@ -110,13 +119,16 @@ def _page(*, content: str | None = None, based_on: str | None = None, errors=(),
     ), status
 
 
+SAVED = "moderation-saved"
 request_limit(["console.moderation_check", "console.moderation_save"],
               url_encoded(MAX_LIST_BYTES))
 
 
 @bp.get("/moderation")
 def moderation():
-    saved = request.args.get("saved")
+    # The version just saved, flashed in the signed session (a query parameter would let
+    # a link show any text as a green notice).
+    saved = next(iter(get_flashed_messages(category_filter=[SAVED])), None)
     return _page(notice=MODERATION_SAVED.format(version=saved) if saved else None)
 
 
@@ -182,4 +194,5 @@ def _save(edit: WordListEditor, content: str, based_on: str, action: StaffAction
     audit.staff(staff.name, action, target="_moderation.yaml",
                 detail=f"version {version.id}: {version.words} words"
                        + (f"; {note}" if note else ""))
-    return redirect(url_for("console.moderation", saved=version.id), code=303)
+    flash(version.id, SAVED)
+    return redirect(url_for("console.moderation"), code=303)
