@@ -74,13 +74,21 @@ class RateLimiter:
 
     def hit(self, key: str, scope: str) -> None:
         """Count one request of ``key`` on ``scope``; raise ``RateLimited`` over the limit."""
+        self._count("hit", key, scope)
+
+    def check(self, key: str, scope: str) -> None:
+        """Raise ``RateLimited`` if ``key`` is over the limit on ``scope``, counting
+        nothing (a sign-in counts only its failures: ``hit`` after)."""
+        self._count("test", key, scope)
+
+    def _count(self, how: str, key: str, scope: str) -> None:
         limiter = self._shared if time.monotonic() >= self._down_until else self._fallback
         try:
-            allowed = limiter.hit(self.item, key, scope)
+            allowed = getattr(limiter, how)(self.item, key, scope)
         except StorageError as exc:
             self._storage_failed(exc)
             limiter = self._fallback
-            allowed = limiter.hit(self.item, key, scope)
+            allowed = getattr(limiter, how)(self.item, key, scope)
         else:
             if limiter is self._shared and self._down_until:
                 self._down_until = 0.0

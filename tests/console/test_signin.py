@@ -253,6 +253,17 @@ def test_sign_in_attempts_are_rate_limited(tmp_path):
     assert "登录尝试次数过多" in limited.get_data(as_text=True)
 
 
+def test_successful_sign_ins_do_not_count(tmp_path):
+    """An office behind one address signs in many times a day: only failures count."""
+    app = create_app(console_settings(tmp_path, console_login_limit="3 per minute"))
+    for name in ("alice", "bob"):
+        app.config["SI_STAFF_ACCOUNTS"].add(name, PASSWORD)
+    client = app.test_client()
+    assert [sign_in(client, "alice", PASSWORD).status_code for _ in range(6)] == [303] * 6
+    assert sign_in(client, "bob", "wrong password here").status_code == 401
+    assert sign_in(client, "bob", PASSWORD).status_code == 303
+
+
 def test_console_pages_are_never_framed_nor_cached(client):
     page = client.get("/console/login")
     assert "frame-ancestors 'none'" in page.headers["Content-Security-Policy"]

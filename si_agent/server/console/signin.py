@@ -4,9 +4,9 @@
   add``) and ``POST /console/login/token`` (an access token of the deployment's
   gateway, pasted) open a console session (``si_agent.staff.ConsoleSessions``)
   whose id goes into the signed cookie; a token's session ends with the token's
-  own expiry at the latest. Both are rate-limited per client address and the
-  password sign-in per name too (``SI_CONSOLE_LOGIN_LIMIT``); both are audited,
-  failures included.
+  own expiry at the latest. Failed sign-ins are rate-limited per client address and
+  the password sign-in per name too (``SI_CONSOLE_LOGIN_LIMIT``; successful ones do
+  not count); both are audited, failures included.
 - A request with ``Authorization: Bearer`` (a gateway in front that adds its
   user's token) is that token's staff member, without a console session.
 - ``POST /console/logout`` ends the session.
@@ -52,11 +52,13 @@ def login():
         return render_template("console/login.html")
     name = request.form.get("name", "").strip()[:MAX_FIELD]
     password = request.form.get("password", "")[:MAX_FIELD]
-    limited = _limited(f"ip:{request.remote_addr}", f"name:{name}")
+    keys = (f"ip:{request.remote_addr}", f"name:{name}")
+    limited = _limited(*keys)
     if limited:
         return limited
     account = _accounts().verify(name, password)
     if account is None:
+        _failed(*keys)
         known = _accounts().get(name) is not None
         _audit().staff(
             name if known else "<unknown account>",
@@ -73,7 +75,8 @@ def login():
 @bp.post("/login/token")
 def login_token():
     token = request.form.get("token", "").strip()[:MAX_FIELD]
-    limited = _limited(f"ip:{request.remote_addr}")
+    key = f"ip:{request.remote_addr}"
+    limited = _limited(key)
     if limited:
         return limited
     try:
@@ -82,6 +85,7 @@ def login_token():
             raise ApiError(401, "invalid_token")
         staff = token_staff(claims.get("sub"), claims)
     except (JWTExtendedException, PyJWTError, ApiError) as exc:
+        _failed(key)
         status = exc.status if isinstance(exc, ApiError) else 401
         _audit().staff(
             "<token>",
@@ -123,11 +127,12 @@ def _sign_in(staff: Staff, expires: float, how: str):
 
 
 def _limited(*keys: str):
-    """The sign-in page answered 429 if any of ``keys`` is over the limit, else None."""
+    """The sign-in page answered 429 if any of ``keys`` has failed too often, else None.
+    Only failures count (``_failed``): an office behind one address signs in all day."""
     limiter: RateLimiter = current_app.config["SI_CONSOLE_LOGIN_LIMIT"]
     try:
         for key in keys:
-            limiter.hit(key, LIMIT_SCOPE)
+            limiter.check(key, LIMIT_SCOPE)
     except RateLimited as exc:
         log.warning("console sign-in rate-limited (%s)", keys[0])
         page = render_template(
@@ -135,6 +140,16 @@ def _limited(*keys: str):
         )
         return page, 429, {"Retry-After": str(exc.retry_after)}
     return None
+
+
+def _failed(*keys: str) -> None:
+    """Count a failed sign-in against ``keys`` (the next attempt over the limit gets 429)."""
+    limiter: RateLimiter = current_app.config["SI_CONSOLE_LOGIN_LIMIT"]
+    for key in keys:
+        try:
+            limiter.hit(key, LIMIT_SCOPE)
+        except RateLimited:
+            pass  # this attempt was already let through; the next one is refused
 
 
 def _lifetime() -> float:
