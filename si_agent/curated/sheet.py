@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import io
+import logging
 import re
 import zipfile
 from collections.abc import Iterator, Mapping
@@ -32,6 +33,9 @@ from si_agent.curated.model import (
     Draft,
     parse_as_of,
 )
+
+log = logging.getLogger(__name__)
+
 
 MAX_BYTES = 5 * 1024 * 1024
 MAX_UNPACKED = 50 * 1024 * 1024
@@ -197,7 +201,9 @@ def _xlsx_rows(data: bytes) -> Iterator[list[object]]:
     try:
         book = load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     except Exception as exc:  # openpyxl raises many kinds for a broken workbook
-        raise SheetError([texts.NOT_A_SHEET.format(detail=type(exc).__name__)]) from None
+        log.info("unreadable workbook: %s: %s", type(exc).__name__, exc)
+        raise SheetError([texts.NOT_A_SHEET.format(detail="文件已损坏或不是有效的 Excel 工作簿")]) \
+            from None
     try:
         sheet = book.worksheets[0]
         for row in sheet.iter_rows(values_only=True):
