@@ -1,82 +1,111 @@
-"""How fast the console's conversation review and analytics read the turn-event record.
+"""Benchmark: replay the dialogue corpus in-process with the rule engine per store.
 
-Writes N recorded turns (conversations of ``--turns-per`` turns, realistic events) into
-a fresh SQLite turn store, then times: appending one event, the review list (the 200
-most recently active conversations), one conversation, and the analytics report over
-the newest 1,000 conversations (what the console reads).
+Prints turns/s and p50/p99 turn latency for the memory, sqlite and redis
+session stores. Executions go to the embedded demo backend (in-process HTTP).
+The Redis store writes under a prefix of this run's own (``si-bench-turns-…:``),
+deleted at the end, also after a failure or Ctrl-C.
 
-    .venv/bin/python scripts/bench_turns.py --turns 100000
+    python scripts/bench_turns.py [--rounds 3] [--redis-url redis://127.0.0.1:6379/15]
 """
 
 from __future__ import annotations
 
 import argparse
-import random
+import shutil
+import statistics
 import tempfile
 import time
-from datetime import timedelta
+import uuid
 from pathlib import Path
 
-from si_agent.audit import AuditLog, MemoryAuditStore
-from si_agent.audit.model import utc_now
-from si_agent.turns import TurnEvent, TurnLog
-from si_agent.turns.analytics import report
-from si_agent.turns.model import CallView, FieldChange
-from si_agent.turns.sqlite import SQLiteTurnStore
+import redis
 
-STATES = ["collecting", "collecting", "collecting", "confirming", "done"]
+from si_agent.cli import demo_backend_hook
+from si_agent.config.loader import load_businesses
+from si_agent.config.settings import Settings
+from si_agent.engine.rules import RuleEngine
+from si_agent.executor import Executors
+from si_agent.flow.controller import Controller
+from si_agent.replay import load_dialogues, replay
+from si_agent.session import MemoryStore, RedisStore, SQLiteStore
 
-
-def fill(store: SQLiteTurnStore, turns: int, per: int) -> None:
-    rng = random.Random(7)
-    start = utc_now() - timedelta(days=6)
-    conn = store._connections.get()
-    conn.execute("BEGIN")
-    for n in range(turns):
-        conv, turn = divmod(n, per)
-        e = TurnEvent(
-            at=start + timedelta(seconds=n * 5), conversation=f"{conv:024x}", user=f"{conv:016x}",
-            turn=turn + 1, state_before="idle" if turn == 0 else STATES[min(turn, 4) - 1],
-            state_after=STATES[min(turn, 4)], business=rng.choice(["card_loss", "card_apply"]),
-            awaiting="name", engine="rules", rule="values", confidence=1.0,
-            calls=[CallView(name="provide_field")],
-            fields=[FieldChange(key="name", label="姓名", value="张*", status="collected")],
-            latency_ms=rng.randint(1, 400), input="我叫张*", reply="已记录：姓名 张*。",
-            outcome="done" if turn == per - 1 else None)
-        conn.execute("INSERT INTO turns (at, kind, conversation, data) VALUES (?, ?, ?, ?)",
-                     (e.at.timestamp(), e.kind, e.conversation, e.model_dump_json()))
-    conn.execute("COMMIT")
+ROOT = Path(__file__).resolve().parents[1]
 
 
-def timed(label: str, fn, repeat: int = 3) -> None:
-    best = min(_once(fn) for _ in range(repeat))
-    print(f"{label:<48} {best * 1000:9.1f} ms")
+def _timed(controller: Controller) -> list[float]:
+    samples: list[float] = []
+    inner = controller.handle
 
+    def handle(session_id: str, message: str):
+        t = time.perf_counter()
+        try:
+            return inner(session_id, message)
+        finally:
+            samples.append(time.perf_counter() - t)
 
-def _once(fn) -> float:
-    t = time.perf_counter()
-    fn()
-    return time.perf_counter() - t
+    controller.handle = handle  # type: ignore[method-assign]
+    return samples
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--turns", type=int, default=100_000)
-    parser.add_argument("--turns-per", type=int, default=10)
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        store = SQLiteTurnStore(Path(tmp) / "turns.db")
-        t = time.perf_counter()
-        fill(store, args.turns, args.turns_per)
-        print(f"{args.turns} turns written in {time.perf_counter() - t:.1f} s")
-        log = TurnLog(store, AuditLog(MemoryAuditStore(), pepper="bench-pepper"))
-        one = TurnEvent(conversation="x" * 24, user="u" * 16, turn=1, state_before="idle",
-                        state_after="collecting")
-        timed("append one event", lambda: store.append(one), repeat=20)
-        timed("review list (200 conversations)", lambda: log.recent())
-        timed("one conversation", lambda: log.conversation(f"{5:024x}"))
-        timed("analytics report (1,000 conversations)",
-              lambda: report(log.recent(limit=1000)))
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--redis-url", default="redis://127.0.0.1:6379/15")
+    ap.add_argument("--dialogues", default=str(ROOT / "tests" / "dialogues"))
+    args = ap.parse_args()
+
+    tmp = Path(tempfile.mkdtemp(prefix="si-bench-"))
+    prefix = f"si-bench-turns-{uuid.uuid4().hex[:10]}:session:"
+    try:
+        _run(args, tmp, prefix)
+    finally:
+        left = delete_prefix(args.redis_url, prefix.removesuffix("session:"))
+        shutil.rmtree(tmp, ignore_errors=True)
+    if left:
+        raise SystemExit(f"{left} Redis keys under {prefix} were left behind")
+
+
+def delete_prefix(redis_url: str, prefix: str) -> int:
+    """Delete every key under ``prefix``; return how many are left (0 normally)."""
+    client = redis.Redis.from_url(redis_url)
+    try:
+        keys = list(client.scan_iter(f"{prefix}*", count=1000))
+        for i in range(0, len(keys), 1000):
+            client.delete(*keys[i:i + 1000])
+        return sum(1 for _ in client.scan_iter(f"{prefix}*", count=1000))
+    finally:
+        client.close()
+
+
+def _run(args: argparse.Namespace, tmp: Path, prefix: str) -> None:
+    settings = Settings(business_dir=ROOT / "businesses", data_dir=tmp)
+    catalog = load_businesses(settings.business_dir)
+    dialogues = load_dialogues([args.dialogues])
+    stores = {
+        "memory": MemoryStore(),
+        "sqlite": SQLiteStore(tmp / "sessions.db"),
+        "redis": RedisStore(args.redis_url, prefix=prefix),
+    }
+    executors = Executors(settings)
+    # Warm up once (imports, the demo backend's database) outside the timings.
+    warm = Controller(catalog, MemoryStore(), RuleEngine(catalog), executors)
+    for source, transcript in dialogues:
+        replay(warm, transcript, source=source, backend=demo_backend_hook(settings))
+    print(f"{len(dialogues)} dialogues x {args.rounds} rounds, rule engine\n")
+    print(f"{'store':<8} {'turns':>7} {'turns/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'failed':>7}")
+    for name, store in stores.items():
+        controller = Controller(catalog, store, RuleEngine(catalog), executors)
+        samples = _timed(controller)
+        failed = 0
+        started = time.perf_counter()
+        for _ in range(args.rounds):
+            for source, transcript in dialogues:
+                failed += not replay(controller, transcript, source=source,
+                                     backend=demo_backend_hook(settings)).passed
+        elapsed = time.perf_counter() - started
+        q = statistics.quantiles(samples, n=100)
+        print(f"{name:<8} {len(samples):>7} {len(samples) / elapsed:>9.0f} "
+              f"{q[49] * 1000:>8.2f} {q[98] * 1000:>8.2f} {failed:>7}")
 
 
 if __name__ == "__main__":

@@ -27,10 +27,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Import a spreadsheet whose first row names the columns 问题, 答案, "
         "来源, 日期 (and optionally 相似问法, 业务). A question that is already a curated "
         "answer's updates it; any bad row imports nothing.")
-    imp.add_argument("file", type=Path)
+    imp.add_argument("file", type=Path, help="the spreadsheet (.xlsx or .csv, UTF-8 or GB18030)")
     imp.add_argument("--dry-run", action="store_true", help="check the file, change nothing")
     imp.set_defaults(func=_import)
-    listing = actions.add_parser("list", help="list the curated answers and their hit counts")
+    listing = actions.add_parser(
+        "list", help="list the curated answers and their hit counts",
+        description="Every curated answer (enabled or not), the most asked first: its id, "
+        "hit count, state, as-of date and question.")
     listing.set_defaults(func=_list)
 
 

@@ -40,6 +40,8 @@ PARSED = [
     ("SI_HANDOFF_TEXT", " 12333或0571-87654321 ", "handoff_text", "12333或0571-87654321"),
     ("SI_HANDOFF_HOURS", "always", "handoff_hours", OfficeHours.parse("always")),
     ("SI_HANDOFF_TIMEZONE", " Asia/Urumqi ", "handoff_timezone", "Asia/Urumqi"),
+    ("SI_TURN_STORE", " SQLite ", "turn_store", "sqlite"),
+    ("SI_TURN_RETENTION_DAYS", "30", "turn_retention_days", 30),
     ("SI_HANDOFF_CAPACITY", "5", "handoff_capacity", 5),
     ("SI_KNOWLEDGE", "NONE", "knowledge", "none"),
     ("SI_MODERATION", "OFF", "moderation", "off"),
