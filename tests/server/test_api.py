@@ -130,6 +130,8 @@ def _state(client, headers):
     ({"json": {}}, 400, "empty_message"),
     ({"json": {"message": "   "}}, 400, "empty_message"),
     ({"json": {"message": None}}, 400, "empty_message"),
+    ({"json": {"message": "\x00\x00"}}, 400, "empty_message"),
+    ({"json": {"message": "\u202e" * 100}}, 400, "empty_message"),
     ({"json": {"message": 42}}, 400, "message_not_text"),
     ({"json": {"message": 123}}, 400, "message_not_text"),
     ({"json": {"message": ["我要转社保"]}}, 400, "message_not_text"),
@@ -152,6 +154,14 @@ def test_bad_requests_leave_the_session_unchanged(client, login, kwargs, status,
     assert res.get_json()["error"]["code"] == code
     assert res.get_json()["error"]["message"]
     assert _state(client, headers) == before
+
+
+def test_invisible_characters_are_dropped_from_a_message(client, login):
+    headers = login()
+    turn = chat(client, headers, "我要\u202e转社保\x00").get_json()
+    assert turn["state"] == "collecting" and turn["business"]["id"] == "social_transfer"
+    said = client.get("/api/session/history", headers=headers).get_json()
+    assert "\u202e" not in json.dumps(said, ensure_ascii=False)
 
 
 def test_token_errors(client, app, settings):
