@@ -88,3 +88,18 @@ def test_one_citizen_opening_eight_streams_keeps_one(server):
             assert older.read().decode().rstrip().endswith('"seconds": 15}')
         newest = next(responses[-1].iter_text())
         assert newest.startswith(": following")
+
+
+@pytest.mark.parametrize(("threads", "wanted", "kept"), [(8, 4, 4), (4, 4, 2), (2, 6, 1),
+                                                         (16, 8, 8), (1, 4, 0)])
+def test_serve_keeps_live_streams_to_half_the_threads(monkeypatch, tmp_path, threads, wanted,
+                                                      kept):
+    from si_agent.config.settings import Settings
+    from si_agent.server import running
+
+    booted: list[Settings] = []
+    monkeypatch.setattr(running, "_booted", booted.append)
+    monkeypatch.setattr(running, "run_gunicorn", lambda load, **options: load())
+    running.serve_gunicorn(Settings(data_dir=tmp_path, max_streams=wanted), host="127.0.0.1",
+                           port=1, workers=1, threads=threads)
+    assert booted[0].max_streams == kept  # 0: every stream is a poll
