@@ -108,6 +108,7 @@ def test_staff_replies_go_through_the_output_moderation(app, client, staff):
                    text="给你一个黄色网站")
     assert refused.status_code == 422
     assert "没有通过内容检查（色情），未发送给市民" in text_of(refused)
+    assert "给你一个黄色网站</textarea>" in refused.get_data(as_text=True)  # kept to edit
     assert all("黄色网站" not in d["text"] for e, d in citizen.events(number) if e == "message")
     moderation = [e for e in app.config["SI_CONTROLLER"].audit.query(limit=50)
                   if e.event == "moderation"]

@@ -130,7 +130,7 @@ def handoff_reply(number: str):
         _audit().staff(staff.name, StaffAction.HANDOFF_REPLIED, target=number,
                        outcome="refused", detail="moderation: " + ",".join(verdict.categories))
         return _ticket_page(ticket, staff.name, texts.REPLY_REFUSED.format(
-            categories=_labels(verdict.categories)), 422)
+            categories=_labels(verdict.categories)), 422, draft=text)  # to edit, not retype
     sent = redact_text(verdict.text)
     try:
         desk.reply(number, staff.name, sent)
@@ -250,10 +250,10 @@ def _refused_on_ticket(number: str, staff: str, exc: TicketRefused):
 
 
 def _ticket_page(ticket: Ticket, staff: str, error: str | None = None, status: int = 200, *,
-                 notice: str | None = None):
+                 notice: str | None = None, draft: str | None = None):
     held = ticket.held_by() == staff
     return render_template(
         "console/handoff_ticket.html", ticket=ticket, held=held, holder=ticket.held_by(),
         state=ticket.current(), closed=ticket.state == TicketState.CLOSED, now=time.time(),
-        waited=waited, error=error, notice=notice, beat=BEAT_SECONDS, outcomes=texts.CLOSING_OUTCOMES,
+        waited=waited, error=error, notice=notice, draft=draft, beat=BEAT_SECONDS, outcomes=texts.CLOSING_OUTCOMES,
         last_seq=ticket.messages[-1].seq if ticket.messages else 0), status
