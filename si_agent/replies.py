@@ -95,6 +95,11 @@ HANDOFF_LEFT = "好的，已为您结束人工服务（工单号{number}）。" 
 HANDOFF_LOST = ("人工客服的连接中断了，您的工单{number}已重新排队等候。如不便等候，请联系{handoff}，"
                 "并告知工单号。")
 HANDOFF_NONE = "当前没有进行中的人工服务。"  # then ANYTHING_ELSE or CONTINUE
+# For the staff member holding the ticket (a note the citizen's page does not show): a
+# message the content moderation refused; the words only for self-harm (flow.handoff).
+HANDOFF_REFUSED_NOTE = "〔市民消息未通过内容检查：{categories}〕"
+HANDOFF_REFUSED_WORDS = "市民原话：{text}"
+HANDOFF_REFUSED_TOLD = "（已向市民显示：{reply}）"
 ANYTHING_ELSE = "还有什么可以帮您？"
 HANDOFF_OFF_HOURS_ALWAYS = "暂无在线人工服务时间"  # {hours} when SI_HANDOFF_HOURS is never
 NO_ANSWER_TEMPLATE = "抱歉，这个问题我暂时无法回答。您可以联系{handoff}咨询，或告诉我您想办理的业务。"

@@ -321,6 +321,10 @@ class Settings(BaseSettings):
     # A 12 MP phone photo (4032x3024, 4080x3060) fits; an ID card needs far less.
     upload_max_pixels: PositiveInt = 12_500_000
     upload_decodes: PositiveInt = 2  # photos decoded at once per process (others: 503)
+    # Live event streams (a page following a submission or a hand-off ticket) at once per
+    # process, each holding a thread; beyond it a page polls (si_agent.server.streams).
+    # Keep it below gunicorn's --threads (8 by default) to leave threads for requests.
+    max_streams: PositiveInt = 4
     # Days a checked photo is kept after its step, encrypted with upload_key; 0 keeps none.
     upload_retention_days: NonNegativeInt = 0
     upload_key: str | None = Field(default=None, repr=False)  # a Fernet key (urlsafe base64)

@@ -223,13 +223,22 @@ class Controller:
             effects = Effects(moderated=[Moderated("input", verdict.action.value,
                                                    verdict.categories, business)])
             carry_out(effects, session_id, self.files, self.audit)
-            if verdict.refused:  # not used: nothing of it is stored
-                return snapshot(session, self.catalog, verdict.reply or replies.INPUT_REFUSED)
+            if verdict.refused:  # not used: nothing of it is stored (but a person holding
+                # the session's ticket is told that a message came, and the page follows on)
+                reply = verdict.reply or replies.INPUT_REFUSED
+                ticket = hand_off.refused_note(self.handoff, session.handoff, text, verdict,
+                                               self._moderation_labels(), reply)
+                return snapshot(session, self.catalog, reply).model_copy(
+                    update={"handoff": hand_off.view(ticket)})
             text = verdict.text
         if on_delta is not None and self.moderation.active:
             on_delta = self.moderation.stream(on_delta)
         return self._turn(session_id, text, lambda turn: self._decide(turn, on_delta),
                           group_id=group_id, spoken=spoken, routable=True)
+
+    def _moderation_labels(self) -> dict[str, str]:
+        words = self.moderation.word_list
+        return dict(words.words.labels or {}) if words is not None else {}
 
     def _handed(self, session: Session, text: str, routed: hand_off.Routed) -> TurnResult:
         """The turn object of a message the hand-off took (``flow.handoff.route``); a
@@ -456,8 +465,8 @@ class Controller:
         self.store.delete(session_id)
         return snapshot(Session(session_id=session_id), self.catalog)
 
-    def watch(self, session_id: str, *, timeout: float = 120.0,
-              interval: float = 0.25) -> Iterator[TurnResult]:
+    def watch(self, session_id: str, *, timeout: float = 120.0, interval: float = 0.25,
+              stop: threading.Event | None = None) -> Iterator[TurnResult]:
         """Turn objects as a running job reports progress, ending with its outcome.
 
         Stops when the session is no longer executing (the last object carries
@@ -465,11 +474,13 @@ class Controller:
         after ``timeout``. An outcome another stream delivered first (a page
         reloaded while its old stream was still open on the server) is told again
         to this one, when it followed that job.
+        ``timeout`` 0: the state as it is now, once (a poll);
+        ``stop`` set: ends at once (a newer stream of the session took over).
         """
         deadline = time.monotonic() + timeout
         last: tuple | None = None
         followed: str | None = None  # the job this stream saw running
-        while time.monotonic() < deadline:
+        while True:
             turn = self.current(session_id)
             if turn.state != State.EXECUTING:
                 if turn.notice:
@@ -486,7 +497,12 @@ class Controller:
             if mark != last:
                 last = mark
                 yield turn
-            time.sleep(interval)
+            if time.monotonic() >= deadline:
+                return
+            if stop is None:
+                time.sleep(interval)
+            elif stop.wait(interval):
+                return
 
     def _deliver_notice(self, session_id: str, notice: str) -> None:
         """The notice was shown (on the event stream): it joins the history, once."""

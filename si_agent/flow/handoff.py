@@ -32,8 +32,10 @@ from si_agent.errors import TicketRefused
 from si_agent.flow.result import HandoffView
 from si_agent.handoff import Desk, Reason, Ticket, TicketState, Turn
 from si_agent.handoff.model import MAX_TURNS
+from si_agent.moderation import Verdict
 from si_agent.privacy import redact_arguments, redact_text
 from si_agent.session.model import Session
+from si_agent.turns.masking import Known, mask_text, shown
 
 if TYPE_CHECKING:
     from si_agent.flow.moves import Flow
@@ -86,17 +88,20 @@ def open_ticket(desk: Desk, session: Session, business: Business | None,
                 wanted: HandoffRequest) -> Ticket:
     """Open the requested ticket with the saved session's context (masked)."""
     running = business if business is not None and session.state not in AT_REST else None
+    known = known_values(session, business)
     opened = desk.open(
         wanted.number, session.session_id, wanted.reason,
         business_id=running.id if running else None,
         business_name=running.name if running else None,
         fields=masked_fields(session, running),
-        turns=[Turn(role=m.role, text=m.text) for m in session.transcript[-MAX_TURNS:]])
+        turns=[Turn(role=m.role, text=mask_text(m.text, known)[0])
+               for m in session.transcript[-MAX_TURNS:]])
     return opened.ticket
 
 
 def masked_fields(session: Session, business: Business | None) -> dict[str, str]:
-    """The business's values collected so far, by label, masked as decision records are."""
+    """The business's values collected so far, by label, masked as decision records are;
+    a name keeps its first character (``张*``), as in the conversation review."""
     if business is None:
         return {}
     values: dict[str, Any] = {}
@@ -111,7 +116,23 @@ def masked_fields(session: Session, business: Business | None) -> dict[str, str]
             continue  # a step's data: not for reading
         values[f.key] = str(value)
     masked = redact_arguments(values, business)
-    return {business.field(k).label: str(v) for k, v in masked.items()}
+    return {business.field(k).label: shown("name", values[k]) if business.field(k).type == "name"
+            else str(v) for k, v in masked.items()}
+
+
+def known_values(session: Session, business: Business | None) -> list[Known]:
+    """The session's values, for masking them where the citizen typed them (the
+    conversation before the hand-off): names as ``张*``, as ``si_agent.turns`` does."""
+    if business is None:
+        return []
+    found = []
+    for f in business.fields:
+        st = session.fields.get(f.key)
+        if st is None or st.value is None or isinstance(st.value, (Mapping, list, tuple, bytes)):
+            continue
+        found.append(Known(f.key, f.type, f.label, str(st.value),
+                           st.status == FieldStatus.COLLECTED))
+    return found
 
 
 @dataclass(frozen=True)
@@ -152,6 +173,37 @@ def route(desk: Desk, number: str | None, text: str) -> Routed:
     except TicketRefused:
         return ENGINE
     return Routed("", desk.store.load(ticket.number), message.seq)
+
+
+# Categories whose refused message staff read as the citizen wrote it (numbers masked):
+# someone saying they want to die is refused by the moderation so that the assistant
+# answers with care and the hotlines instead of taking it as a name or a number; not
+# because the words are unfit to read. The person holding the conversation has to know
+# what was said to answer it (docs/handoff.md). Other categories (abuse, porn...) are
+# named only.
+VERBATIM_CATEGORIES = frozenset({"self_harm"})
+
+
+def refused_note(desk: Desk, number: str | None, text: str, verdict: Verdict,
+                 labels: Mapping[str, str], reply: str) -> Ticket | None:
+    """A citizen's message refused by the moderation, for the session's ticket ``number``:
+    while a staff member holds it, a note for them (the category; the words too for
+    ``VERBATIM_CATEGORIES``; what the citizen was told). The open ticket, for the view."""
+    ticket = desk.store.load(number) if number else None
+    if ticket is None or not ticket.open:
+        return None
+    if ticket.current() != TicketState.HELD:
+        return ticket  # a waiting ticket holds no citizen messages: the assistant had it
+    named = "、".join(labels.get(c, c) for c in verdict.categories) or "未分类"
+    note = replies.render(replies.HANDOFF_REFUSED_NOTE, categories=named)
+    if VERBATIM_CATEGORIES.intersection(verdict.categories):
+        note += replies.render(replies.HANDOFF_REFUSED_WORDS, text=redact_text(text))
+    note += replies.render(replies.HANDOFF_REFUSED_TOLD, reply=reply)
+    try:
+        desk.note(ticket.number, note)
+    except TicketRefused:  # closed meanwhile
+        return None
+    return desk.store.load(ticket.number)
 
 
 def view(ticket: Ticket | None, seq: int = 0) -> HandoffView | None:

@@ -133,6 +133,11 @@ class Desk:
         """The citizen's message, to the staff member (stored on the ticket)."""
         return self._change(number, lambda t: t.add("citizen", text), need_open=True)
 
+    def note(self, number: str, text: str) -> Message:
+        """A system note for the staff only (the citizen's page does not show it)."""
+        return self._change(number, lambda t: t.add("system", text, audience="staff"),
+                            need_open=True)
+
     def citizen_leaves(self, number: str) -> Ticket:
         """The citizen typed 结束人工: the ticket closes as ``left``."""
         def leave(t: Ticket) -> Ticket:
@@ -218,8 +223,13 @@ class Desk:
     # -- helpers ------------------------------------------------------------------------
 
     def _holding(self, t: Ticket, staff: str) -> None:
-        if t.held_by(self.clock()) != staff:
-            raise TicketRefused(t.number, "not_held", t.held_by(self.clock()))
+        """``staff`` holds ``t``; else ``taken`` (a colleague holds it: say who, as take and
+        close do) or ``not_held`` (nobody does: the lease ran out)."""
+        holder = t.held_by(self.clock())
+        if holder is not None and holder != staff:
+            raise TicketRefused(t.number, "taken", holder)
+        if holder != staff:
+            raise TicketRefused(t.number, "not_held", holder)
 
     def _closed(self, t: Ticket, outcome: Outcome, *, by: str | None,
                 note: str | None = None) -> None:

@@ -37,6 +37,7 @@ from si_agent.server.cors import init_cors
 from si_agent.server.errors import error_response, register_error_handlers
 from si_agent.server.identity import rate_key
 from si_agent.server.ratelimit import RateLimiter
+from si_agent.server.streams import Streams
 from si_agent.session.denylist import create_denylist
 from si_agent.uploads import DecodeSlots, UploadVault
 from si_agent.voice import create_recognizer
@@ -61,6 +62,7 @@ def create_app(settings: Settings | None = None, *, controller: Controller | Non
         SI_UPLOAD_VAULT=UploadVault(settings.uploads_dir, settings.upload_retention_days,
                                     settings.upload_key),
         SI_DECODE_SLOTS=DecodeSlots(settings.upload_decodes),
+        SI_STREAMS=Streams(settings.max_streams),
         SI_RECOGNIZER=create_recognizer(settings),
     )
     app.json.ensure_ascii = False

@@ -23,12 +23,13 @@ from si_agent.server.auth import current_user, json_body
 from si_agent.server.errors import ApiError, redis_outages
 from si_agent.server.identity import token_required
 from si_agent.server.revocation import revoke_token
+from si_agent.server.streams import Slot, respond
 
 log = logging.getLogger(__name__)
 bp = Blueprint("chat", __name__)
 DELTA_CHARS = 6  # characters per streamed delta of a templated reply
 # How long /api/session/events follows a submission; each stream holds a server
-# thread meanwhile (see docs/deploy.md for sizing gunicorn's threads).
+# thread meanwhile, bounded by si_agent.server.streams (docs/deploy.md).
 WATCH_SECONDS = 120.0
 GROUP_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 # Characters nobody types that change what a reader sees: control characters (NUL and
@@ -118,20 +119,18 @@ def session_events():
     user = current_user()
     controller = _controller()
 
-    def events() -> Iterator[str]:
-        for view in controller.watch(user, timeout=WATCH_SECONDS):
+    def events(slot: Slot) -> Iterator[str]:
+        # A poll (every live stream taken: si_agent.server.streams) says how things are now.
+        for view in controller.watch(user, timeout=WATCH_SECONDS if slot.live else 0.0,
+                                     stop=slot.ended if slot.live else None):
             body = view.model_dump(mode="json", exclude={"message"})
             if view.state == "executing":
                 yield _sse("job", {k: v for k, v in body.items() if k != "reply"})
             else:
                 yield _sse("turn", {**body, "reply": view.notice or ""})
 
-    stream = events()
     # The store being down is an HTTP error (503), raised before anything is streamed.
-    first = [event for event in [next(stream, None)] if event is not None]
-    return Response(stream_with_context(itertools.chain(first, stream)),
-                    mimetype="text/event-stream",
-                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    return respond("job", user, events)
 
 
 @bp.delete("/api/session")

@@ -5,27 +5,28 @@ written by another server process arrives here too) and sends each ticket messag
 after ``after`` as a ``message`` event, and a ``status`` event whenever the ticket is
 taken, returns to the queue (its holder's lease ran out: their page died) or closes.
 It ends after the ``closed`` status, or after ``FOLLOW_SECONDS`` (the page opens it
-again), holding one server thread meanwhile, as the job events do.
+again), holding one server thread meanwhile, as the job events do: both are bounded by
+``si_agent.server.streams`` (one live stream per session, at most ``SI_MAX_STREAMS`` per
+process; beyond that a request is answered as a poll, the events due now and ``again``).
 """
 
 from __future__ import annotations
 
-import itertools
-import json
 import re
 import time
 from collections.abc import Iterator
 
-from flask import Blueprint, Response, current_app, request, stream_with_context
+from flask import Blueprint, current_app, request
 
 from si_agent import replies
 from si_agent.handoff import Desk, Ticket, TicketState
 from si_agent.server.auth import current_user
 from si_agent.server.errors import ApiError
 from si_agent.server.identity import token_required
+from si_agent.server.streams import Slot, respond, sse
 
 bp = Blueprint("handoff", __name__)
-FOLLOW_SECONDS = 300.0
+FOLLOW_SECONDS = 60.0  # then the page opens it again: a thread is not held for long
 POLL_SECONDS = 0.5
 KEEPALIVE_SECONDS = 15.0
 NUMBER = re.compile(r"H\d{4}-\d{4,8}")
@@ -50,15 +51,14 @@ def handoff_events():
     ticket = desk.store.load(number)  # StoreUnavailable: 503 before anything is streamed
     if ticket is None or ticket.session_id != user:
         raise ApiError(404, "ticket_not_found")
-    stream = follow(desk, ticket, after, current_app.config["SI_CONTROLLER"].handoff_text)
-    return Response(stream_with_context(itertools.chain([next(stream)], stream)),
-                    mimetype="text/event-stream",
-                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    contact = current_app.config["SI_CONTROLLER"].handoff_text
+    return respond("handoff", user, lambda slot: follow(desk, ticket, after, contact, slot=slot))
 
 
 def follow(desk: Desk, ticket: Ticket, after: int, contact: str, *,
-           seconds: float = FOLLOW_SECONDS) -> Iterator[str]:
-    """The events of ``ticket`` from message ``after`` on (see the module docstring)."""
+           seconds: float = FOLLOW_SECONDS, slot: Slot | None = None) -> Iterator[str]:
+    """The events of ``ticket`` from message ``after`` on (see the module docstring);
+    with a poll's ``slot``, those due now only; a live one's ends when a newer takes over."""
     deadline = time.monotonic() + seconds
     last_status: tuple | None = None
     quiet_since = time.monotonic()
@@ -88,11 +88,13 @@ def follow(desk: Desk, ticket: Ticket, after: int, contact: str, *,
         if time.monotonic() - quiet_since >= KEEPALIVE_SECONDS:
             quiet_since = time.monotonic()
             yield ": keep-alive\n\n"
-        time.sleep(POLL_SECONDS)
+        if slot is None:
+            time.sleep(POLL_SECONDS)
+        elif slot.wait(POLL_SECONDS):  # a poll, or a newer stream of the session took over
+            return
         found = desk.store.load(ticket.number)
         if found is not None:
             ticket = found
 
 
-def _sse(event: str, data: dict) -> str:
-    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+_sse = sse

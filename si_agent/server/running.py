@@ -52,6 +52,12 @@ def serve_gunicorn(settings: Settings, *, host: str, port: int, workers: int, th
                    cert: str | None = None, key: str | None = None,
                    access_log: str | None = None) -> None:
     """Run gunicorn in this process until it is stopped (Ctrl-C, SIGTERM)."""
+    if settings.max_streams > threads // 2:
+        # Live event streams hold a thread each: at most half of them, so that /healthz
+        # and turns always find one (si_agent.server.streams; 0: every page polls).
+        log.warning("SI_MAX_STREAMS=%d with %d threads: %d live streams per worker",
+                    settings.max_streams, threads, threads // 2)
+        settings = settings.model_copy(update={"max_streams": threads // 2})
     run_gunicorn(lambda: _booted(settings), host=host, port=port, workers=workers,
                  threads=threads, cert=cert, key=key, access_log=access_log,
                  proc_name="si-agent", ready=lambda: _announce(host, port, bool(cert)))

@@ -43,12 +43,15 @@ PROMISES = ("请稍候", "正在为您转接", "人工客服接入后会在这�
 
 
 @contextmanager
-def running(tmp_path: Path, hours: str) -> Iterator[str]:
+def running(tmp_path: Path, hours: str, streams: int | None = None) -> Iterator[str]:
+    """The app served; ``streams``: its live streams' limit (0: every page polls)."""
     settings = Settings(business_dir=ROOT / "businesses", knowledge="none", data_dir=tmp_path,
                         session_store="sqlite", audit_store="sqlite",
                         rate_limit="1000 per minute", handoff_hours=hours)
     app = create_app(settings)
     app.config["SI_STAFF_ACCOUNTS"].add(STAFF, PASSWORD)
+    if streams is not None:
+        app.config["SI_STREAMS"].limit = streams
     with serving(app) as url:
         yield url
 
@@ -209,3 +212,40 @@ def test_no_person_is_promised_when_none_is_coming(browser_page, tmp_path, artif
         for promise in PROMISES:
             assert promise not in shown, (promise, shown)
         citizen.screenshot(path=artifacts / f"handoff-04-no-person-{hours}.png")
+
+
+def test_a_refused_message_while_polling_keeps_the_page_on_the_ticket(browser_page, tmp_path):
+    """Every live stream taken (the page is served polls), a message the moderation refuses
+    while a person answers: the citizen gets the care reply, the person a note; the page
+    still shows the status line and the person's next reply, without a reload."""
+    with running(tmp_path / "data", "always", streams=0) as url:
+        staff = staff_at_queue(browser_page("staff"), url)
+        citizen = citizen_page(browser_page("citizen"), url)
+        citizen.evaluate("window.__notReloaded = true")
+        asked: list[str] = []
+        citizen.on("request", lambda r: asked.append(r.url) if "/handoff/events" in r.url
+                   else None)
+        number = NUMBER.search(say(citizen, "转人工")).group(0)
+        staff.goto(url + "/console/handoff")
+        staff.locator(f"tr[data-number='{number}']").get_by_test_id("take").click()
+        status = citizen.get_by_test_id("handoff-status")
+        expect(status).to_have_attribute("data-state", "held", timeout=TIMEOUT_MS)  # a poll
+        before = len(asked)
+        citizen.wait_for_timeout(4000)
+        assert len(asked) - before <= 1, asked  # it waits as `again` says between polls
+
+        reply = say(citizen, "我活不下去了，想自杀")
+        assert "12356" in reply and "110" in reply, reply
+        note = staff.locator("#ticket-messages li[data-sender=system]").last
+        expect(note).to_contain_text("〔市民消息未通过内容检查：自伤倾向〕")
+        expect(note).to_contain_text("我活不下去了")
+        expect(status).to_be_visible()
+        expect(status).to_have_attribute("data-state", "held")
+
+        staff.get_by_test_id("reply-text").fill("我在这里，您愿意和我说说发生了什么吗？")
+        staff.get_by_test_id("send-reply").click()
+        expect(citizen.get_by_test_id("message-staff").get_by_test_id("message-text")
+               ).to_have_text("我在这里，您愿意和我说说发生了什么吗？", timeout=TIMEOUT_MS)
+        expect(citizen.get_by_test_id("message-assistant").filter(
+            has_text="未通过内容检查")).to_have_count(0)  # the note is for staff only
+        assert citizen.evaluate("window.__notReloaded === true")

@@ -88,6 +88,7 @@ PARSED = [
     ("SI_KB_UPLOAD_MAX_BYTES", "1048576", "kb_upload_max_bytes", 1048576),
     ("SI_UPLOAD_MAX_PIXELS", "12000000", "upload_max_pixels", 12_000_000),
     ("SI_UPLOAD_DECODES", "4", "upload_decodes", 4),
+    ("SI_MAX_STREAMS", "6", "max_streams", 6),
     ("SI_UPLOAD_RETENTION_DAYS", "0", "upload_retention_days", 0),
     ("SI_UPLOAD_KEY", "k" * 44, "upload_key", "k" * 44),
     ("SI_FACE_VERIFIER", "Local", "face_verifier", "local"),

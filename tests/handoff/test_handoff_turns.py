@@ -48,8 +48,11 @@ def test_nobody_at_the_queue_gets_the_contact_and_the_number(controller):
     assert turn.awaiting == "phone" and turn.business.id == "card_loss"  # untouched
     ticket = controller.handoff.get(number)
     assert ticket.reason == Reason.ASKED and ticket.business_id == "card_loss"
-    assert ticket.fields == {"身份证号": "3301**********0133", "姓名": "刘洋"}
+    # the name as the conversation review shows it (si_agent.turns.masking), not in full
+    assert ticket.fields == {"身份证号": "3301**********0133", "姓名": "刘*"}
     assert ID not in ticket.model_dump_json()  # masked in the turns too
+    assert "刘洋" not in ticket.model_dump_json()
+    assert any("刘*" in t.text for t in ticket.turns if t.role == "user")
     assert [t.role for t in ticket.turns][-2:] == ["user", "assistant"]
     again = controller.handle("u", "我要投诉")  # one open ticket per session
     assert again.handoff.number == number and number in again.reply

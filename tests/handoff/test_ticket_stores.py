@@ -143,6 +143,17 @@ def test_a_lease_not_renewed_returns_the_ticket_to_the_queue(make_store):
     assert desk.take(number, "b").holder == "b"
 
 
+def test_acting_on_a_colleagues_ticket_names_the_holder(make_store):
+    desk = desk_on(make_store())
+    number = opened(desk).number
+    desk.take(number, "alice")
+    for act in (lambda: desk.reply(number, "bob", "我来"), lambda: desk.renew(number, "bob"),
+                lambda: desk.hand_back(number, "bob")):
+        with pytest.raises(TicketRefused) as refused:
+            act()
+        assert (refused.value.why, refused.value.holder) == ("taken", "alice")
+
+
 def test_messages_hand_back_and_close(make_store):
     desk = desk_on(make_store())
     number = opened(desk).number

@@ -101,6 +101,42 @@ def test_a_slow_job_answers_at_once_and_delivers_its_result_later(client, login,
     assert session["notice"] is None  # delivered by the stream
 
 
+def test_job_streams_are_bounded_as_the_hand_off_streams_are(client, login, portal):
+    """One live job stream per session (a newer ends the older, told to come back later);
+    beyond the process's limit a stream is a poll: the job's state now, then ``again``."""
+    auth = login("bounded")
+    for text in ("我要转社保", "从杭州转到苏州", ID, "张伟", "确认"):
+        turn = client.post("/api/chat", json={"message": text}, headers=auth).get_json()
+    assert turn["state"] == "executing"
+    headers = {**auth, "Accept": "text/event-stream"}
+    streams = client.application.config["SI_STREAMS"]
+    bodies: dict[str, str] = {}
+
+    def follow(name: str) -> threading.Thread:  # a page's stream, read in its own thread
+        def read() -> None:
+            bodies[name] = client.get("/api/session/events", headers=headers).get_data(
+                as_text=True)
+        thread = threading.Thread(target=read, daemon=True)
+        thread.start()
+        return thread
+
+    older = follow("older")
+    wait_for(lambda: streams.held == 1)
+    newer = follow("newer")
+    older.join(5)
+    assert not older.is_alive() and sse(bodies["older"])[-1] == ("again", {"seconds": 15})
+    assert streams.held == 1  # the newer one's
+    streams.limit = 1  # taken: another citizen's stream is served as a poll
+    other = {**login("other"), "Accept": "text/event-stream"}
+    poll = client.get("/api/session/events", headers=other)
+    assert poll.headers["Retry-After"] == "5" and sse(poll.get_data(as_text=True))[-1][0] == "again"
+    portal.release.set()
+    newer.join(10)
+    events = sse(bodies["newer"])
+    assert events[-1][0] == "turn" and events[-1][1]["state"] == "done"
+    assert streams.held == 0
+
+
 def test_without_the_stream_the_next_turn_and_the_session_carry_the_result(
         client, login, portal):
     headers = login("slow2")

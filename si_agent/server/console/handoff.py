@@ -25,6 +25,7 @@ from flask import current_app, jsonify, redirect, render_template, request, url_
 
 from si_agent.audit import AuditLog, StaffAction
 from si_agent.errors import TicketRefused
+from si_agent.flow.controller import Controller
 from si_agent.handoff import Desk, Outcome, Ticket, TicketState
 from si_agent.privacy import redact_text
 from si_agent.server.console import texts
@@ -34,8 +35,12 @@ BEAT_SECONDS = 10  # how often the pages beat and renew (Desk.presence, Desk.lea
 MAX_REPLY = 2000
 
 
+def _controller() -> Controller:
+    return current_app.config["SI_CONTROLLER"]
+
+
 def _desk() -> Desk:
-    return current_app.config["SI_CONTROLLER"].handoff
+    return _controller().handoff
 
 
 def _audit() -> AuditLog:
@@ -97,7 +102,9 @@ def handoff_ticket(number: str):
         return _queue_with(_refusal(exc), 404)
     if ticket.held_by() == staff.name:  # a page (re)loaded renews the hold
         ticket = desk.renew(number, staff.name)
-    return _ticket_page(ticket, staff.name)
+    what = texts.REPLY_MASKED_WHAT.get(request.args.get("masked", ""))  # after a reply
+    return _ticket_page(ticket, staff.name, notice=texts.REPLY_MASKED.format(what=what)
+                        if what else None)
 
 
 @bp.post("/handoff/<number>/reply")
@@ -108,13 +115,33 @@ def handoff_reply(number: str):
         texts.REPLY_TOO_LONG.format(limit=MAX_REPLY) if len(text) > MAX_REPLY else None)
     if problem:
         return _ticket_page(_desk().get(number), staff.name, problem, 400)
+    desk = _desk()
+    ticket = desk.get(number)
+    if ticket.held_by() != staff.name:  # refused before the text is checked or audited
+        return _refused_on_ticket(number, staff.name, _not_holding(ticket))
+    # The same output check as every reply the citizen sees, then personal numbers masked:
+    # the text is kept on the ticket for 30 days and shown on the citizen's page.
+    verdict = _controller().moderation.check(text, "output")
+    if not verdict.clean:
+        business = _controller().catalog.get(ticket.business_id) if ticket.business_id else None
+        _audit().moderation(ticket.session_id, business, "output", verdict.action.value,
+                            verdict.categories)
+    if verdict.refused:
+        _audit().staff(staff.name, StaffAction.HANDOFF_REPLIED, target=number,
+                       outcome="refused", detail="moderation: " + ",".join(verdict.categories))
+        return _ticket_page(ticket, staff.name, texts.REPLY_REFUSED.format(
+            categories=_labels(verdict.categories)), 422, draft=text)  # to edit, not retype
+    sent = redact_text(verdict.text)
     try:
-        _desk().reply(number, staff.name, text)
+        desk.reply(number, staff.name, sent)
     except TicketRefused as exc:
         return _refused_on_ticket(number, staff.name, exc)
     _audit().staff(staff.name, StaffAction.HANDOFF_REPLIED, target=number,
-                   detail=f"{len(text)} chars")
-    return redirect(url_for("console.handoff_ticket", number=number), code=303)
+                   detail=f"{len(sent)} chars" + ("; masked" if sent != text else ""))
+    masked = "both" if verdict.masked and sent != verdict.text else \
+        "words" if verdict.masked else "personal" if sent != text else None
+    return redirect(url_for("console.handoff_ticket", number=number,
+                            **({"masked": masked} if masked else {})), code=303)
 
 
 @bp.post("/handoff/<number>/handback")
@@ -187,6 +214,21 @@ def _refusal(exc: TicketRefused) -> str:
             "not_found": texts.TICKET_NOT_FOUND}.get(exc.why, texts.TICKET_NOT_HELD)
 
 
+def _not_holding(ticket: Ticket) -> TicketRefused:
+    """Why a staff member who does not hold ``ticket`` may not act on it (who does)."""
+    if not ticket.open:
+        return TicketRefused(ticket.number, "closed")
+    holder = ticket.held_by()
+    return TicketRefused(ticket.number, "taken" if holder else "not_held", holder)
+
+
+def _labels(categories: tuple[str, ...]) -> str:
+    """The word list's labels of ``categories`` (辱骂), else the ids."""
+    words = _controller().moderation.word_list
+    labels = (words.words.labels or {}) if words is not None else {}
+    return "、".join(labels.get(c, c) for c in categories) or "-"
+
+
 def _json_refusal(exc: TicketRefused, status: int):
     return jsonify(error={"code": exc.why, "message": _refusal(exc)}), status
 
@@ -207,10 +249,11 @@ def _refused_on_ticket(number: str, staff: str, exc: TicketRefused):
     return _ticket_page(_desk().get(number), staff, _refusal(exc), 409)
 
 
-def _ticket_page(ticket: Ticket, staff: str, error: str | None = None, status: int = 200):
+def _ticket_page(ticket: Ticket, staff: str, error: str | None = None, status: int = 200, *,
+                 notice: str | None = None, draft: str | None = None):
     held = ticket.held_by() == staff
     return render_template(
         "console/handoff_ticket.html", ticket=ticket, held=held, holder=ticket.held_by(),
         state=ticket.current(), closed=ticket.state == TicketState.CLOSED, now=time.time(),
-        waited=waited, error=error, beat=BEAT_SECONDS, outcomes=texts.CLOSING_OUTCOMES,
+        waited=waited, error=error, notice=notice, draft=draft, beat=BEAT_SECONDS, outcomes=texts.CLOSING_OUTCOMES,
         last_seq=ticket.messages[-1].seq if ticket.messages else 0), status

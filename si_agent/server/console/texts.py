@@ -106,4 +106,9 @@ TICKET_NOT_FOUND = "没有这张工单（可能已过保存期）。"
 TICKET_NOT_HELD = "您已不再持有该工单（页面长时间未响应，工单已回到队列），请重新接单。"
 EMPTY_REPLY = "回复不能为空。"
 REPLY_TOO_LONG = "回复不能超过 {limit} 个字。"
+# A staff reply goes through the same output check as every reply, and is masked.
+REPLY_REFUSED = "这条回复没有通过内容检查（{categories}），未发送给市民，请修改后重新发送。"
+REPLY_MASKED = "回复已发送，其中的{what}已打码后再发给市民：市民看到的是下面对话中的文字。"
+REPLY_MASKED_WHAT = {"personal": "身份证号、银行卡号或手机号", "words": "不适宜的词语",
+                     "both": "身份证号、银行卡号、手机号和不适宜的词语"}
 BAD_OUTCOME = "请选择结束结果。"

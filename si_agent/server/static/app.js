@@ -175,10 +175,13 @@
   }
 
   async function apiErrorFrom(response) {
+    const retryAfter = Number(response.headers.get("Retry-After")) || 0;
     try {
       const body = await response.json();
       if (body && body.error && body.error.message) {
-        return new ApiError(response.status, body.error.code, body.error.message);
+        const err = new ApiError(response.status, body.error.code, body.error.message);
+        err.retryAfter = retryAfter;
+        return err;
       }
     } catch (e) {
       // not our JSON (a proxy page, say): fall through to a generic message
@@ -1137,21 +1140,39 @@
     const note = addNote(TEXTS.working);
     note.dataset.testid = "job-progress";
     try {
-      const response = await api("GET", "/api/session/events", undefined, "text/event-stream");
-      await readEvents(response, (event, data) => {
-        if (event === "job") {
-          render(data);
-          if (data.job && data.job.progress) note.textContent = data.job.progress;
-        } else if (event === "turn") {
-          render(data);
-          if (data.reply) addMessage("assistant", data.reply);
-        }
-      });
+      // The server may serve the stream as a poll (its live streams are all taken) or
+      // end it for a newer one: `again` says when to ask again; the outcome is `turn`.
+      for (let again = 0; again >= 0;) {
+        if (again) await pause(again * 1000);
+        const response = await api("GET", "/api/session/events", undefined, "text/event-stream");
+        again = -1;
+        await readEvents(response, (event, data) => {
+          if (event === "job") {
+            render(data);
+            if (data.job && data.job.progress) note.textContent = data.job.progress;
+          } else if (event === "turn") {
+            render(data);
+            if (data.reply) addMessage("assistant", data.reply);
+          } else if (event === "again" && currentView.state === "executing") {
+            again = againSeconds(data);
+          }
+        });
+      }
     } catch (err) {
       toast(errorText(err));
     } finally {
       note.remove();
     }
+  }
+
+  function pause(ms) {
+    return new Promise((resolve) => setTimeout(resolve, ms));
+  }
+
+  /** The seconds an `again` event (or a 429/503's Retry-After) asks to wait: 1 to 60. */
+  function againSeconds(data) {
+    const seconds = Number(data && data.seconds);
+    return Math.min(60, Math.max(1, Number.isFinite(seconds) ? seconds : 5));
   }
 
   // -- a person answering (hand-off tickets) -------------------------------------
@@ -1189,7 +1210,11 @@
     handoffNumber = number;
     let failures = 0;
     let closed = false;
+    let again = 0; // seconds to wait before asking again (a poll, or a stream taken over)
     while (handoffNumber === number && !closed) {
+      if (again) await pause(again * 1000);
+      again = 0;
+      if (handoffNumber !== number) break;
       try {
         const path = "/api/session/handoff/events?ticket=" + encodeURIComponent(number) +
           "&after=" + handoffSeq;
@@ -1197,7 +1222,9 @@
         failures = 0;
         await readEvents(response, (event, data) => {
           if (handoffNumber !== number) return;
-          if (event === "message" && data.seq > handoffSeq) {
+          if (event === "again") {
+            again = againSeconds(data);
+          } else if (event === "message" && data.seq > handoffSeq) {
             handoffSeq = data.seq;
             if (data.sender === "staff") addMessage("staff", data.text);
             else if (data.sender === "system") addMessage("assistant", data.text);
@@ -1210,9 +1237,15 @@
           }
         });
       } catch (err) {
+        if (err instanceof ApiError && (err.status === 429 || err.status === 503)) {
+          // busy or briefly unavailable: keep following, more slowly each time
+          failures = Math.min(failures + 1, 5);
+          again = againSeconds({ seconds: Math.max(err.retryAfter || 0, 2 * failures) });
+          continue;
+        }
         failures += 1;
         if (failures > 5 || (err instanceof ApiError && err.status === 404)) break;
-        await new Promise((resolve) => setTimeout(resolve, 2000 * failures));
+        await pause(2000 * failures);
       }
       restored = false;
     }
