@@ -188,3 +188,28 @@ def test_a_closing_note_is_kept_masked(app, client, staff):
     note = app.config["SI_CONTROLLER"].handoff.get(number).note
     assert note is not None and "已约回电" in note
     assert ID not in note and "13800138000" not in note and "3301**********0133" in note
+
+
+def test_a_knowledge_answer_goes_into_the_reply_box_to_check_and_send(app, client, staff):
+    from si_agent.curated import Draft
+
+    book = app.config["SI_CONTROLLER"].knowledge.book
+    book.add(Draft(question="社保卡丢了补办要多少钱", answer="首次补办免费，再次补办收取工本费。",
+                   source="市人社局常见问题", as_of="2025-06-01"), "li")
+    citizen = Citizen(client, "citizen-k")
+    number = citizen.say("转人工")["handoff"]["number"]
+    a = staff["gh1024"]
+    a.get("/console/handoff")
+    post(a, f"/console/handoff/{number}/take", "/console/handoff")
+    page = f"/console/handoff/{number}"
+    found = post(a, f"/console/handoff/{number}/knowledge", page, question="请问社保卡丢了补办要多少钱？")
+    shown = found.get_data(as_text=True)
+    assert found.status_code == 200 and "已将知识库的答案放入回复框" in shown
+    box = re.search(r'<textarea id="reply-text"[^>]*>(.*?)</textarea>', shown, re.S).group(1)
+    assert "首次补办免费" in html.unescape(box) and "市人社局常见问题" in html.unescape(box)
+    sent = a.get(f"/console/api/handoff/{number}/messages?after=0").get_json()["messages"]
+    assert not [m for m in sent if m["sender"] == "staff" and "首次补办免费" in m["text"]]
+    assert book.all()[0].hits == 0  # staff looking up is no citizen's question
+    none = post(a, f"/console/handoff/{number}/knowledge", page, question="火星上怎么交社保")
+    assert none.status_code == 404 and "知识库没有找到" in text_of(none)
+    assert post(a, f"/console/handoff/{number}/knowledge", page, question=" ").status_code == 400

@@ -7,8 +7,8 @@
 - ``POST /console/handoff/<number>/take``: hold the ticket (a lease; of two staff
   members taking one ticket, one wins, the other is told who has it), then
   ``GET /console/handoff/<number>``: its context (business, masked fields, the last
-  turns), the conversation, a reply box, hand back to the assistant, close with an
-  outcome. The page's script renews the lease (``POST /console/api/handoff/<number>/
+  turns), the conversation, a reply box, a knowledge lookup that puts an answer in the
+  reply box (``POST …/knowledge``), hand back to the assistant, close with an outcome. The page's script renews the lease (``POST /console/api/handoff/<number>/
   renew``) and shows new messages (``GET …/messages?after=``); a page that dies stops
   renewing, and the ticket returns to the queue after ``Desk.lease`` seconds.
 
@@ -24,7 +24,7 @@ from datetime import datetime
 from flask import current_app, jsonify, redirect, render_template, request, url_for
 
 from si_agent.audit import AuditLog, StaffAction
-from si_agent.errors import TicketRefused
+from si_agent.errors import StoreUnavailable, TicketRefused
 from si_agent.flow.controller import Controller
 from si_agent.handoff import Desk, Outcome, Ticket, TicketState
 from si_agent.privacy import redact_text
@@ -33,6 +33,7 @@ from si_agent.server.console.blueprint import bp, signed_in
 
 BEAT_SECONDS = 10  # how often the pages beat and renew (Desk.presence, Desk.lease: 3x)
 MAX_REPLY = 2000
+MAX_QUESTION = 200
 
 
 def _controller() -> Controller:
@@ -144,6 +145,41 @@ def handoff_reply(number: str):
                             **({"masked": masked} if masked else {})), code=303)
 
 
+@bp.post("/handoff/<number>/knowledge")
+def handoff_knowledge(number: str):
+    """Look a question up in the knowledge channel (curated answers first, as citizens
+    are answered) and put the answer, with its sources, into the reply box to check and
+    send: nothing reaches the citizen before the staff member sends it."""
+    staff = signed_in()
+    ticket = _desk().get(number)
+    question = request.form.get("question", "").strip()[:MAX_QUESTION]
+    if not question:
+        return _ticket_page(ticket, staff.name, texts.KNOWLEDGE_EMPTY, 400)
+    answer = _looked_up(question, ticket.business_name)
+    if answer is None or getattr(answer, "refused", False) or not answer.sources:
+        return _ticket_page(ticket, staff.name, texts.KNOWLEDGE_NONE.format(question=question),
+                            404, question=question)
+    draft = answer.text.strip()
+    missing = [s for s in answer.sources if s not in draft]
+    if missing:
+        draft += "\n" + texts.KNOWLEDGE_SOURCES.format(
+            sources="、".join(f"《{s}》" for s in missing))
+    return _ticket_page(ticket, staff.name, notice=texts.KNOWLEDGE_PUT_IN,
+                        draft=draft[:MAX_REPLY], question=question)
+
+
+def _looked_up(question: str, context: str | None):
+    """The channel's extractive answer (no model writes it); a curated answer found for
+    staff counts no citizen's hit (``read``, as hit testing reads)."""
+    knowledge = _controller().knowledge
+    try:
+        if callable(getattr(knowledge, "read", None)):
+            return knowledge.read(question, generate=False, context=context).answer
+        return knowledge.answer(question, generate=False, context=context)
+    except StoreUnavailable:
+        return None
+
+
 @bp.post("/handoff/<number>/handback")
 def handoff_handback(number: str):
     staff = signed_in()
@@ -250,10 +286,11 @@ def _refused_on_ticket(number: str, staff: str, exc: TicketRefused):
 
 
 def _ticket_page(ticket: Ticket, staff: str, error: str | None = None, status: int = 200, *,
-                 notice: str | None = None, draft: str | None = None):
+                 notice: str | None = None, draft: str | None = None, question: str = ""):
     held = ticket.held_by() == staff
     return render_template(
         "console/handoff_ticket.html", ticket=ticket, held=held, holder=ticket.held_by(),
         state=ticket.current(), closed=ticket.state == TicketState.CLOSED, now=time.time(),
-        waited=waited, error=error, notice=notice, draft=draft, beat=BEAT_SECONDS, outcomes=texts.CLOSING_OUTCOMES,
+        waited=waited, error=error, notice=notice, draft=draft, question=question, beat=BEAT_SECONDS,
+        outcomes=texts.CLOSING_OUTCOMES,
         last_seq=ticket.messages[-1].seq if ticket.messages else 0), status
