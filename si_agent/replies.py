@@ -184,6 +184,7 @@ RECORDED_ITEM = "{label} {value}"  # one value in RECORDED's {items}
 STEP_VALUE_UNREADABLE = "{label}无法识别（{error}）。{instruction}"  # a value a photo step read
 NOT_GIVEN = "未提供"  # a consultation's slot the citizen skipped, in its summary
 AMOUNT_WAN = "{amount:g}万元"  # an amount of 元 of 10,000 or more
+STAFF_HISTORY = "〔人工客服代为填写：{label}〕"  # the history's line for a value staff set
 UPLOAD_HISTORY = "[上传照片]"  # what the history says the citizen sent: never the image
 
 # The terminal chat's status line (si_agent/cli_chat.py): where the dialogue stands.

@@ -52,6 +52,7 @@ class StaffAction(str, Enum):
     HANDOFF_REPLIED = "handoff_replied"
     HANDOFF_HANDED_BACK = "handoff_handed_back"
     HANDOFF_CLOSED = "handoff_closed"
+    HANDOFF_FIELD_SET = "handoff_field_set"  # a value given for the citizen (never the value)
 # The states whose every entry is audited (the submission's life cycle).
 AUDITED_STATES: frozenset[str] = frozenset({"executing", "done", "failed"})
 

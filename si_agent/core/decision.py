@@ -53,6 +53,7 @@ class Rule(str, Enum):
     REFUSAL = "refusal"                  # declines to give the awaited field
     FIELD_HELP = "field_help"            # asks what a field's term means
     READ_BACK = "read_back"              # yes or no to long numbers heard and read back
+    STAFF = "staff"                      # a value a staff member set in a hand-off
 
 
 SURE = 1.0  # a decision this confident needs no model

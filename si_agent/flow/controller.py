@@ -291,10 +291,29 @@ class Controller:
         return self._turn(session_id, UPLOAD_TEXT, decide, always_decide=True,
                           tell_expiry=False)
 
+    def on_behalf(self, session_id: str, business: Business, field_key: str,
+                  value: str) -> TurnResult:
+        """A value a staff member holding the session's hand-off ticket gives for the
+        citizen (``POST /console/handoff/<number>/field``): applied as the citizen's own
+        answer would be (the field's validator, what is asked next), in a turn of its own
+        whose history line names the field, never the value. The caller checked that the
+        session is collecting ``business`` and that ``value`` validates."""
+        label = business.field(field_key).label
+
+        def decide(turn: Turn) -> Decision:
+            return Decision(
+                calls=[ToolCall(name=A.PROVIDE_FIELD,
+                                arguments={"values": {field_key: value}})],
+                rule=Rule.STAFF, confidence=SURE, engine="staff",
+                reason="a value a staff member set in a hand-off")
+
+        return self._turn(session_id, replies.render(replies.STAFF_HISTORY, label=label),
+                          decide, always_decide=True, tell_expiry=False, channel="staff")
+
     def _turn(self, session_id: str, text: str, decide: Callable[[Turn], Decision], *,
               always_decide: bool = False, group_id: str | None = None,
               tell_expiry: bool = True, spoken: bool = False,
-              routable: bool = False) -> TurnResult:
+              routable: bool = False, channel: str | None = None) -> TurnResult:
         started = time.monotonic()
         # One parse budget for everything the turn reads (validators.relative_dates).
         with self._locks.hold(session_id), relative_dates.one_message():
@@ -346,7 +365,8 @@ class Controller:
                 result = self.driver.drive(session, result, turn.effects.job)
             assert decision is not None
             self._record_turn(session, turn, decision, before, result, started,
-                              "upload" if always_decide else "voice" if spoken else "text")
+                              channel or ("upload" if always_decide else "voice" if spoken
+                                          else "text"))
             return result
 
     def _record_turn(self, session: Session, turn: Turn, decision: Decision,

@@ -29,7 +29,7 @@ OUTCOMES: dict[str, str] = {"done": "已办结", "cancelled": "已取消", "fail
 Outcome = Literal["done", "cancelled", "failed", "handed_off"]
 KnowledgeOutcome = Literal["answered", "unanswered", "refused"]
 Rating = Literal["up", "down"]
-Channel = Literal["text", "voice", "upload"]
+Channel = Literal["text", "voice", "upload", "staff"]  # staff: set in a hand-off
 
 
 class Span(BaseModel):

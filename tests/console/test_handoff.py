@@ -213,3 +213,39 @@ def test_a_knowledge_answer_goes_into_the_reply_box_to_check_and_send(app, clien
     none = post(a, f"/console/handoff/{number}/knowledge", page, question="火星上怎么交社保")
     assert none.status_code == 404 and "知识库没有找到" in text_of(none)
     assert post(a, f"/console/handoff/{number}/knowledge", page, question=" ").status_code == 400
+
+
+def test_staff_give_a_value_for_the_citizen_checked_told_and_audited(app, client, staff):
+    citizen = Citizen(client, "citizen-f")
+    citizen.say(f"社保卡丢了，身份证{ID}，刘洋")
+    number = citizen.say("转人工")["handoff"]["number"]
+    a, b = staff["gh1024"], staff["gh2048"]
+    a.get("/console/handoff")
+    post(a, f"/console/handoff/{number}/take", "/console/handoff")
+    page = f"/console/handoff/{number}"
+    assert 'data-testid="field-form"' in a.get(page).get_data(as_text=True)
+
+    bad = post(a, f"/console/handoff/{number}/field", page, field="phone", value="12345")
+    assert bad.status_code == 400 and "“手机号码”未通过校验" in text_of(bad)
+    assert post(b, f"/console/handoff/{number}/field", page, field="phone",
+                value="13800138001").status_code == 409  # not b's ticket
+    session = app.config["SI_CONTROLLER"].load("citizen-f")
+    assert session.fields["phone"].status != "collected"
+
+    done = post(a, f"/console/handoff/{number}/field", page, field="phone", value="13800138001")
+    assert done.status_code == 200 and "已代市民填写“手机号码”：138****8001" in text_of(done)
+    session = app.config["SI_CONTROLLER"].load("citizen-f")
+    assert session.fields["phone"].value == "13800138001"
+    assert session.fields["phone"].status == "collected" and session.awaiting == "loss_type"
+    history = client.get("/api/session/history", headers=citizen.headers).get_data(as_text=True)
+    assert "13800138001" not in history
+
+    post(a, f"/console/handoff/{number}/handback", page)  # (the stream ends with the ticket)
+    told = [d for e, d in citizen.events(number) if e == "message" and d["sender"] == "staff"]
+    assert told[-1]["text"] == "我已为您填写“手机号码”：138****8001。"
+    assert citizen.say("挂失")["awaiting"] != "phone"  # the business went on from there
+    entries = [e for e in app.config["SI_CONTROLLER"].audit.query(limit=80)
+               if e.event == "staff" and e.action == StaffAction.HANDOFF_FIELD_SET]
+    assert [(e.actor, e.target, e.detail, e.outcome) for e in entries] == [
+        ("gh1024", number, "phone", "succeeded")]
+    assert "13800138001" not in json.dumps([e.model_dump(mode="json") for e in entries])

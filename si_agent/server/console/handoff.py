@@ -18,22 +18,29 @@ ticket number, never a message's text); heartbeats and renewals are not actions.
 
 from __future__ import annotations
 
+import logging
 import time
 from datetime import datetime
 
 from flask import current_app, jsonify, redirect, render_template, request, url_for
 
 from si_agent.audit import AuditLog, StaffAction
+from si_agent.core.state import State
 from si_agent.errors import StoreUnavailable, TicketRefused
 from si_agent.flow.controller import Controller
 from si_agent.handoff import Desk, Outcome, Ticket, TicketState
 from si_agent.privacy import redact_text
 from si_agent.server.console import texts
 from si_agent.server.console.blueprint import bp, signed_in
+from si_agent.session.model import FieldStatus
+from si_agent.validators import check, mask
+
+log = logging.getLogger(__name__)
 
 BEAT_SECONDS = 10  # how often the pages beat and renew (Desk.presence, Desk.lease: 3x)
 MAX_REPLY = 2000
 MAX_QUESTION = 200
+MAX_VALUE = 200
 
 
 def _controller() -> Controller:
@@ -143,6 +150,50 @@ def handoff_reply(number: str):
         "words" if verdict.masked else "personal" if sent != text else None
     return redirect(url_for("console.handoff_ticket", number=number,
                             **({"masked": masked} if masked else {})), code=303)
+
+
+@bp.post("/handoff/<number>/field")
+def handoff_field(number: str):
+    """Give a value of the citizen's business for them (they said it on the phone, or
+    it is on a document they showed): checked by the field's validator and applied as
+    their own answer would be; the citizen is told (a message from the staff member,
+    the value masked by its type) and the audit log names the field, never the value."""
+    staff = signed_in()
+    desk, controller = _desk(), _controller()
+    ticket = desk.get(number)
+    if ticket.held_by() != staff.name:
+        return _refused_on_ticket(number, staff.name, _not_holding(ticket))
+    business = controller.catalog.get(ticket.business_id or "")
+    key = request.form.get("field", "")
+    value = request.form.get("value", "").strip()[:MAX_VALUE]
+    session = controller.load(ticket.session_id)
+    if business is None or session.business_id != business.id \
+            or session.state != State.COLLECTING:
+        return _ticket_page(ticket, staff.name, texts.FIELD_NOT_COLLECTING.format(
+            business=ticket.business_name or "业务"), 409)
+    field = next((f for f in business.fields if f.key == key), None)
+    if field is None:
+        return _ticket_page(ticket, staff.name, texts.FIELD_UNKNOWN, 400)
+    checked = check(field.type, value, **field.validator_options())
+    if not checked.ok:
+        return _ticket_page(ticket, staff.name, texts.FIELD_INVALID.format(
+            label=field.label, error=checked.error), 400)
+    turn = controller.on_behalf(ticket.session_id, business, key, value)
+    state = controller.load(ticket.session_id).fields.get(key)
+    if state is None or state.status != FieldStatus.COLLECTED:
+        _audit().staff(staff.name, StaffAction.HANDOFF_FIELD_SET, target=number,
+                       outcome="refused", detail=field.key)
+        return _ticket_page(ticket, staff.name, texts.FIELD_NOT_SET.format(
+            label=field.label, reply=redact_text(turn.reply)[:200]), 400)
+    shown = mask(field.type, state.value) if field.masked else redact_text(str(state.value))
+    try:
+        desk.reply(number, staff.name, texts.FIELD_SET_MESSAGE.format(label=field.label,
+                                                                       shown=shown))
+    except TicketRefused as exc:  # the lease ran out meanwhile: the value is in all the same
+        log.info("hand-off %s: value set, the citizen not told: %s", number, exc.why)
+    _audit().staff(staff.name, StaffAction.HANDOFF_FIELD_SET, target=number, detail=field.key)
+    return _ticket_page(desk.get(number), staff.name,
+                        notice=texts.FIELD_SET.format(label=field.label, shown=shown))
 
 
 @bp.post("/handoff/<number>/knowledge")
@@ -288,9 +339,12 @@ def _refused_on_ticket(number: str, staff: str, exc: TicketRefused):
 def _ticket_page(ticket: Ticket, staff: str, error: str | None = None, status: int = 200, *,
                  notice: str | None = None, draft: str | None = None, question: str = ""):
     held = ticket.held_by() == staff
+    business = _controller().catalog.get(ticket.business_id or "")
+    settable = list(business.fields) if business else []
     return render_template(
         "console/handoff_ticket.html", ticket=ticket, held=held, holder=ticket.held_by(),
         state=ticket.current(), closed=ticket.state == TicketState.CLOSED, now=time.time(),
         waited=waited, error=error, notice=notice, draft=draft, question=question, beat=BEAT_SECONDS,
+        settable=settable,
         outcomes=texts.CLOSING_OUTCOMES,
         last_seq=ticket.messages[-1].seq if ticket.messages else 0), status
