@@ -12,8 +12,8 @@ wrote the reply should contain instead (or nothing: a comment says so), so the
 transcript fails until the assistant is fixed. A submission that failed in the
 conversation is made to fail the same way (``backend: {fail_next: 1}``).
 
-A conversation with a photo upload cannot be exported (a transcript has only text):
-``ExportRefused``.
+A conversation with a photo upload, or with a value a staff member gave in a hand-off,
+cannot be exported (a transcript has only what citizens typed): ``ExportRefused``.
 """
 
 from __future__ import annotations
@@ -108,6 +108,10 @@ def to_transcript(conversation: Conversation, catalog: Mapping[str, Business],
     if uploads:
         raise ExportRefused(f"第{uploads[0]}轮是上传的照片：对话记录只能导出文字消息，"
                             "含照片的对话请手工编写测试。")
+    staffed = [t.event.turn for t in conversation.turns if t.event.channel == "staff"]
+    if staffed:  # a transcript replays what citizens typed; this value no citizen typed
+        raise ExportRefused(f"第{staffed[0]}轮是人工客服代为填写的信息：对话记录只能导出市民发送的"
+                            "文字消息，这段对话请手工编写测试。")
     demo = DemoValues(catalog)
     stored: dict[str, str] = {}  # field key -> the demo value put in its place
     turns: list[dict] = []

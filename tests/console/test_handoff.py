@@ -249,3 +249,10 @@ def test_staff_give_a_value_for_the_citizen_checked_told_and_audited(app, client
     assert [(e.actor, e.target, e.detail, e.outcome) for e in entries] == [
         ("gh1024", number, "phone", "succeeded")]
     assert "13800138001" not in json.dumps([e.model_dump(mode="json") for e in entries])
+    from si_agent.turns.export import ExportRefused, to_transcript
+
+    controller = app.config["SI_CONTROLLER"]
+    (conversation,) = [c for c in controller.turns.recent()
+                       if any(t.event.channel == "staff" for t in c.turns)]
+    with pytest.raises(ExportRefused, match="人工客服代为填写"):
+        to_transcript(conversation, controller.catalog)
