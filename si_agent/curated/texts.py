@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 SOURCE = "来源：《{source}》（{date}）"
+FROM_REVIEW = "对话审核"  # the source a new answer written from a reviewed turn starts with
 DATE_MONTH = "{year}年{month}月"
 DATE_DAY = "{year}年{month}月{day}日"
 

@@ -180,3 +180,25 @@ def test_a_turn_marked_wrong_becomes_a_failing_regression_test(client, accounts,
     assert not report.passed and len(report.failures) == 1
     assert report.failures[0].startswith("turn 2") and "这句话现在的回复里没有" in \
         report.failures[0]
+
+
+def test_an_unanswered_question_becomes_a_curated_answer_from_its_turn(client, app):
+    import html
+
+    asked = say(client, "dora", "生育津贴怎么算的")
+    assert "生育津贴按" not in asked["reply"]
+    page = client.get(f"/console/conversations/{only(client)}", headers=STAFF).get_data(
+        as_text=True)
+    link = html.unescape(re.search(r'<a href="([^"]+)" data-testid="to-curated"', page).group(1))
+    form = client.get(link, headers=STAFF)
+    text = html.unescape(form.get_data(as_text=True))
+    assert form.status_code == 200 and 'value="生育津贴怎么算的"' in text
+    assert 'value="对话审核"' in text  # the source says where it came from; nothing saved yet
+    assert app.config["SI_CONTROLLER"].knowledge.book.all() == []
+    saved = client.post("/console/curated/new", headers=STAFF, data={
+        "csrf_token": csrf(client, "/console/curated/new", headers=STAFF),
+        "question": "生育津贴怎么算的", "answer": "生育津贴按用人单位上年度职工月平均工资计发。",
+        "source": "对话审核", "as_of": "2026-12"})
+    assert saved.status_code == 303, saved.get_data(as_text=True)[:300]
+    again = say(client, "erin", "生育津贴怎么算的")
+    assert "生育津贴按用人单位上年度职工月平均工资计发" in again["reply"]

@@ -11,14 +11,18 @@ every machine sharing the store.
 
 from __future__ import annotations
 
+import time
+
 from flask import abort, current_app, redirect, render_template, request, url_for
 from pydantic import ValidationError
+from werkzeug.datastructures import MultiDict
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from si_agent.audit import AuditLog, StaffAction
 from si_agent.curated import CuratedBook, CuratedKnowledge, Draft
 from si_agent.curated import texts as curated_texts
 from si_agent.curated.knowledge import source_line
+from si_agent.curated.model import MAX_ANSWER, MAX_QUESTION
 from si_agent.curated.sheet import MAX_BYTES, SheetError, edit_reason, import_errors, read_sheet
 from si_agent.server.console import texts
 from si_agent.server.console.blueprint import (
@@ -67,8 +71,8 @@ def curated():
 
 @bp.route("/curated/new", methods=["GET", "POST"])
 def curated_new():
-    if request.method == "GET":
-        return _form(None, {})
+    if request.method == "GET":  # prefilled from a reviewed turn (the conversation page)
+        return _form(None, _prefill())
     try:
         answer = _book().add(_draft(), signed_in().name)
     except ValueError as exc:  # ValidationError, DuplicateQuestion, UnknownBusiness
@@ -164,6 +168,20 @@ def _draft() -> Draft:
                  source=form.get("source", ""), as_of=form.get("as_of", ""),
                  paraphrases=paraphrases, businesses=form.getlist("businesses"),
                  enabled=form.get("enabled", "1") == "1")
+
+
+def _prefill() -> dict:
+    """A new answer's question, answer and businesses from the link of a reviewed turn
+    (``?question=…&answer=…&businesses=…``): only filled into the form, to check and
+    save; the source says where it came from. Nothing is saved by the GET."""
+    args = request.args
+    if not args.get("question"):
+        return {}
+    businesses = [b for b in args.getlist("businesses") if b in _catalog()]
+    return MultiDict([("question", args.get("question", "")[:MAX_QUESTION]),
+                      ("answer", args.get("answer", "")[:MAX_ANSWER]),
+                      ("source", curated_texts.FROM_REVIEW), ("as_of", time.strftime("%Y-%m")),
+                      *(("businesses", b) for b in businesses)])
 
 
 def _form(answer, form, error: str | None = None):
