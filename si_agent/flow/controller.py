@@ -217,6 +217,7 @@ class Controller:
             )
             return snapshot(session, self.catalog, reply)
         verdict = self.moderation.check(text, "input")
+        marks = [] if verdict.clean else [("input", verdict.action.value, verdict.categories)]
         if not verdict.clean:
             session = self.load(session_id)
             business = self.catalog.get(session.business_id) if session.business_id else None
@@ -224,7 +225,10 @@ class Controller:
                                                    verdict.categories, business)])
             carry_out(effects, session_id, self.files, self.audit)
             if verdict.refused:  # not used: nothing of it is stored (but a person holding
-                # the session's ticket is told that a message came, and the page follows on)
+                # the session's ticket is told that a message came, and the page follows on;
+                # the review lists it, after the turn before: no turn ran)
+                self.turns.moderated(session.session_id, session.started_at, session.turn,
+                                     marks)
                 reply = verdict.reply or replies.INPUT_REFUSED
                 ticket = hand_off.refused_note(self.handoff, session.handoff, text, verdict,
                                                self._moderation_labels(), reply)
@@ -234,7 +238,8 @@ class Controller:
         if on_delta is not None and self.moderation.active:
             on_delta = self.moderation.stream(on_delta)
         return self._turn(session_id, text, lambda turn: self._decide(turn, on_delta),
-                          group_id=group_id, spoken=spoken, routable=True)
+                          group_id=group_id, spoken=spoken, routable=True,
+                          marks=marks)
 
     def _moderation_labels(self) -> dict[str, str]:
         words = self.moderation.word_list
@@ -313,7 +318,8 @@ class Controller:
     def _turn(self, session_id: str, text: str, decide: Callable[[Turn], Decision], *,
               always_decide: bool = False, group_id: str | None = None,
               tell_expiry: bool = True, spoken: bool = False,
-              routable: bool = False, channel: str | None = None) -> TurnResult:
+              routable: bool = False, channel: str | None = None,
+              marks: list[tuple[str, str, tuple[str, ...]]] | None = None) -> TurnResult:
         started = time.monotonic()
         # One parse budget for everything the turn reads (validators.relative_dates).
         with self._locks.hold(session_id), relative_dates.one_message():
@@ -367,6 +373,11 @@ class Controller:
             self._record_turn(session, turn, decision, before, result, started,
                               channel or ("upload" if always_decide else "voice" if spoken
                                           else "text"))
+            marks = [*(marks or ()), *((m.where, m.action, m.categories)
+                                       for m in turn.effects.moderated)]
+            if marks:  # the input's (masked or flagged) and the reply's
+                self.turns.moderated(session.session_id, session.started_at, result.turn,
+                                     marks)
             return result
 
     def _record_turn(self, session: Session, turn: Turn, decision: Decision,

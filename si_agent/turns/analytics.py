@@ -50,6 +50,10 @@ class Report(BaseModel):
     latency_p95: int | None = None
     model_calls: int = 0
     tokens: int = 0
+    # What the moderation did: "input.refuse", "output.mask", ... -> count; and by category.
+    moderation: dict[str, int] = Field(default_factory=dict)
+    moderation_categories: dict[str, int] = Field(default_factory=dict)
+    moderated_conversations: int = 0
 
 
 def percentile(values: list[int], q: float) -> int | None:
@@ -68,6 +72,13 @@ def report(conversations: Iterable[Conversation], top: int = 10) -> Report:
     unanswered: Counter[str] = Counter()
     for c in conversations:
         out.conversations += 1
+        out.moderated_conversations += bool(c.moderation)
+        for m in c.moderation:
+            key = f"{m.where}.{m.action}"
+            out.moderation[key] = out.moderation.get(key, 0) + 1
+            for category in m.categories:
+                out.moderation_categories[category] = \
+                    out.moderation_categories.get(category, 0) + 1
         reached: dict[str, set[str]] = {}
         awaiting: dict[str, str | None] = {}
         for view in c.turns:

@@ -42,6 +42,7 @@ from si_agent.turns.model import (
     JobOutcome,
     KnowledgeAsk,
     KnowledgeOutcome,
+    Moderation,
     Outcome,
     Rating,
     Review,
@@ -92,6 +93,7 @@ class TurnView(BaseModel):
     event: TurnEvent
     feedback: Feedback | None = None
     review: Review | None = None
+    moderation: list[Moderation] = Field(default_factory=list)  # during or after the turn
 
 
 class Conversation(BaseModel):
@@ -104,6 +106,7 @@ class Conversation(BaseModel):
     businesses: list[str] = Field(default_factory=list)
     outcome: Outcome | None = None
     turns: list[TurnView] = Field(default_factory=list)
+    moderation: list[Moderation] = Field(default_factory=list)  # every one, oldest first
 
     @property
     def unanswered(self) -> int:
@@ -116,6 +119,11 @@ class Conversation(BaseModel):
             if t.feedback is not None:
                 counts[t.feedback.rating] += 1
         return counts
+
+    @property
+    def moderated(self) -> int:
+        """Messages and replies the moderation masked, refused or flagged."""
+        return len(self.moderation)
 
     @property
     def marked(self) -> int:
@@ -201,6 +209,20 @@ class TurnLog:
             input=text, input_spans=spans, reply=mask_text(f.reply, known)[0],
         )
 
+    def moderated(self, session_id: str, started_at: float, turn: int,
+                  marks: Sequence[tuple[str, str, Sequence[str]]]) -> None:
+        """Record what the moderation did in (or, for a refused message, after) ``turn``:
+        ``(where, action, categories)`` each; never the text. A failing store is logged."""
+        try:
+            for where, action, categories in marks:
+                self.store.append(Moderation(
+                    conversation=self.conversation_of(session_id, started_at),
+                    user=self._audit.user_ref(session_id)[:USER_CHARS], turn=turn,
+                    where="output" if where == "output" else "input", action=action,
+                    categories=list(categories)))
+        except Exception as exc:  # the record must never break a citizen's turn
+            log.warning("moderation record (turn %s) not written: %s", turn, type(exc).__name__)
+
     def feedback(self, conversation: str, turn: int, rating: Rating, reason: str = "") -> Feedback:
         """Record a citizen's rating of a reply (raises the store's ``StoreUnavailable``)."""
         record = Feedback(conversation=conversation, turn=turn, rating=rating,
@@ -250,7 +272,8 @@ class TurnLog:
 
 def _assemble(conversation: str, records: list[TurnRecord]) -> Conversation | None:
     events = [r for r in records if isinstance(r, TurnEvent)]
-    if not events:
+    marks = [r for r in records if isinstance(r, Moderation)]
+    if not events and not marks:
         return None
     views = {e.turn: TurnView(event=e) for e in events}  # a turn recorded twice: the last
     for r in records:
@@ -261,15 +284,19 @@ def _assemble(conversation: str, records: list[TurnRecord]) -> Conversation | No
             view.feedback = r
         elif isinstance(r, Review):
             view.review = r if r.wrong else None
+        elif isinstance(r, Moderation):
+            view.moderation.append(r)
     turns = sorted(views.values(), key=lambda v: v.event.turn)
     businesses: list[str] = []
     for e in events:
         if e.business and e.business not in businesses:
             businesses.append(e.business)
     outcome = next((e.outcome for e in reversed(events) if e.outcome), None)
-    return Conversation(id=conversation, user=events[0].user, started=events[0].at,
-                        ended=events[-1].at, businesses=businesses, outcome=outcome,
-                        turns=turns)
+    # A conversation may be only refused messages (its first message was refused).
+    times = sorted([r.at for r in (*events, *marks)])
+    return Conversation(id=conversation, user=(events[0].user if events else marks[0].user),
+                        started=times[0], ended=times[-1], businesses=businesses,
+                        outcome=outcome, turns=turns, moderation=marks)
 
 
 def _masked(text: str | None, known: list[Known]) -> str | None:

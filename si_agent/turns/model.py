@@ -151,4 +151,22 @@ class Review(BaseModel):
     id: str | None = None
 
 
-TurnRecord = TurnEvent | Feedback | Review
+class Moderation(BaseModel):
+    """A citizen's message or a reply the moderation masked, refused or flagged, after
+    turn ``turn`` (a refused message runs no turn: it is after the turn before). The
+    text itself is never kept here (the turn's masked input and reply are)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["moderation"] = "moderation"
+    at: datetime = Field(default_factory=utc_now)
+    conversation: str
+    user: str
+    turn: int
+    where: Literal["input", "output"]
+    action: str  # mask, refuse, flag
+    categories: list[str] = Field(default_factory=list)
+    id: str | None = None
+
+
+TurnRecord = TurnEvent | Feedback | Review | Moderation

@@ -19,10 +19,10 @@ from typing import Annotated, Protocol, runtime_checkable
 
 from pydantic import Field, TypeAdapter
 
-from si_agent.turns.model import Feedback, Review, TurnEvent, TurnRecord
+from si_agent.turns.model import Feedback, Moderation, Review, TurnEvent, TurnRecord
 
 _RECORD: TypeAdapter[TurnRecord] = TypeAdapter(
-    Annotated[TurnEvent | Feedback | Review, Field(discriminator="kind")])
+    Annotated[TurnEvent | Feedback | Review | Moderation, Field(discriminator="kind")])
 
 
 def dump(record: TurnRecord) -> str:

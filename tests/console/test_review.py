@@ -202,3 +202,18 @@ def test_an_unanswered_question_becomes_a_curated_answer_from_its_turn(client, a
     assert saved.status_code == 303, saved.get_data(as_text=True)[:300]
     again = say(client, "erin", "生育津贴怎么算的")
     assert "生育津贴按用人单位上年度职工月平均工资计发" in again["reply"]
+
+
+def test_moderated_messages_and_replies_are_listed_shown_and_counted(client):
+    say(client, "fay", "你们这帮骗子", "我想约炮", "网上有人说百家乐能赚钱", "我要转社保")
+    say(client, "gus", "我要转社保")  # nothing to do with the moderation
+    [cid] = conversation_ids(client.get("/console/conversations?moderated=1", headers=STAFF))
+    assert len(conversation_ids(client.get("/console/conversations", headers=STAFF))) == 2
+    page = client.get(f"/console/conversations/{cid}", headers=STAFF).get_data(as_text=True)
+    shown = page.split('data-testid="conversation-moderation"', 1)[1].split("</dd>", 1)[0]
+    assert "市民消息被拒绝（色情）" in shown and "市民消息被标记（赌博）" in shown
+    assert "约炮" not in page  # a refused message is never kept
+    analytics = client.get("/console/analytics", headers=STAFF).get_data(as_text=True)
+    counted = analytics.split('data-testid="moderation"', 1)[1].split("</p>", 1)[0]
+    assert "1 段对话" in counted and "市民消息被拒绝 1 次" in counted
+    assert "市民消息被标记 1 次" in counted and "色情 1" in counted and "赌博 1" in counted

@@ -153,14 +153,23 @@ def _conversation(conversation_id: str) -> Conversation:
 
 
 def _keep(c: Conversation, business: str | None, outcome: str | None, unanswered: bool,
-          feedback: str | None, marked: bool) -> bool:
+          feedback: str | None, marked: bool, moderated: bool = False) -> bool:
     ratings = c.ratings
     return ((business is None or business in c.businesses)
             and (outcome is None or c.outcome == outcome)
             and (not unanswered or c.unanswered > 0)
             and (feedback is None or (ratings["up"] + ratings["down"] > 0 if feedback == "any"
                                       else ratings[feedback] > 0))
-            and (not marked or c.marked > 0))
+            and (not marked or c.marked > 0)
+            and (not moderated or c.moderated > 0))
+
+
+@bp.app_template_filter("moderation_label")
+def moderation_label(category: str) -> str:
+    """A moderation category as staff named it in the word list (辱骂), else its id."""
+    words = _controller().moderation.word_list
+    labels = (words.words.labels or {}) if words is not None else {}
+    return labels.get(category, category)
 
 
 @bp.get("/conversations")
@@ -173,6 +182,7 @@ def conversations():
     feedback = args.get("feedback") or None
     unanswered = args.get("unanswered") == "1"
     marked = args.get("marked") == "1"
+    moderated = args.get("moderated") == "1"
     since_text = args.get("since") or DEFAULT_SINCE
     error = None
     if business is not None and business not in names:
@@ -186,11 +196,13 @@ def conversations():
     except ValueError:
         since_text, since, error = DEFAULT_SINCE, parse_since(DEFAULT_SINCE), texts.BAD_SINCE
     found = controller.turns.recent(since=since)
-    rows = [c for c in found if _keep(c, business, outcome, unanswered, feedback, marked)]
+    rows = [c for c in found if _keep(c, business, outcome, unanswered, feedback, marked,
+                                                moderated)]
     return render_template(
         "console/conversations.html", rows=rows, names=names, outcomes=CONVERSATION_OUTCOMES,
         feedbacks=FEEDBACK_FILTERS, business=business, outcome=outcome, feedback=feedback,
-        unanswered=unanswered, marked=marked, since=since_text, error=error,
+        unanswered=unanswered, marked=marked, moderated=moderated, since=since_text,
+        error=error,
         truncated=len(found) >= SCAN_CONVERSATIONS,
     ), 400 if error else 200
 
