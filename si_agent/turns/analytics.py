@@ -39,6 +39,13 @@ class Funnel(BaseModel):
     endings: dict[str, dict[str, int]] = Field(default_factory=lambda: _no_endings())
 
 
+class Day(BaseModel):
+    day: str
+    turns: int = 0
+    model_calls: int = 0
+    tokens: int = 0
+
+
 class Report(BaseModel):
     conversations: int = 0
     turns: int = 0
@@ -54,6 +61,8 @@ class Report(BaseModel):
     moderation: dict[str, int] = Field(default_factory=dict)
     moderation_categories: dict[str, int] = Field(default_factory=dict)
     moderated_conversations: int = 0
+    # Per day (UTC, "2026-12-07"): turns, model calls and tokens, oldest first.
+    days: list[Day] = Field(default_factory=list)
 
 
 def percentile(values: list[int], q: float) -> int | None:
@@ -70,6 +79,7 @@ def report(conversations: Iterable[Conversation], top: int = 10) -> Report:
     funnels: dict[str, Funnel] = {}
     latencies: list[int] = []
     unanswered: Counter[str] = Counter()
+    days: dict[str, Day] = {}
     for c in conversations:
         out.conversations += 1
         out.moderated_conversations += bool(c.moderation)
@@ -87,6 +97,10 @@ def report(conversations: Iterable[Conversation], top: int = 10) -> Report:
             latencies.append(e.latency_ms)
             out.model_calls += e.model_calls
             out.tokens += e.prompt_tokens + e.completion_tokens
+            day = days.setdefault(f"{e.at:%Y-%m-%d}", Day(day=f"{e.at:%Y-%m-%d}"))
+            day.turns += 1
+            day.model_calls += e.model_calls
+            day.tokens += e.prompt_tokens + e.completion_tokens
             if view.feedback is not None:
                 out.ratings[view.feedback.rating] += 1
             for k in e.knowledge:
@@ -123,5 +137,6 @@ def report(conversations: Iterable[Conversation], top: int = 10) -> Report:
                 funnel.steps[step] += 1
     out.funnels = sorted(funnels.values(), key=lambda f: -f.steps["started"])
     out.unanswered = unanswered.most_common(top)
+    out.days = [days[d] for d in sorted(days)]
     out.latency_p50, out.latency_p95 = percentile(latencies, .5), percentile(latencies, .95)
     return out

@@ -74,3 +74,23 @@ def test_a_csv_cell_that_excel_would_run_is_text():
     assert _cell('=HYPERLINK("http://evil","x")') == '\'=HYPERLINK("http://evil","x")'
     assert _cell("+cmd|' /C calc'!A0").startswith("'+") and _cell("@SUM(1)") == "'@SUM(1)"
     assert _cell("社保卡挂失") == "社保卡挂失" and _cell("card_loss") == "card_loss"
+
+
+def test_turns_model_calls_and_tokens_per_day():
+    from datetime import datetime, timezone
+
+    from si_agent.turns.analytics import report
+    from si_agent.turns.log import Conversation, TurnView
+    from si_agent.turns.model import TurnEvent
+
+    def turn(day: int, n: int, calls: int, tokens: int) -> TurnView:
+        return TurnView(event=TurnEvent(
+            conversation="c1", user="u", turn=n, state_before="idle", state_after="idle",
+            at=datetime(2026, 12, day, 9, tzinfo=timezone.utc), model_calls=calls,
+            prompt_tokens=tokens, completion_tokens=1))
+
+    views = [turn(5, 1, 1, 100), turn(5, 2, 0, 0), turn(6, 3, 2, 300)]
+    c = Conversation(id="c1", user="u", started=views[0].event.at, ended=views[-1].event.at,
+                     turns=views)
+    days = [(d.day, d.turns, d.model_calls, d.tokens) for d in report([c]).days]
+    assert days == [("2026-12-05", 2, 1, 102), ("2026-12-06", 1, 2, 301)]
