@@ -1,8 +1,8 @@
 """``GET /console/analytics`` (and ``.csv``): numbers over the turn-event record.
 
 Per business the funnel (started → all fields given → confirmed → submitted → done) and
-where conversations were cancelled, handed off or failed; re-asks per field (answers the
-validator refused); the top unanswered questions (masked); the citizens' ratings; turn
+where conversations were cancelled, handed off or failed; re-asks per field and per
+validator (answers the validator refused); the top unanswered questions (masked); the citizens' ratings; turn
 latency p50/p95; model calls and tokens. Over the conversations active in the period
 (``since``, default 7d; the newest ``SCAN``). The numbers: ``si_agent.turns.analytics``.
 """
@@ -40,7 +40,7 @@ def _report():
 @bp.get("/analytics")
 def analytics():
     numbers, names, since, error = _report()
-    catalog = current_app.config["SI_CONTROLLER"].catalog.values()
+    catalog = list(current_app.config["SI_CONTROLLER"].catalog.values())
     labels = {f"{b.id}.{f.key}": f"{b.name}·{f.label}" for b in catalog for f in b.fields}
     # Where a conversation ended: the field awaited, or the step (confirming, retrying).
     places = {**{f"{b.id}.{f.key}": f.label for b in catalog for f in b.fields},
@@ -49,7 +49,19 @@ def analytics():
     return render_template("console/analytics.html", r=numbers, names=names, since=since,
                            error=error, steps=STEPS, step_labels=STEP_LABELS,
                            endings=ENDINGS, outcomes=OUTCOMES, labels=labels, places=places,
+                           validators=by_validator(numbers.reasks, catalog),
                            truncated=numbers.conversations >= SCAN), 400 if error else 200
+
+
+def by_validator(reasks: dict[str, dict[str, int]], catalog) -> dict[str, dict[str, int]]:
+    """The per-field re-asks summed per validator (the field's type: idcard, phone…)."""
+    types = {f"{b.id}.{f.key}": f.type for b in catalog for f in b.fields}
+    out: dict[str, dict[str, int]] = {}
+    for key, counts in reasks.items():
+        total = out.setdefault(types.get(key, "?"), {"given": 0, "refused": 0})
+        total["given"] += counts["given"]
+        total["refused"] += counts["refused"]
+    return out
 
 
 # A cell that starts so is a formula to Excel (=HYPERLINK(...), +cmd|...): a business name
