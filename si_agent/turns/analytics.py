@@ -52,6 +52,7 @@ class Report(BaseModel):
     funnels: list[Funnel] = Field(default_factory=list)
     reasks: dict[str, dict[str, int]] = Field(default_factory=dict)  # "business.field" -> counts
     unanswered: list[tuple[str, int]] = Field(default_factory=list)
+    refused: list[tuple[str, int]] = Field(default_factory=list)  # questions declined
     ratings: dict[str, int] = Field(default_factory=lambda: {"up": 0, "down": 0})
     latency_p50: int | None = None
     latency_p95: int | None = None
@@ -79,6 +80,7 @@ def report(conversations: Iterable[Conversation], top: int = 10) -> Report:
     funnels: dict[str, Funnel] = {}
     latencies: list[int] = []
     unanswered: Counter[str] = Counter()
+    refused: Counter[str] = Counter()
     days: dict[str, Day] = {}
     for c in conversations:
         out.conversations += 1
@@ -106,6 +108,8 @@ def report(conversations: Iterable[Conversation], top: int = 10) -> Report:
             for k in e.knowledge:
                 if k.outcome == "unanswered":
                     unanswered[k.question] += 1
+                elif k.outcome == "refused":
+                    refused[k.question] += 1
             b = e.business
             if b is None:
                 continue
@@ -137,6 +141,7 @@ def report(conversations: Iterable[Conversation], top: int = 10) -> Report:
                 funnel.steps[step] += 1
     out.funnels = sorted(funnels.values(), key=lambda f: -f.steps["started"])
     out.unanswered = unanswered.most_common(top)
+    out.refused = refused.most_common(top)
     out.days = [days[d] for d in sorted(days)]
     out.latency_p50, out.latency_p95 = percentile(latencies, .5), percentile(latencies, .95)
     return out

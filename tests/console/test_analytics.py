@@ -76,12 +76,12 @@ def test_a_csv_cell_that_excel_would_run_is_text():
     assert _cell("社保卡挂失") == "社保卡挂失" and _cell("card_loss") == "card_loss"
 
 
-def test_turns_model_calls_and_tokens_per_day():
+def test_turns_model_calls_and_tokens_per_day_and_refused_questions():
     from datetime import datetime, timezone
 
     from si_agent.turns.analytics import report
     from si_agent.turns.log import Conversation, TurnView
-    from si_agent.turns.model import TurnEvent
+    from si_agent.turns.model import KnowledgeAsk, TurnEvent
 
     def turn(day: int, n: int, calls: int, tokens: int) -> TurnView:
         return TurnView(event=TurnEvent(
@@ -94,3 +94,8 @@ def test_turns_model_calls_and_tokens_per_day():
                      turns=views)
     days = [(d.day, d.turns, d.model_calls, d.tokens) for d in report([c]).days]
     assert days == [("2026-12-05", 2, 1, 102), ("2026-12-06", 1, 2, 301)]
+    views[1].event.knowledge = [KnowledgeAsk(question="我邻居的养老金是多少", outcome="refused"),
+                                KnowledgeAsk(question="生育津贴怎么算", outcome="unanswered")]
+    numbers = report([c])
+    assert numbers.refused == [("我邻居的养老金是多少", 1)]
+    assert numbers.unanswered == [("生育津贴怎么算", 1)]
