@@ -21,16 +21,21 @@ def settings(tmp_path):
     return console_settings(tmp_path, handoff_hours="always")
 
 
-@pytest.fixture
-def staff(app, accounts):
-    """Two staff members signed in, each in their own browser (client)."""
+def signed_in_staff(app, accounts, *names: str) -> dict:
+    """Staff members signed in, each in their own browser (client), by name."""
     clients = {}
-    for name in ("gh1024", "gh2048"):
+    for name in names:
         accounts.add(name, PASSWORD)
         client = app.test_client()
         assert sign_in(client, name).status_code == 303
         clients[name] = client
     return clients
+
+
+@pytest.fixture
+def staff(app, accounts):
+    """Two staff members signed in, each in their own browser (client)."""
+    return signed_in_staff(app, accounts, "gh1024", "gh2048")
 
 
 class Citizen:

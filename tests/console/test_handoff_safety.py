@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from tests.console.conftest import PASSWORD, console_settings, sign_in
-from tests.console.test_handoff import ID, Citizen, post, text_of
+from tests.console.conftest import console_settings
+from tests.console.test_handoff import ID, Citizen, post, signed_in_staff, text_of
 
 
 @pytest.fixture
@@ -22,13 +22,7 @@ def staff(app, accounts):
     # Every citizen stream served as a poll (si_agent.server.streams): the events due now,
     # so that a test reads a ticket still open without following it for a minute.
     app.config["SI_STREAMS"].limit = 0
-    clients = {}
-    for name in ("alice", "bob"):
-        accounts.add(name, PASSWORD)
-        client = app.test_client()
-        assert sign_in(client, name).status_code == 303
-        clients[name] = client
-    return clients
+    return signed_in_staff(app, accounts, "alice", "bob")
 
 
 def held_ticket(client, staff, user: str) -> tuple[Citizen, str]:
