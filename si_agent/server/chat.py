@@ -32,9 +32,8 @@ DELTA_CHARS = 6  # characters per streamed delta of a templated reply
 # thread meanwhile, bounded by si_agent.server.streams (docs/deploy.md).
 WATCH_SECONDS = 120.0
 GROUP_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
-# Characters nobody types that change what a reader sees: control characters (NUL and
-# the like; line breaks and tabs stay) and the bidirectional embeddings, overrides and
-# isolates ("Trojan Source": a message shown reversed to staff in the review).
+# Characters nobody types and nobody sees: control characters (NUL and the like; line
+# breaks and tabs excepted) and the bidirectional embeddings, overrides and isolates.
 INVISIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 # A turn that fails on these is answered 503 store_unavailable, as the app's error
 # handlers answer them outside a stream: the wrapped store error, and redis-py's
@@ -60,9 +59,9 @@ def chat():
     message = body.get("message")
     if message is not None and not isinstance(message, str):
         raise ApiError(400, "message_not_text")  # 123, [..], {..}, true: no text typed
-    if message is not None:
-        message = INVISIBLE.sub("", message)
-    if message is None or not message.strip():
+    # A message of nothing but invisible characters is empty; one with text keeps them (a
+    # field's validator refuses control and direction characters with its reason).
+    if message is None or not INVISIBLE.sub("", message).strip():
         raise ApiError(400, "empty_message")
     try:
         message.encode("utf-8")

@@ -156,14 +156,6 @@ def test_bad_requests_leave_the_session_unchanged(client, login, kwargs, status,
     assert _state(client, headers) == before
 
 
-def test_invisible_characters_are_dropped_from_a_message(client, login):
-    headers = login()
-    turn = chat(client, headers, "我要\u202e转社保\x00").get_json()
-    assert turn["state"] == "collecting" and turn["business"]["id"] == "social_transfer"
-    said = client.get("/api/session/history", headers=headers).get_json()
-    assert "\u202e" not in json.dumps(said, ensure_ascii=False)
-
-
 def test_token_errors(client, app, settings):
     assert client.post("/api/chat", json={"message": "hi"}).status_code == 401
     bad = {"Authorization": "Bearer not.a.token"}
