@@ -231,7 +231,7 @@ class Controller:
                                      marks)
                 reply = verdict.reply or replies.INPUT_REFUSED
                 ticket = hand_off.refused_note(self.handoff, session.handoff, text, verdict,
-                                               self._moderation_labels(), reply)
+                                               self.moderation.labels, reply)
                 return snapshot(session, self.catalog, reply).model_copy(
                     update={"handoff": hand_off.view(ticket)})
             text = verdict.text
@@ -240,10 +240,6 @@ class Controller:
         return self._turn(session_id, text, lambda turn: self._decide(turn, on_delta),
                           group_id=group_id, spoken=spoken, routable=True,
                           marks=marks)
-
-    def _moderation_labels(self) -> dict[str, str]:
-        words = self.moderation.word_list
-        return dict(words.words.labels or {}) if words is not None else {}
 
     def _handed(self, session: Session, text: str, routed: hand_off.Routed) -> TurnResult:
         """The turn object of a message the hand-off took (``flow.handoff.route``); a

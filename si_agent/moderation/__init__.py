@@ -51,6 +51,12 @@ class Moderation:
         """The staff word list in use, if this deployment has one (the console edits it)."""
         return next((m for m in self.moderators if isinstance(m, LiveWordList)), None)
 
+    @property
+    def labels(self) -> dict[str, str]:
+        """The staff word list's names of its categories (``abuse`` → 辱骂); empty without one."""
+        words = self.word_list
+        return dict(words.words.labels or {}) if words is not None else {}
+
     def check(self, text: str, where: Where) -> Verdict:
         """Every moderator on the text, each on what the one before left (masked text)."""
         if not self.moderators:

@@ -167,9 +167,7 @@ def _keep(c: Conversation, business: str | None, outcome: str | None, unanswered
 @bp.app_template_filter("moderation_label")
 def moderation_label(category: str) -> str:
     """A moderation category as staff named it in the word list (辱骂), else its id."""
-    words = _controller().moderation.word_list
-    labels = (words.words.labels or {}) if words is not None else {}
-    return labels.get(category, category)
+    return _controller().moderation.labels.get(category, category)
 
 
 @bp.get("/conversations")

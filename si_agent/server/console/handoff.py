@@ -311,8 +311,7 @@ def _not_holding(ticket: Ticket) -> TicketRefused:
 
 def _labels(categories: tuple[str, ...]) -> str:
     """The word list's labels of ``categories`` (辱骂), else the ids."""
-    words = _controller().moderation.word_list
-    labels = (words.words.labels or {}) if words is not None else {}
+    labels = _controller().moderation.labels
     return "、".join(labels.get(c, c) for c in categories) or "-"
 
 
