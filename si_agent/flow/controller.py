@@ -493,7 +493,8 @@ class Controller:
         return snapshot(Session(session_id=session_id), self.catalog)
 
     def watch(self, session_id: str, *, timeout: float = 120.0, interval: float = 0.25,
-              stop: threading.Event | None = None) -> Iterator[TurnResult]:
+              stop: threading.Event | None = None,
+              follows: str | None = None) -> Iterator[TurnResult]:
         """Turn objects as a running job reports progress, ending with its outcome.
 
         Stops when the session is no longer executing (the last object carries
@@ -502,11 +503,13 @@ class Controller:
         reloaded while its old stream was still open on the server) is told again
         to this one, when it followed that job.
         ``timeout`` 0: the state as it is now, once (a poll);
-        ``stop`` set: ends at once (a newer stream of the session took over).
+        ``stop`` set: ends at once (a newer stream of the session took over);
+        ``follows``: the job the caller saw (a page loaded again, shown the outcome as
+        the session's notice, whose old stream may deliver it first).
         """
         deadline = time.monotonic() + timeout
         last: tuple | None = None
-        followed: str | None = None  # the job this stream saw running
+        followed = follows  # the job this stream (or its caller) saw
         while True:
             turn = self.current(session_id)
             if turn.state != State.EXECUTING:

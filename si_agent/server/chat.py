@@ -117,11 +117,14 @@ def session_events():
     """SSE: ``job`` events while a submission runs, then the outcome as a ``turn`` event."""
     user = current_user()
     controller = _controller()
+    # The job the page saw (its view's job.id): an outcome another stream of this session
+    # delivered meanwhile is told to this one too. Only the session's own job counts.
+    follows = request.args.get("job", "")[:64] or None
 
     def events(slot: Slot) -> Iterator[str]:
         # A poll (every live stream taken: si_agent.server.streams) says how things are now.
         for view in controller.watch(user, timeout=WATCH_SECONDS if slot.live else 0.0,
-                                     stop=slot.ended if slot.live else None):
+                                     stop=slot.ended if slot.live else None, follows=follows):
             body = view.model_dump(mode="json", exclude={"message"})
             if view.state == "executing":
                 yield _sse("job", {k: v for k, v in body.items() if k != "reply"})

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import jwt
@@ -90,6 +91,29 @@ def token(
     if roles is not None:
         payload["roles"] = roles
     return jwt.encode(payload, secret, algorithm="HS256")
+
+
+class Bearer(Mapping[str, str]):
+    """The ``Authorization`` header of a gateway token, minted when a request reads it.
+
+    A module-level header with a token made at import expires while a long run
+    collects and runs other tests first (CI's run takes half an hour; tokens live
+    600 s), so a test module keeps this instead of a fixed string.
+    """
+
+    def __init__(self, sub: str, roles: list[str] | None = None) -> None:
+        self.sub, self.roles = sub, roles
+
+    def __getitem__(self, key: str) -> str:
+        if key != "Authorization":
+            raise KeyError(key)
+        return f"Bearer {token(self.sub, self.roles)}"
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("Authorization",))
+
+    def __len__(self) -> int:
+        return 1
 
 
 @pytest.fixture(scope="session")

@@ -7,9 +7,9 @@ import re
 
 from si_agent.demo_backend import fail_next
 from si_agent.turns.analytics import percentile
-from tests.console.conftest import token
+from tests.console.conftest import Bearer
 
-STAFF = {"Authorization": f"Bearer {token('li', ['staff'])}"}
+STAFF = Bearer("li", ["staff"])
 LOSS = ("我的社保卡丢了", "330122196303150178", "张伟", "13800138001", "临时", "确认")
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from si_agent.server import create_app
-from tests.console.conftest import ROOT, console_settings, csrf, token
+from tests.console.conftest import ROOT, Bearer, console_settings, csrf, token
 
-STAFF = {"Authorization": f"Bearer {token('li', ['staff'])}"}
+STAFF = Bearer("li", ["staff"])
 FILE = "social_transfer.yaml"
 _BASED_ON = re.compile(r'name="based_on" value="([0-9a-f]{64})"')
 

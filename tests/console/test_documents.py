@@ -15,10 +15,10 @@ import zipfile
 
 import pytest
 
-from tests.console.conftest import csrf, token
+from tests.console.conftest import Bearer, csrf
 from tests.documents import govdocs
 
-STAFF = {"Authorization": f"Bearer {token('li', ['staff'])}"}
+STAFF = Bearer("li", ["staff"])
 META = {"source": "成都市人力资源和社会保障局 蓉人社发〔2026〕18号", "as_of": "2026-01",
         "businesses": ["unemployment_benefit"]}
 QUESTION = "2026年失业保险金标准调整了吗"

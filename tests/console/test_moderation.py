@@ -16,9 +16,9 @@ import pytest
 from si_agent.moderation.live import LiveWordList, digest
 from si_agent.moderation.words import MODERATION_FILE
 from si_agent.server import create_app
-from tests.console.conftest import ROOT, console_settings, csrf, token
+from tests.console.conftest import ROOT, Bearer, console_settings, csrf, token
 
-STAFF = {"Authorization": f"Bearer {token('li', ['staff'])}"}
+STAFF = Bearer("li", ["staff"])
 DEFAULT = (ROOT / "si_agent" / "data" / "moderation.yaml").read_text(encoding="utf-8")
 # The default list with one more refused category: a word no business or reply contains.
 EDITED = DEFAULT.replace("allow:\n", """  - id: test_refuse

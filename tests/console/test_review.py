@@ -18,13 +18,13 @@ from si_agent.executor import Executors
 from si_agent.flow.controller import Controller
 from si_agent.replay import load_dialogues, replay
 from si_agent.session import MemoryStore
-from tests.console.conftest import PASSWORD, ROOT, csrf, sign_in, token
+from tests.console.conftest import PASSWORD, ROOT, Bearer, csrf, sign_in
 
 ID, PHONE, CARD, NAME = "320102198809150628", "13800138005", "6013820800012345672", "陈静"
 BENEFIT = ("我失业了，想领失业金", f"身份证 {ID}", NAME, f"手机{PHONE}", "2025年6月30日",
            "被辞退", CARD, "确认")
 LOSS_FAILED = ("我的社保卡丢了", "330122196303150178", "张伟", "13800138001", "临时", "确认")
-STAFF = {"Authorization": f"Bearer {token('li', ['staff'])}"}
+STAFF = Bearer("li", ["staff"])
 
 
 def say(client, user: str, *texts: str) -> dict:

@@ -212,14 +212,18 @@ def test_a_gateway_token_signs_in_until_it_expires(app, client):
 @pytest.mark.parametrize(
     ("bad", "status", "text"),
     [
-        (token("citizen-1"), 403, "没有工作人员权限"),  # no roles claim: a citizen's
-        (token("zhao", ["staff"], lifetime=-5), 401, "令牌无效或已过期"),
-        (token("zhao", ["staff"], type="refresh"), 401, "令牌无效或已过期"),
-        ("garbage", 401, "令牌无效或已过期"),
+        # made when the test runs: a token made at collection would have expired by then
+        (lambda: token("citizen-1"), 403, "没有工作人员权限"),  # no roles claim: a citizen's
+        (lambda: token("zhao", ["staff"], lifetime=-5), 401, "令牌无效或已过期"),
+        (lambda: token("zhao", ["staff"], type="refresh"), 401, "令牌无效或已过期"),
+        (lambda: "garbage", 401, "令牌无效或已过期"),
     ],
+    ids=["citizen", "expired", "refresh", "garbage"],
 )
 def test_a_bad_token_does_not_sign_in(app, client, bad, status, text):
-    answer = client.post("/console/login/token", data={"csrf_token": csrf(client), "token": bad})
+    answer = client.post(
+        "/console/login/token", data={"csrf_token": csrf(client), "token": bad()}
+    )
     assert answer.status_code == status
     assert text in answer.get_data(as_text=True)
     assert client.get("/console/").status_code == 303

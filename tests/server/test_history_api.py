@@ -170,3 +170,35 @@ def test_a_stream_opened_again_is_told_the_outcome_another_stream_took(slow_clie
     # Told twice, kept once: the conversation has the outcome one time.
     texts = [m["text"] for m in history(client, headers)["messages"]]
     assert sum(NUMBER in t for t in texts) == 1
+
+
+def test_a_page_that_saw_the_job_is_told_the_outcome_its_old_stream_took(slow_client, portal):
+    """A page loaded again after the job ended shows the outcome (its view's notice) and
+    opens a stream; the old page's stream delivers the outcome first. The new stream,
+    given the job the page saw, still says it; without it (or for another job) it
+    has nothing to tell, and the history has the outcome once."""
+    client = slow_client
+    token = client.post("/api/token", json={"user_id": "late"}).get_json()["access_token"]
+    headers = {"Authorization": f"Bearer {token}"}
+    for text in (*("我要转社保", "从杭州转到苏州", ID, "张伟"), "确认"):
+        chat(client, headers, text)
+    controller = client.application.config["SI_CONTROLLER"]
+    old = controller.watch("late", timeout=20, interval=0.01)
+    assert next(old).state == "executing"
+    portal.release.set()
+    wait_for(lambda: controller.jobs.load(controller.store.load("late").job_id).finished)
+    view = client.get("/api/session", headers=headers).get_json()  # the page loaded again
+    assert NUMBER in view["notice"] and view["job"]["id"]
+    *_, first = old  # the old stream takes the outcome first
+    assert NUMBER in (first.notice or "")
+
+    def outcome(query: str) -> str:
+        events = sse(client.get(f"/api/session/events{query}", headers=headers)
+                     .get_data(as_text=True))
+        assert events[-1][0] == "turn"
+        return events[-1][1]["reply"]
+
+    assert NUMBER in outcome(f"?job={view['job']['id']}")
+    assert outcome("") == outcome("?job=another-job") == ""
+    texts = [m["text"] for m in history(client, headers)["messages"]]
+    assert sum(NUMBER in t for t in texts) == 1

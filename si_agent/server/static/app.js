@@ -1144,7 +1144,10 @@
       // end it for a newer one: `again` says when to ask again; the outcome is `turn`.
       for (let again = 0; again >= 0;) {
         if (again) await pause(again * 1000);
-        const response = await api("GET", "/api/session/events", undefined, "text/event-stream");
+        // The job this page saw: an outcome its old stream delivered is told here too.
+        const job = currentView.job && currentView.job.id;
+        const path = "/api/session/events" + (job ? "?job=" + encodeURIComponent(job) : "");
+        const response = await api("GET", path, undefined, "text/event-stream");
         again = -1;
         await readEvents(response, (event, data) => {
           if (event === "job") {
