@@ -36,10 +36,11 @@ TUNED = load_dialogues([ROOT / "tests" / "dialogues_blind2"])
 TUNED_FLOOR = 0.94
 # A third, written blind after that tuning: 23/40 on the code before it (6a3c501) and
 # 24/40 after the tuning on the second, its first pass: the measure of generalisation.
-# Its failures were then fixed where the class was clear (32/40); five of the eight left
+# Its failures were then fixed where the class was clear (32/40, then 35/40: a typo'd name
+# retold after a description, "怎么写成苏州了？我要转的是无锡", "就按一算"); the five left
 # expect a how-to question naming a business to start it (see TUNED).
 HELD_OUT = load_dialogues([ROOT / "tests" / "dialogues_blind3"])
-HELD_OUT_FLOOR = 0.80  # what was reached; the issue's target for blind dialogues: 0.95
+HELD_OUT_FLOOR = 0.875  # what was reached; the issue's target for blind dialogues: 0.95
 # A fourth, written blind from the issue and the YAML only (tests/dialogues_blind4/README.md):
 # 18/50 at its first pass on daf6180, 49/50 after its failures were fixed by class (regional
 # and Traditional wording, spoken-digit forms, voluntary-quit phrasing, help-first answers).
@@ -49,11 +50,9 @@ OTHER_CORPORA = load_dialogues([ROOT / "tests" / d for d in ("dialogues", "dialo
                                                                "dialogues_consult")])
 TARGET = 0.95
 
-KNOWN_GAPS = {
-    # Turn 1, "买什么保险好啊" at idle, is answered first and the consultation suggested, as
-    # documented (consult.asks_for_consultation); the transcript expects it started.
-    "negation__consult_filler_oh_right_question.yaml": "a question about insurance is answered first",
-}
+# (Empty since "买什么保险好啊", with nothing in the knowledge base to answer it, starts the
+# consultation it names instead of "暂时无法回答".)
+KNOWN_GAPS: dict[str, str] = {}
 # The fourth corpus's, replayed one by one as well (strict xfails, with the reason).
 HELD_OUT_4_GAPS = {
     # Turn 1, "俺爸要去外地看病 异地就医备案咋整" at idle, is a how-to question naming the

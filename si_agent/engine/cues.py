@@ -27,6 +27,7 @@ _SEP = r"[\s,，。.!！~～、;；:：…]"
 # Words that take a value back: "不对", "说错了", "刘阳是错的", "手机号给错了".
 TAKE_BACK = (
     "不对", "错了", "说错了", "写错了", "打错了", "输错了", "填错了", "给错了", "弄错了", "搞错了",
+    "打错字了", "写错字了", "输错字了", "错了一个字", "错了个字", "有个错字", "有错别字",
     "记错了", "报错了", "说岔了", "是错的", "有误", "不不", "哦不", "口误", "更正一下", "纠正一下",
     "说少了", "说多了", "少说了", "多说了", "说低了", "说高了",
 )
@@ -50,6 +51,11 @@ FRAME = re.compile("|".join([
     _BARE_NO]))
 # "不是张伟，是张炜", "参保地不是杭州是上海": the old value, then the new one.
 NOT_BUT = re.compile(rf"不是(?P<old>[^，,。；;\s是]{{1,12}}?)(?:{_SEP}*而?是|{_SEP}+应该是)(?P<new>.+)$")
+# A reproach that a value is wrong, then the right one: "转入城市怎么写成苏州了？我要转的是
+# 无锡" (the old value follows 写成; the new one is in the next clause).
+WRONGLY = re.compile(
+    rf"怎么(?:给我|又)?(?:写|填|弄|变|搞|打|录|记|输)成了?(?P<old>[^，,。？?！!\s]{{1,12}}?)了?"
+    rf"(?:{_SEP}|[？?！!])+(?P<new>.+)$")
 # An apology after the value: "应该是南京，我说错了" (the value stands before it).
 _APOLOGY = re.compile(rf"{_SEP}+(?:我|刚才|刚刚|前面|之前|上面|是我)*$")
 # A correction anywhere in the message (for sureness and the never-store guard).
@@ -146,8 +152,9 @@ _PARTICLES = "的啊呀吧哈呢嘛了哦噢嗯"
 
 def not_but(text: str) -> tuple[str, str, str] | None:
     """(words before, old value, new value) of "…不是X，是Y": "参保地不是杭州是上海" →
-    ("参保地", "杭州", "上海"); None otherwise."""
-    m = NOT_BUT.search(text)
+    ("参保地", "杭州", "上海"), or of a reproach "转入城市怎么写成苏州了？我要转的是无锡" →
+    ("转入城市", "苏州", "我要转的是无锡"); None otherwise."""
+    m = NOT_BUT.search(text) or WRONGLY.search(text)
     if m is None:
         return None
     new = _TAIL.sub("", m.group("new")).strip()

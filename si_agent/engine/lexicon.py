@@ -413,9 +413,19 @@ def is_start_over_yes(text: str) -> bool:
     return (is_switch_yes(text) or is_confirm(text)) and not RESUME.search(text)
 
 
+# A value given as what to go by: "就按一算", "那按最低档来吧", "照60岁算好了".
+TAKEN_AS = re.compile(
+    r"^(?:那|那就|就|先|都)*(?:按|按照|照)(?P<value>[^，,。？?！!\s]{1,8}?)"
+    r"(?:来算|来|算|计算)(?:吧|好了|就行|就好|了|啊|呗)*[。.!！~～]*$")
+
+
 def strip_preamble(text: str) -> str:
-    """The answer without a correction or hesitation preamble ("打错了，是张伟" → "张伟")."""
+    """The answer without a correction or hesitation preamble ("打错了，是张伟" → "张伟"),
+    or the value a "就按一算" gives."""
     rest = PREAMBLE.sub("", text).strip()
+    taken = TAKEN_AS.match(rest)
+    if taken is not None:
+        rest = taken.group("value")
     return rest or text
 
 

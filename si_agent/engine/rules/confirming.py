@@ -42,7 +42,7 @@ def decide(index: BusinessIndex, view: SessionView, text: str,
         if T.RETRY_SUBMIT in offered:
             return [ToolCall(name=T.RETRY_SUBMIT)], Rule.RETRY_WORD, "retry word"
         return [], Rule.RETRY_WORD, "retry word, but this failure cannot be retried"
-    if L.is_question(text) and not L.wants_modify(text):
+    if L.is_question(text) and not L.wants_modify(text) and cues.not_but(text) is None:
         return [answer_call(text, None)], Rule.QUESTION, "question"
     step = mentioned_step(business, text)
     if step and T.REDO_STEP in offered:

@@ -13,7 +13,7 @@ from typing import Any
 from si_agent.config.model import Business, FieldDef
 from si_agent.core.decision import SessionView
 from si_agent.engine import cues
-from si_agent.engine.rules.extraction import values_for
+from si_agent.engine.rules.extraction import last_clause_value, values_for
 from si_agent.engine.rules.mentions import mentioned_field, named_field, whole_message_fits
 from si_agent.validators import check, extract
 
@@ -70,8 +70,7 @@ def corrected(business: Business, view: SessionView, awaited: str | None,
         if len(fits) != 1:
             return found or None
         target = fits[0]
-    found = values_for(business, target, value, whole=True)
-    new = found.get(target)
+    new = last_clause_value(business, target, value)  # ("最后一个字是国家的国，张建国")
     if new is None and whole_message_fits(business.field(target), value):
         new = value
     return {target: new} if new is not None else None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from si_agent.config.model import Business, FieldDef
 from si_agent.core.decision import ToolCall
@@ -37,6 +38,7 @@ _CUE_AFTER = 2  # characters between a value and a cue that follows it ("60岁")
 _AFTER_PENALTY = 3
 _NUMERIC = ("integer", "number")
 _STRONG = ("idcard", "phone", "bank_card")
+_CLAUSES = re.compile(r"[，,。；;！!？?\s]+")
 _UNTIL_NOW = re.compile(r"(至|到)(今|现在|目前|当前)(?!年)")
 _SEPARATORS = re.compile(r"[\s,，。;；、]+")
 # "不是杭州" in "参保地不是杭州是上海" or "李四不是李思": a value taken back.
@@ -282,7 +284,23 @@ def _cue_distance(field: FieldDef, c: Candidate, text: str) -> int | None:
 def modify_call_for(business: Business, key: str, text: str) -> ToolCall:
     """``modify_info`` for ``key``, with the new value if the text gives one."""
     after = L.strip_filler(after_label(business, key, text))
-    if cues.is_correction(after) and not cues.before_frame(after).strip(" ，,。还是"):
+    swapped = cues.not_but(text)  # the label may stand in the new value's clause ("转出")
+    if swapped is not None:  # "转入城市怎么写成苏州了？我要转的是无锡": the new one
+        after = swapped[2]
+    elif cues.is_correction(after) and not cues.before_frame(after).strip(" ，,。还是"):
         after = cues.corrected_value(after) or ""  # "名字还是改回张伟吧"
-    value = values_for(business, key, after, whole=True).get(key) if after else None
-    return modify_call(key, value)
+    return modify_call(key, last_clause_value(business, key, after) if after else None)
+
+
+def last_clause_value(business: Business, key: str, text: str) -> Any:
+    """The value of ``key`` that ``text`` gives as a whole, or else in its last clause
+    that is one ("最后那个字是君，黄建君" → 黄建君: the words before describe it)."""
+    value = values_for(business, key, text, whole=True).get(key)
+    if value is not None:
+        return value
+    clauses = [c for c in _CLAUSES.split(text) if c.strip()]
+    for clause in reversed(clauses[1:]):
+        value = values_for(business, key, clause, whole=True).get(key)
+        if value is not None:
+            return value
+    return None

@@ -7,6 +7,7 @@ from __future__ import annotations
 from si_agent.config.model import Business
 from si_agent.core import actions as T
 from si_agent.core.decision import Rule
+from si_agent.engine import cues
 from si_agent.engine import lexicon as L
 from si_agent.engine.rules.calls import Ruled, explain_call, small_talk_call
 from si_agent.engine.rules.extraction import has_strong_values, values_for
@@ -51,7 +52,9 @@ def decide(business: Business, awaited: str | None, text: str,
         asks_about_field(business.field(awaited), text)
         or (asks_what_field_holds(business.field(awaited), text)
             and not _answers(business, awaited, text)))
-    if L.is_question(text) or L.ASKS_MEANING.search(text) or about_awaited:
+    # A reproach with the right value ("怎么写成苏州了？我要转的是无锡") corrects; it asks nothing.
+    if (L.is_question(text) or L.ASKS_MEANING.search(text) or about_awaited) and (
+            cues.not_but(text) is None):
         key = named or (awaited if L.ASKS_MEANING.search(text) or about_awaited else None)
         # How to fill the awaited field: its help, or (without one) its prompt again,
         # never a passage about the business.

@@ -9,6 +9,7 @@ from si_agent.core.decision import Rule
 from si_agent.core.state import AT_REST, FieldStatus, State
 from si_agent.engine import lexicon
 from si_agent.flow import handoff
+from si_agent.flow.handlers.business import match_business
 from si_agent.flow.moves import Flow
 from si_agent.flow.outcomes import result_text
 from si_agent.knowledge import Answer
@@ -115,6 +116,11 @@ def answer_question(t: Flow, args: A.AnswerQuestionArgs) -> A.CallOutcome:
     offline = can_suggest and target is not None and target.id in t.deps.unavailable
     can_suggest = can_suggest and not offline
     model_text = t.decision.text if t.decision else None
+    if (not answer and not model_text and can_suggest and target is not None
+            and target.is_consult and target.id == args.suggested_business_id):
+        # "买什么保险好啊" with nothing in the knowledge base: the consultation named is
+        # the answer (it asks for the situation the advice depends on), not "无法回答".
+        return match_business(t, A.MatchBusinessArgs(business_id=target.id))
     if answer:
         t.st.answers.append(answer.text)
     elif model_text and t.deps.model_text_answers:
