@@ -96,6 +96,7 @@ def _remove(args: argparse.Namespace, settings: Settings) -> int:
     accounts, sessions, audit = _open(settings)
     accounts.remove(args.name)
     ended = sessions.close_all(args.name)
+    _leave_queue(settings, args.name)
     audit.staff(
         _actor(),
         StaffAction.ACCOUNT_REMOVED,
@@ -115,6 +116,7 @@ def _passwd(args: argparse.Namespace, settings: Settings) -> int:
         raise AccountError("unknown", f"no account named {args.name!r}")
     accounts.set_password(args.name, _password())
     ended = sessions.close_all(args.name)
+    _leave_queue(settings, args.name)
     audit.staff(
         _actor(),
         StaffAction.PASSWORD_CHANGED,
@@ -138,6 +140,15 @@ def _open(settings: Settings, *, audited: bool = True):
             file=sys.stderr,
         )
     return Accounts(store), ConsoleSessions(store), audit
+
+
+def _leave_queue(settings: Settings, name: str) -> None:
+    """Signed out everywhere: no longer at the hand-off queue either, so no citizen is
+    told a person is coming who is not (the presence lease would run for a while yet)."""
+    from si_agent.handoff import create_ticket_store
+    from si_agent.session import create_store
+
+    create_ticket_store(create_store(settings)).leave(name)
 
 
 def _password() -> str:

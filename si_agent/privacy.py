@@ -12,14 +12,14 @@ from functools import lru_cache
 from typing import Any
 
 from si_agent.config.model import MASKED_TYPES, Business
-from si_agent.validators import extract, mask
+from si_agent.validators import check, extract, mask
 from si_agent.validators.base import fold_width
 from si_agent.validators.spoken import DIGIT_CHARS, SPOKEN_DIGITS, read
 
 _SCAN_ORDER = ("idcard", "bank_card", "phone")
 # Digit runs the validators do not recognise (a mistyped ID or card, a number
 # typed in groups like "3301 2219 6303 1501 78") are withheld all the same.
-_LONG_DIGITS = re.compile(r"(?<!\d)\d(?:[ \-]?\d){10,}(?![\dXx])[Xx]?")
+_LONG_DIGITS = re.compile(r"(?<!\d)\d(?:[ \-]?\d){10,}(?!\d)[Xx]?")
 # The same spoken, digit by digit ("一三八零零一三八零零三").
 _LONG_SPOKEN = re.compile(rf"[{DIGIT_CHARS}](?:[ \-]?[{DIGIT_CHARS}]){{10,}}")
 
@@ -49,16 +49,26 @@ def _spans(text: str, today: date) -> tuple[tuple[int, int, str, str], ...]:
         spans += [(f.start, f.end, kind, f.raw) for f in extract(kind, text, today=today)
                   if free(f.start, f.end)]
     for pattern in (_LONG_DIGITS, _LONG_SPOKEN):
-        spans += [(m.start(), m.end(), "number", m.group()) for m in pattern.finditer(text)
-                  if free(m.start(), m.end())]
+        spans += [(m.start(), m.end(), _kind_of(m.group()), m.group())
+                  for m in pattern.finditer(text) if free(m.start(), m.end())]
     return tuple(sorted(spans))
+
+
+def _kind_of(raw: str) -> str:
+    """The kind of a long number the scan in context missed: a phone right after a
+    spoken digit ("第三 13812345678") is still a phone, masked as one; else "number"."""
+    compact = re.sub(r"[\s-]", "", fold_width(raw))
+    for kind in _SCAN_ORDER:
+        if check(kind, compact).ok:
+            return kind
+    return "number"
 
 
 def masked(kind: str, raw: str) -> str:
     """How a personal value found in text is shown: masked by its kind."""
     raw = read(fold_width(raw), min_run=1).text.translate(SPOKEN_DIGITS)  # "…一二三叉": …123X
     if kind == "number":
-        digits = re.sub(r"\D", "", raw)
+        digits = re.sub(r"[^\dXx]", "", raw)  # an ID's check character stays (…017X)
         return f"{digits[:4]}****{digits[-4:]}"
     return mask(kind, re.sub(r"[\s-]", "", raw))
 

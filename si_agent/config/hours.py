@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, time
 
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_CHINESE_DAYS = dict(zip(DAYS, ("周一", "周二", "周三", "周四", "周五", "周六", "周日"), strict=True))
 _RANGE = re.compile(r"(\d{1,2}):(\d{2})-(\d{1,2}):(\d{2})")
 _FORM = "days and times like 'mon-fri 09:00-17:00' (rules separated by ';'), 'always' or 'never'"
 
@@ -55,6 +56,17 @@ class OfficeHours:
                     raise ValueError(f"office hours {text!r}: {span!r} ends before it starts")
                 ranges += [(d, start, end) for d in days]
         return cls(tuple(ranges), text.strip())
+
+    @property
+    def chinese(self) -> str:
+        """The hours as a citizen reads them: "mon-fri 09:00-12:00,13:00-17:00; sat
+        09:00-12:00" → "周一至周五 09:00-12:00、13:00-17:00；周六 09:00-12:00"."""
+        value = self.text.strip().lower()
+        if value in ("always", "24x7", "24/7"):
+            return "全天"
+        out = re.sub(r"\b(" + "|".join(DAYS) + r")\b", lambda m: _CHINESE_DAYS[m.group()], value)
+        out = re.sub(r"(?<=[一二三四五六日])-(?=周)", "至", out)
+        return re.sub(r"\s*;\s*", "；", out.replace(",", "、"))
 
     def open_at(self, when: datetime) -> bool:
         """Whether ``when`` (in the office's time zone) is within the hours."""

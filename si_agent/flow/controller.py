@@ -337,6 +337,9 @@ class Controller:
                                 self.store.save(session)
                             except SessionConflict:
                                 continue
+                        if marks:  # a message to the person, masked or flagged: reviewed too
+                            self.turns.moderated(session.session_id, session.started_at,
+                                                 session.turn, marks)
                         return handed
                 turn = Turn(session, self.deps, text=text, memo=memo, spoken=spoken)
                 turn.prepare(group_id)

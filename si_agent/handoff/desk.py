@@ -108,7 +108,7 @@ class Desk:
     def offer_text(self, offer: Offer, number: str, position: int, handoff: str) -> str:
         template = {Offer.QUEUED: replies.HANDOFF_QUEUED, Offer.OFF_HOURS: replies.HANDOFF_OFF_HOURS,
                     Offer.NOBODY: replies.HANDOFF_NOBODY, Offer.BUSY: replies.HANDOFF_BUSY}[offer]
-        hours = self.hours.text if self.hours.ranges else replies.HANDOFF_OFF_HOURS_ALWAYS
+        hours = self.hours.chinese if self.hours.ranges else replies.HANDOFF_OFF_HOURS_ALWAYS
         return replies.render(template, number=number, position=position, hours=hours,
                               handoff=handoff)
 

@@ -111,6 +111,9 @@ def session_history():
                     "idle_seconds": idle})
 
 
+JOB_ID_CHARS = 64  # the longest ``job`` a page may name (ids are 32 hex characters)
+
+
 @bp.get("/api/session/events")
 @token_required
 def session_events():
@@ -119,7 +122,9 @@ def session_events():
     controller = _controller()
     # The job the page saw (its view's job.id): an outcome another stream of this session
     # delivered meanwhile is told to this one too. Only the session's own job counts.
-    follows = request.args.get("job", "")[:64] or None
+    follows = request.args.get("job") or None
+    if follows is not None and len(follows) > JOB_ID_CHARS:
+        raise ApiError(400, "invalid_job")
 
     def events(slot: Slot) -> Iterator[str]:
         # A poll (every live stream taken: si_agent.server.streams) says how things are now.

@@ -48,6 +48,7 @@ CODE_MESSAGES = {
     "message_not_text": "消息内容应为文字，请输入文字后再发送。",
     "invalid_characters": "消息中有无法识别的字符，请重新输入。",
     "invalid_group_id": "会话编号格式不正确，请刷新页面后重试。",
+    "invalid_job": "办理编号格式不正确，请刷新页面后重试。",
     "message_too_long": "消息不能超过{limit}个字，请精简后再发送。",
     "invalid_rating": "评价应为“有帮助”或“没帮助”（rating 取 up 或 down）。",
     "invalid_feedback_turn": "没有找到要评价的这条回答，请刷新页面后再试。",

@@ -11,6 +11,7 @@ import time
 import pytest
 
 from si_agent.audit import StaffAction
+from si_agent.turns.model import Moderation
 from tests.console.conftest import PASSWORD, console_settings, csrf, sign_in, token
 
 ID = "330102199503080133"
@@ -154,6 +155,39 @@ def test_a_staff_page_that_dies_returns_the_ticket_to_the_queue(app, client, sta
     assert told[0].endswith("（工号gh1024），请问有什么可以帮您？")
     assert told[1].endswith("（工号gh2048），请问有什么可以帮您？")
     assert told[-1] == f"人工客服已结束本次服务（工单号{number}）。还有什么可以帮您？"
+
+
+def test_staff_signed_out_or_removed_are_no_longer_at_the_queue(app, client, staff, tmp_path):
+    """Signing out (or the account removed, its password changed) ends presence at once,
+    as 离开队列 does: the next citizen is not told a person is coming."""
+    a = staff["gh1024"]
+    assert a.get("/console/handoff").status_code == 200  # at the queue
+    desk = app.config["SI_CONTROLLER"].handoff
+    assert desk.present() == ["gh1024"]
+    assert a.post("/console/logout", data={"csrf_token": csrf(a, "/console/")}).status_code \
+        == 200
+    assert desk.present() == []
+    told = Citizen(client, "citizen-9").say("人工")["reply"]
+    assert "目前没有人工客服在线" in told and "人工客服接入后" not in told
+
+
+def test_what_the_moderation_did_during_a_hand_off_is_reviewed(app, client, staff):
+    """A citizen's message to the person and the person's replies, masked, flagged or
+    refused, are moderation records of the conversation (the review's filter, analytics)."""
+    citizen = Citizen(client, "citizen-10")
+    citizen.say("我要转社保")
+    number = citizen.say("人工")["handoff"]["number"]
+    a = staff["gh1024"]
+    assert post(a, f"/console/handoff/{number}/take", "/console/handoff").status_code == 303
+    citizen.say("网上有人说百家乐能赚钱")  # flagged, goes to the person
+    refused = post(a, f"/console/handoff/{number}/reply", f"/console/handoff/{number}",
+                   text="我想约炮")
+    assert refused.status_code == 422
+    log = app.config["SI_CONTROLLER"].turns
+    session = app.config["SI_CONTROLLER"].store.load("citizen-10")
+    records = log.store.conversation(log.conversation_of("citizen-10", session.started_at))
+    marks = sorted((r.where, r.action) for r in records if isinstance(r, Moderation))
+    assert marks == [("input", "flag"), ("output", "refuse")]
 
 
 def test_citizens_tokens_and_forged_posts_are_refused(app, client, staff):

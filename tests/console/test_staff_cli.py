@@ -15,11 +15,12 @@ from tests.console.conftest import PASSWORD, console_settings, sign_in
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run(data_dir: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess:
+def run(data_dir: Path, *args: str, stdin: str = "", session_store: str = "memory"
+        ) -> subprocess.CompletedProcess:
     env = {
         **os.environ,
         "SI_DATA_DIR": str(data_dir),
-        "SI_SESSION_STORE": "memory",
+        "SI_SESSION_STORE": session_store,
         "SI_AUDIT_STORE": "sqlite",
         "SI_KNOWLEDGE": "none",
         "SI_LOG_LEVEL": "WARNING",
@@ -116,3 +117,22 @@ def test_passwd_changes_the_password_and_ends_sessions(tmp_path):
         "signed_in",
         "account_added",
     ]
+
+
+def test_a_removed_or_changed_account_leaves_the_hand_off_queue(tmp_path):
+    """The account's presence at the queue ends with its sessions: no citizen is told a
+    person is coming for the rest of the presence lease."""
+    app = create_app(console_settings(tmp_path, session_store="sqlite", handoff_hours="always"))
+    desk = app.config["SI_CONTROLLER"].handoff
+    for name in ("gh1", "gh2"):
+        app.config["SI_STAFF_ACCOUNTS"].add(name, PASSWORD)
+        client = app.test_client()
+        assert sign_in(client, name).status_code == 303
+        assert client.get("/console/handoff").status_code == 200  # at the queue
+    assert sorted(desk.present()) == ["gh1", "gh2"]
+    assert run(tmp_path, "staff", "remove", "gh1", session_store="sqlite").returncode == 0
+    assert desk.present() == ["gh2"]
+    changed = run(tmp_path, "staff", "passwd", "gh2", stdin=PASSWORD + "x\n",
+                  session_store="sqlite")
+    assert changed.returncode == 0, changed.stderr
+    assert desk.present() == []

@@ -37,6 +37,7 @@ def test_confirm(text, confirm):
     "身份证330122196303150179",                  # a wrong check digit
     "卡号 6222 0212 3456 7890 123",              # a card failing Luhn
     "手机138-1234-5678",
+    "我的身份证33012219630315017X能查养老金吗",   # an X ID with a wrong check character
 ])
 def test_numbers_never_leave_unmasked(text):
     digits = "".join(c for c in text if c.isdigit())
@@ -62,6 +63,15 @@ def test_placeholders_round_trip_and_show_masked():
     ("新号码幺三九 五七七七 幺二三四", "新号码139****1234"),
 ])
 def test_numbers_said_digit_by_digit_are_masked_as_read(text, shown):
+    assert redact_text(text) == shown
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    ("消息一 13812345678", "消息一 138****5678"),  # a spoken digit just before a phone
+    ("第三 13812345678", "第三 138****5678"),
+    ("身份证33012219630315017X", "身份证3301****017X"),  # the check character stays
+])
+def test_numbers_the_scan_in_context_missed_are_masked_by_their_kind(text, shown):
     assert redact_text(text) == shown
 
 

@@ -190,7 +190,7 @@ def test_what_a_citizen_is_promised(make_store):
     clock.now += 8 * 3600  # 18:00
     assert desk.offer(first)[0] == Offer.OFF_HOURS
     text = desk.offer_text(Offer.OFF_HOURS, first.number, 1, "12333社保服务热线")
-    assert first.number in text and "12333社保服务热线" in text and "mon-fri 09:00-17:00" in text
+    assert first.number in text and "12333社保服务热线" in text and "周一至周五 09:00-17:00" in text
     assert "稍候" not in text
 
 
@@ -202,6 +202,10 @@ def test_office_hours_parse_and_refuse_nonsense():
     assert hours.open_at(datetime(2026, 12, 12, 11, 59, tzinfo=zone))  # Saturday
     assert not hours.open_at(datetime(2026, 12, 13, 10, 0, tzinfo=zone))  # Sunday
     assert not OfficeHours.parse("never").open_at(datetime(2026, 12, 7, 10, tzinfo=zone))
+    # As citizens read them (the off-hours reply): no English day names.
+    assert hours.chinese == "周一至周五 09:00-12:00、13:30-17:00；周六 09:00-12:00"
+    assert OfficeHours.parse("Sat,Sun 10:00-16:00").chinese == "周六、周日 10:00-16:00"
+    assert OfficeHours.parse("fri-mon 08:00-20:00").chinese == "周五至周一 08:00-20:00"
     for bad in ("weekdays 9-5", "mon-fri", "mon 17:00-09:00", "mon 25:00-26:00"):
         with pytest.raises(ValueError, match="office hours"):
             OfficeHours.parse(bad)

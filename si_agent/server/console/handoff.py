@@ -134,6 +134,7 @@ def handoff_reply(number: str):
         business = _controller().catalog.get(ticket.business_id) if ticket.business_id else None
         _audit().moderation(ticket.session_id, business, "output", verdict.action.value,
                             verdict.categories)
+        _review_moderated(ticket, verdict)
     if verdict.refused:
         _audit().staff(staff.name, StaffAction.HANDOFF_REPLIED, target=number,
                        outcome="refused", detail="moderation: " + ",".join(verdict.categories))
@@ -150,6 +151,17 @@ def handoff_reply(number: str):
         "words" if verdict.masked else "personal" if sent != text else None
     return redirect(url_for("console.handoff_ticket", number=number,
                             **({"masked": masked} if masked else {})), code=303)
+
+
+def _review_moderated(ticket, verdict) -> None:
+    """A staff reply the moderation masked, refused or flagged is a moderation record of
+    the conversation too (the review's 内容检查 filter and analytics count it), after the
+    citizen's last turn."""
+    controller = _controller()
+    session = controller.store.load(ticket.session_id)
+    if session is not None:
+        controller.turns.moderated(session.session_id, session.started_at, session.turn,
+                                   [("output", verdict.action.value, verdict.categories)])
 
 
 @bp.post("/handoff/<number>/field")

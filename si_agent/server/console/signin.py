@@ -107,6 +107,9 @@ def logout():
     if isinstance(sid, str):
         console_sessions().close(sid)
     session.clear()
+    # Off the hand-off queue at once (as 离开队列): its presence lease would otherwise let
+    # the next citizen be told a person is coming. A page still open elsewhere beats again.
+    current_app.config["SI_CONTROLLER"].handoff.leave(staff.name)
     _audit().staff(staff.name, StaffAction.SIGNED_OUT)
     return render_template("console/login.html", notice=texts.SIGNED_OUT)
 
