@@ -61,6 +61,11 @@ _CLAUSE = re.compile(r"[，,；;：:]|属于|的[，,]?")
 # A definition ("失业保险金（俗称失业金）是对……的保障") answers only "what is" questions.
 DEFINITION = re.compile(r"^[^，,。；]{1,24}?(?:（[^）]*）)?是(?:指|对|一种|由|为)")
 DEFINITION_Q = re.compile(r"是什么|什么是|是啥|啥是|什么意思|啥意思|指什么|是干嘛|干什么的")
+# …and for one, the sentence that says what the thing asked about is ("企业年金和职业年金是
+# 单位和个人共同缴费……的补充养老保险", "长期护理保险（长护险）是为……"): its subject holds a
+# word of the question.
+DEFINES = re.compile(r"^(?P<subject>[^，,。；;：:]{1,24}?)(?:（[^）]*）)?(?:是|指|即)(?!否|不是)")
+DEFINITION_BONUS = 0.4
 
 
 @dataclass(frozen=True)
@@ -152,6 +157,8 @@ class SentencePicker:
                 base = overlap + HEADING * heading + prior
                 if not defines and DEFINITION.search(s):
                     base -= 0.3
+                if defines and _defines_asked(s, terms):
+                    bonus += DEFINITION_BONUS
                 if self._other_case(s, question):
                     base -= 0.3
                 score = base + bonus + section
@@ -190,6 +197,12 @@ class SentencePicker:
             return False
         case = _CLAUSE.split(sentence, maxsplit=1)[0]
         return any(self.weight(w) >= CASE_WEIGHT and w not in question for w in _words(case))
+
+
+def _defines_asked(sentence: str, terms: Sequence[str]) -> bool:
+    """Whether ``sentence`` says what a thing the question names is."""
+    m = DEFINES.search(sentence)
+    return m is not None and any(t in m.group(0) for t in terms)  # (its other name too)
 
 
 def _words(text: str) -> list[str]:
