@@ -46,6 +46,15 @@ HELD_OUT_FLOOR = 0.875  # what was reached; the issue's target for blind dialogu
 # and Traditional wording, spoken-digit forms, voluntary-quit phrasing, help-first answers).
 HELD_OUT_4 = load_dialogues([ROOT / "tests" / "dialogues_blind4"])
 HELD_OUT_4_FLOOR = 0.98
+# A fifth, written blind (闽南, 客家, 西北, 湘 wording; tests/dialogues_blind5/README.md): 24/50
+# at its first pass on 816c68c, 39/50 after its failures were fixed by class (soft cancels and
+# services asked in those dialects, a cancel clause beside a how-clause, voluntary quits in
+# other words, consultation aliases, a denied clause is no new value, twins are two children).
+# Left: four negations (不是靠我 是靠…, 二胎还没要, 最高那档交不起, 不是外派…跟儿子住), a budget
+# beside a payment term, "最近三年 到去年为止", 五个零 in a number, 对 as a filler in an ID,
+# a bank question the knowledge base does not answer, "先莫提交" (kept at confirming here).
+HELD_OUT_5 = load_dialogues([ROOT / "tests" / "dialogues_blind5"])
+HELD_OUT_5_FLOOR = 0.78
 OTHER_CORPORA = load_dialogues([ROOT / "tests" / d for d in ("dialogues", "dialogues_real",
                                                                "dialogues_consult")])
 TARGET = 0.95
@@ -116,7 +125,7 @@ def test_pass_rate_and_no_framed_values(controller, settings):
     framed_values = _scorer().framed_values
     passed, framed = 0, []
     for blind, corpus in ((True, DIALOGUES),
-                          (False, TUNED + HELD_OUT + HELD_OUT_4 + OTHER_CORPORA)):
+                          (False, TUNED + HELD_OUT + HELD_OUT_4 + HELD_OUT_5 + OTHER_CORPORA)):
         for source, transcript in corpus:
             report = replay(controller, transcript, source=source,
                             backend=demo_backend_hook(settings))
@@ -128,8 +137,10 @@ def test_pass_rate_and_no_framed_values(controller, settings):
 
 @pytest.mark.parametrize(("corpus", "size", "floor"), [(TUNED, 50, TUNED_FLOOR),
                                                       (HELD_OUT, 40, HELD_OUT_FLOOR),
-                                                      (HELD_OUT_4, 50, HELD_OUT_4_FLOOR)],
-                         ids=["dialogues_blind2", "dialogues_blind3", "dialogues_blind4"])
+                                                      (HELD_OUT_4, 50, HELD_OUT_4_FLOOR),
+                                                      (HELD_OUT_5, 50, HELD_OUT_5_FLOOR)],
+                         ids=["dialogues_blind2", "dialogues_blind3", "dialogues_blind4",
+                              "dialogues_blind5"])
 def test_later_blind_corpora_do_not_lose_ground(controller, settings, corpus, size, floor):
     passed = [replay(controller, transcript, source=source,
                      backend=demo_backend_hook(settings)).passed

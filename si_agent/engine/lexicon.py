@@ -230,16 +230,19 @@ _CLAUSES = re.compile(r"[\s,，。.!！~～、;；]+")
 _STOP_UNIT = (
     r"(?:这卡|这张卡|这个|这项|那个|社保卡|卡|备案|业务|申请|转移|手续|认证|测算|登记)?"
     r"(?:卡|备案|业务|申请|转移|手续|认证|测算|登记|挂失)?"
-    rf"(?:我们|我|咱们|阿拉|俺|就|还是|那|噉|先|暂时|干脆|{_TODAY})*(?:不|别|唔)(?:要|想|用)?"
+    rf"(?:我们|我|咱们|阿拉|俺|就|还是|那|噉|先|暂时|干脆|{_TODAY})*(?:不|别|唔|莫|冇|无爱|毋爱)(?:要|想|用)?"
     r"(?:办|办理|挂失|挂|申请|申领|转|转移|备案|查|测算|测|算|领|登记|认证|弄|搞|整|寄|改|变更|"
     r"参保)"
-    r"[\u4e00-\u9fff]{0,5}?(?:了|喇|嘞)(?:吧|啦|呀|啊)?"
+    # (咧/哩/咯: 西北、湘 了; "先不提交了" is no stop: the confirmation waits)
+    r"[\u4e00-\u9fff]{0,5}?(?:了|喇|嘞|咧|哩|咯)(?:吧|啦|呀|啊)?"
 )
 # Putting it aside for now: "这个先放一放吧", "先搁着", "回头再说", "改天再办".
 _PAUSE_UNIT = (
     # (one way to read each word: "那就" is 那 + 就, so a flood of them stays linear)
     r"(?:这个|这事儿?|这项|那|就|还是|要不|我们?)*(?:先|暂时|暂且)?"
     r"(?:放一放|放放|放一下|搁一搁|搁一下|搁着|放着|缓一缓|缓缓|缓一下|"
+    # "先放到这" (but "先别提交，我再看看" keeps it waiting for the citizen's 确认)
+    r"放到这(?:里|儿)?|放在这(?:里|儿)?|"
     r"(?:以后|回头|过两天|过几天|改天|下次|下回|改日|晚点|等等)再(?:说|办|弄|搞|整|来|办理))"
     r"(?:吧|啦|呀|了|啊|哈)*"
 )
@@ -247,7 +250,7 @@ _PAUSE_UNIT = (
 _CANCEL_CLAUSE = re.compile(
     rf"(?:{_CANCEL_UNIT}|{_PAUSE_UNIT})(?:{_CANCEL_UNIT}|{_STOP_UNIT}|{_PAUSE_UNIT})*")
 _STOP_CLAUSE = re.compile(rf"(?:{_STOP_UNIT})(?:{_CANCEL_UNIT}|{_STOP_UNIT}|{_PAUSE_UNIT})*")
-_FOR_NOW = re.compile(r"先不|暂时不|暂不|先别|放|搁|缓|再说|再办|再弄|再搞|再来")
+_FOR_NOW = re.compile(r"先不|暂时不|暂不|先别|先莫|放|搁|缓|再说|再办|再弄|再搞|再来")
 
 
 def is_cancel(text: str) -> bool:
@@ -256,10 +259,11 @@ def is_cancel(text: str) -> bool:
 
     "我算了一下…" or "旧社保卡不要了，帮我挂失" are not requests to stop.
     """
-    if is_how_question(text) or NEGATED_CANCEL.search(bare(text)):
+    if NEGATED_CANCEL.search(bare(text)):
         return False
+    # (a clause asking how is no cancel; another may be: "一点几我哪晓得 不算了不算了")
     return any(_CANCEL_CLAUSE.fullmatch(c.lower()) or _STOP_CLAUSE.fullmatch(c)
-               for c in _CLAUSES.split(text) if c)
+               for c in _CLAUSES.split(text) if c and not is_how_question(c))
 
 
 def abandons(text: str) -> bool:

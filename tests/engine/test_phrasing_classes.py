@@ -25,6 +25,12 @@ from si_agent.session.model import FieldState
     ("回头再说吧", True, False),
     ("改天再办", True, False),
     ("这张卡不挂失了", True, True),
+    ("档次我还要商量下 先放到这", True, False),  # (the fifth blind corpus's classes, in other words)
+    ("不弄咧", True, True),
+    ("无爱办了", True, True),
+    ("那个数我哪晓得是多少 不查了不查了", True, True),  # a how-clause elsewhere
+    ("先不提交了", False, False),  # the confirmation waits
+    ("先放到这个袋子里", False, False),
     ("我再说一遍", False, False),
     ("我放心了", False, False),
     ("这个放哪", False, False),
@@ -39,6 +45,10 @@ def test_soft_cancels(text, cancel, for_good):
     ("你们负责什么业务", True),
     ("还能干点别的不", True),
     ("还能弄点别的吗", True),
+    ("你们这儿总共能办些啥", True),
+    ("这里还能搞么子别的不", True),
+    ("还有麼个好办个", True),
+    ("有什么好办法没", False),
     ("医保管哪些病", False),
     ("社保卡有哪些功能", False),
     ("失业金管多久", False),

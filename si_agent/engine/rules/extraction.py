@@ -39,6 +39,7 @@ _AFTER_PENALTY = 3
 _NUMERIC = ("integer", "number")
 _STRONG = ("idcard", "phone", "bank_card")
 _CLAUSES = re.compile(r"[，,。；;！!？?\s]+")
+_DENIED = re.compile(r"(?:不|毋|唔|伓)是|不要|别填")  # the value taken back, not the new one
 _UNTIL_NOW = re.compile(r"(至|到)(今|现在|目前|当前)(?!年)")
 _SEPARATORS = re.compile(r"[\s,，。;；、]+")
 # "不是杭州" in "参保地不是杭州是上海" or "李四不是李思": a value taken back.
@@ -298,9 +299,9 @@ def last_clause_value(business: Business, key: str, text: str) -> Any:
     value = values_for(business, key, text, whole=True).get(key)
     if value is not None:
         return value
-    clauses = [c for c in _CLAUSES.split(text) if c.strip()]
-    for clause in reversed(clauses[1:]):
-        value = values_for(business, key, clause, whole=True).get(key)
+    clauses = [c for c in _CLAUSES.split(text) if c.strip() and not _DENIED.match(c)]
+    for clause in reversed(clauses[1:] if len(clauses) > 1 else clauses):
+        value = values_for(business, key, L.strip_filler(clause), whole=True).get(key)
         if value is not None:
             return value
     return None
