@@ -10,7 +10,9 @@ agent: "姓名 *", "姓名：", "姓　名" and "申请人姓名（必填）" ca
   saying which ``Rule`` matched (exact, containment, token similarity), never two
   controls for one key nor two keys for one control when the best is not ahead of
   the next by a margin;
-- ``best_option``: the option of a select or radio group meaning a value;
+- ``repeats``: the controls asking again for another's value (Confirm email);
+- ``best_option``: the option of a select or radio group meaning a value (its
+  wording, value, containment, a Chinese short form whose characters it has in order);
 - ``button_meaning``: whether a button's words mean "next page" or "submit".
 """
 
@@ -127,6 +129,9 @@ def _contained_score(short: Sequence[str] | str, long: Sequence[str] | str, head
     return 0.5 + ratio / 2 if head else ratio / 2
 
 
+# A question's number before its label: "12. ", "3) ", "(3)", "一、", "Q4: ".
+_NUMBERED = re.compile(r"^\s*(?:q?\d{1,3}[.)、:]|[(（]\s*(?:\d{1,3}|[一二三四五六七八九十]{1,3})\s*[)）]"
+                       r"|[一二三四五六七八九十]{1,3}、)\s*", re.IGNORECASE)
 _BRACKETS = re.compile(r"[(（\[【][^()（）\[\]【】]*[)）\]】]")
 _STOP = frozenset("a an the of for to in on at and or your you my is are do did does please "
                   "this that what which will would be with from by if any been have has i am "
@@ -135,8 +140,9 @@ _EMAIL = re.compile(r"^\S+@\S+\.\w+$")
 
 
 def _variants(label: str) -> list[str]:
-    """The label, and without its bracketed qualifiers when it has some."""
-    text = unicodedata.normalize("NFKC", label)
+    """The label, and without its bracketed qualifiers or its question number
+    ("12. Type of travel document", "（三）", "一、") when it has some."""
+    text = _NUMBERED.sub("", unicodedata.normalize("NFKC", label)) or label
     bare = _BRACKETS.sub(" ", text).strip()
     return [text, bare] if bare and bare != text else [text]
 
@@ -227,9 +233,11 @@ def _word_fit(x: list[str], y: list[str]) -> tuple[Rule, float] | None:
         for i in range(len(long) - n + 1):
             if long[i:i + n] == short:
                 return Rule.CONTAINS, _contained_score(short, long, i + n == len(long))
-    a = [w for w in short if w not in _STOP]
-    b = [w for w in long if w not in _STOP]
-    if not a or len(a) > len(b):
+    # The shorter by content words: "Application for a" is one word beside
+    # "Application type".
+    a, b = sorted(([w for w in short if w not in _STOP], [w for w in long if w not in _STOP]),
+                  key=len)
+    if not a:
         return None
     if all(w.isascii() for w in a):
         if len(a) < 2 and not (len(a[0]) >= 4 and not a[0].startswith("#")):
@@ -323,6 +331,28 @@ def assign(wanted: Mapping[str, Sequence[str]], labels: Sequence[str], *,
     return Assignment(matches, ambiguous)
 
 
+# A label asking again for a value another control of the form takes.
+_CONFIRM = re.compile(r"^\s*(?:confirm|re-?enter|re-?type|repeat|verify|确认|再次输入|再次填写|"
+                      r"重复输入|重新输入)\s*(?:your\s+|the\s+)?(?P<rest>.+)$", re.IGNORECASE)
+
+
+def repeats(labels: Sequence[str], taken: Mapping[int, str]) -> dict[int, str]:
+    """Controls that ask again for a value another takes ("Confirm email address" after
+    "Email address", 确认邮箱 after 电子邮箱): index -> the key of ``taken`` (control
+    index -> key) whose control's label is what the repeat names, when one alone is."""
+    out: dict[int, str] = {}
+    for index, label in enumerate(labels):
+        said = _CONFIRM.match(unicodedata.normalize("NFKC", label))
+        if index in taken or said is None:
+            continue
+        fits = [key for i, key in taken.items()
+                if (fit := similarity(labels[i], said["rest"])) is not None
+                and fit[0] in (Rule.EXACT, Rule.SYNONYM, Rule.CONTAINS)]
+        if len(fits) == 1:
+            out[index] = fits[0]
+    return out
+
+
 _GENERIC = frozenset({"银行", "市", "省", "其他"})
 
 
@@ -331,11 +361,14 @@ def best_option(options: Sequence[str], value: str,
     """The option whose wording (or ``values``, the options' value attributes, in the
     same order) means the value: equal once folded and the usual prefix and suffix
     are gone (中国工商银行 / 工商银行, 苏州 / 苏州市, Evening / evening), else the one
-    that contains it or is contained in it (never through a generic word like 银行)."""
+    that contains it or is contained in it (never through a generic word like 银行),
+    else the one alone holding a Chinese value's characters in order (租房 / 租赁自住住房)
+    or an English value's words in a run."""
     wanted = _core(value)
     if not wanted:
         return None
     names = [(o, _core(o)) for o in options]
+    names += [(o, _core(_BRACKETS.sub("", o))) for o in options]  # 劳动（聘用）合同期满终止
     if values is not None:
         names += [(o, _core(v)) for o, v in zip(options, values, strict=True)]
     exact = [o for o, c in names if c == wanted]
@@ -347,6 +380,14 @@ def best_option(options: Sequence[str], value: str,
         return near.pop()
     if near:
         return None
+    # A Chinese value whose characters the option has in order (租房 / 租赁自住住房,
+    # 还贷 / 偿还住房贷款本息): a short way of saying it, when one option alone fits.
+    if not wanted.isascii() and len(wanted) >= 2 and wanted not in _GENERIC:
+        near = {o for o, c in names if len(c) > len(wanted) and _in_order(wanted, c)}
+        if len(near) == 1:
+            return near.pop()
+        if near:
+            return None
     # An English value among an option's words ("texts" in "Opt out of texts", "first
     # SIN" in "First Social Insurance Number card").
     texts = [(o, o) for o in options]

@@ -48,6 +48,7 @@ from si_agent.labels import (
     logs_in,
     lone_submit,
     normalize,
+    repeats,
 )
 from si_agent.privacy import redact_text
 from si_agent.session.model import Usage
@@ -117,12 +118,24 @@ class FormPolicy:
 
     def _targets(self, goal: Goal, controls: list[Element]) -> list[tuple[Element, str]]:
         """Controls (a radio or checkbox group once) paired with the value key whose
-        labels fit (``labels.assign``: never two controls for one key), in page order."""
+        labels fit, else its own name among the controls left (``labels.assign``:
+        never two controls for one key, except a control
+        asking again for a value, ``labels.repeats``), in page order."""
         units = _units(controls)
-        wanted = {key: [key, *goal.labels.get(key, [])] for key in goal.values}
-        found = assign(wanted, [name for _, name in units])
-        pairs = sorted((m.index, key) for key, m in found.matches.items())
-        return [(units[index][0], key) for index, key in pairs]
+        names = [name for _, name in units]
+        # The labels first; a key's own name ("worked") only for the keys they place
+        # nowhere, among the controls left: as a rival it would make a long question
+        # that one of the labels fits ambiguous.
+        found = assign({k: goal.labels[k] for k in goal.values if goal.labels.get(k)}, names)
+        taken = {m.index: key for key, m in found.matches.items()}
+        free = [i for i in range(len(units)) if i not in taken]
+        rest = assign({k: [k, *goal.labels.get(k, [])] for k in goal.values
+                       if k not in found.matches}, [names[i] for i in free])
+        taken |= {free[m.index]: key for key, m in rest.matches.items()}
+        # A control asking again for a value ("Confirm email address") takes it too.
+        taken |= {i: key for i, key in repeats(names, taken).items()
+                  if units[i][0].role in ("textbox", "searchbox")}
+        return [(units[index][0], key) for index, key in sorted(taken.items())]
 
     def _fill(self, e: Element, key: str, goal: Goal, controls: list[Element]) -> Step | None:
         value = goal.values[key]

@@ -6,7 +6,16 @@ from __future__ import annotations
 import pytest
 
 from si_agent.form_values import as_list, typed
-from si_agent.labels import Button, Rule, assign, best_option, button_meaning, fold, normalize
+from si_agent.labels import (
+    Button,
+    Rule,
+    assign,
+    best_option,
+    button_meaning,
+    fold,
+    normalize,
+    repeats,
+)
 
 
 def test_labels_fold_case_width_punctuation_and_required_marks():
@@ -30,6 +39,11 @@ def test_labels_fold_case_width_punctuation_and_required_marks():
     ("Date you moved", "Moving date", Rule.WORDS),
     ("Were you able and available for work?", "Able and available for work", Rule.CONTAINS),
     ("Home adress", "Home address", Rule.TOKENS),
+    ("Application for a", "Application type", Rule.WORDS),  # content words decide the shorter
+    ("5. Place of birth", "Place of birth", Rule.SYNONYM),  # a question's number left out
+    ("所属街道（乡镇）", "所在街道", Rule.SYNONYM),
+    ("房屋地址", "居住地址", Rule.SYNONYM),
+    ("What type of accommodation do you live in?", "Housing type", Rule.WORDS),
 ])
 def test_how_a_label_fits(label, name, rule):
     found = assign({"k": [name]}, ["Something else", label])
@@ -101,3 +115,20 @@ def test_values_typed_as_their_input_takes_them(kind, value, typed_value):
 def test_list_values():
     assert as_list("Reading、Music") == as_list(["Reading", "Music"]) == ["Reading", "Music"]
     assert as_list("英语, 法语；德语") == ["英语", "法语", "德语"]
+
+
+def test_chinese_short_options_and_bracketed_qualifiers():
+    reasons = ["购买自住住房", "偿还住房贷款本息", "租赁自住住房", "离职提取"]
+    assert best_option(reasons, "租房") == "租赁自住住房"  # its characters, in order
+    assert best_option(reasons, "还贷") == "偿还住房贷款本息"
+    assert best_option(reasons, "住房") is None  # in two options: neither
+    assert best_option(["劳动（聘用）合同期满终止", "协商一致解除"], "劳动合同期满终止") \
+        == "劳动（聘用）合同期满终止"
+    assert best_option(["务工", "经商", "在校学生"], "上学") is None
+
+
+def test_a_control_asking_again_takes_the_same_value():
+    labels = ["Email address", "Confirm email address", "Phone", "Confirm"]
+    assert repeats(labels, {0: "email", 2: "phone"}) == {1: "email"}
+    assert repeats(["电子邮箱", "确认邮箱"], {0: "email"}) == {1: "email"}
+    assert repeats(["Email address", "Confirm email address"], {}) == {}

@@ -19,6 +19,7 @@ from si_agent.executor.rpa.form import Control, choose, css, perceive
 from si_agent.executor.rpa.navigation import Navigation
 from si_agent.executor.rpa.trace import FAILED, FILLED, UNFILLED, FieldStatus
 from si_agent.form_values import as_list, typed
+from si_agent.labels import repeats
 from si_agent.validators import mask
 
 log = logging.getLogger(__name__)
@@ -59,6 +60,20 @@ class Filling(Navigation):
             if control.folded in fixed:
                 self._set(control, fixed[control.folded], None)
                 self.trace.note(f"fill {control.name} (fixed)")
+        self._fill_repeats(controls, fixed)
+
+    def _fill_repeats(self, controls: list[Control], fixed: Mapping[str, str | bool]) -> None:
+        """A control asking again for a value filled here ("Confirm email address")
+        takes the same value (``labels.repeats``)."""
+        index = {c.key: i for i, c in enumerate(controls)}
+        taken = {index[c.key]: k for k, c in self.taken.items() if c.key in index}
+        for i, key in repeats([c.label for c in controls], taken).items():
+            control = controls[i]
+            if control.folded in fixed or control.options:
+                continue
+            if self._set(control, self.values[key], self.business.field(key)):
+                self.repeated[control.key] = key
+                self.trace.note(f"fill {control.name} = the value of {key} (asked again)")
 
     def _filled_here(self, controls: list[Control],
                      fixed: Mapping[str, str | bool]) -> set[str]:
@@ -66,7 +81,7 @@ class Filling(Navigation):
         remembered (to tell a refusal of them from a page that moved)."""
         keys = {c.key for c in controls}
         filled = {c.key for c in self.taken.values() if c.key in keys}
-        filled |= {c.key for c in controls if c.folded in fixed}
+        filled |= {c.key for c in controls if c.folded in fixed or c.key in self.repeated}
         self.put.update(shown_values(perceive(self.page), filled))
         return filled
 
@@ -146,7 +161,7 @@ class Filling(Navigation):
     def _refused(self, controls: list[Control]) -> None:
         """The form announced invalid controls: a per-field table, then the error."""
         self.trace.shot(self.page, "refused")
-        key_of = {c.key: k for k, c in self.matched.items()}
+        key_of = {c.key: k for k, c in self.matched.items()} | self.repeated
         table = []
         for c in controls:
             key = key_of.get(c.key)

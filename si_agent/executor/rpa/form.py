@@ -206,17 +206,19 @@ def choose(field: FieldDef | None, control: Control, value: str) -> Choice | Non
     label or value, folded (case, width, punctuation), then through the enum's
     aliases, then by wording and containment (``labels.best_option``)."""
     said = {fold(value)}
+    wordings = {value}  # as written: an English value's words count (best_option)
     if field is not None:
         for option in field.options:
             names = {fold(option.value), *(fold(a) for a in option.aliases)}
             if said & names:
                 said |= names
+                wordings |= {option.value, *option.aliases}
     for choice in control.options:
         if {fold(choice.label), fold(choice.value)} & said:
             return choice
     labels = [c.label for c in control.options]
     values = [c.value for c in control.options]
-    for name in sorted(said, key=len, reverse=True):
+    for name in sorted(wordings, key=len, reverse=True):
         label = best_option(labels, name, values)
         if label is not None:
             return next(c for c in control.options if c.label == label)

@@ -56,6 +56,7 @@ class GuardedJob:
         self.deadline = time.monotonic() + options.job_timeout
         self.taken: dict[str, Control] = {}  # business key -> control filled, over all pages
         self.matched: dict[str, Control] = {}  # business key -> control it fits, all pages
+        self.repeated: dict[str, str] = {}  # control key -> the key whose value it repeats
         self.token = fencing_token(job)  # this attempt's number, posted where the site fences
         self.put: dict[str, str] = {}  # control key -> the value this job left in it
         self.answered: int | None = None  # the HTTP status of the last press

@@ -19,6 +19,7 @@ from si_agent.executor import texts
 from si_agent.executor.rpa.form import Control
 from si_agent.executor.rpa.guarded import GuardedJob
 from si_agent.executor.rpa.trace import FAILED, FILLED, UNFILLED, FieldStatus
+from si_agent.labels import repeats
 
 log = logging.getLogger(__name__)
 
@@ -31,8 +32,11 @@ class HandOver(GuardedJob):
         """Required controls left empty here that no value given fits:
         direct matching cannot finish this form (the agent may, or says what is missing)."""
         given = [c for k, c in matched.items() if self.values.get(k) is not None]
+        repeated = {controls[i].key for i in repeats(
+            [c.label for c in controls], {i: k for i, c in enumerate(controls)
+                                          for k, m in matched.items() if m.key == c.key})}
         return any(c.required and not c.value and c.folded not in fixed
-                   and c not in given for c in controls)
+                   and c not in given and c.key not in repeated for c in controls)
 
     def _hand_over(self) -> dict:
         """Let the browser agent (perceive → decide → act → observe) finish the form,
