@@ -76,8 +76,11 @@ def follow(desk: Desk, ticket: Ticket, after: int, contact: str, *,
         status = (state, holder)
         if status != last_status:
             text = None
-            if last_status is not None and last_status[0] == TicketState.HELD and \
-                    state == TicketState.WAITING:
+            # The person's lease ran out: seen happen on this stream, or (a page loaded
+            # again, a poll, a reconnect) found run out on its first look.
+            lapsed = (last_status[0] == TicketState.HELD if last_status is not None
+                      else ticket.state == TicketState.HELD)
+            if lapsed and state == TicketState.WAITING:
                 text = replies.render(replies.HANDOFF_LOST, number=ticket.number,
                                       handoff=contact)
             last_status = status

@@ -11,6 +11,7 @@ import time
 import pytest
 
 from si_agent.audit import StaffAction
+from si_agent.server.handoff import follow
 from si_agent.turns.model import Moderation
 from tests.console.conftest import PASSWORD, console_settings, csrf, sign_in, token
 
@@ -188,6 +189,26 @@ def test_what_the_moderation_did_during_a_hand_off_is_reviewed(app, client, staf
     records = log.store.conversation(log.conversation_of("citizen-10", session.started_at))
     marks = sorted((r.where, r.action) for r in records if isinstance(r, Moderation))
     assert marks == [("input", "flag"), ("output", "refuse")]
+
+
+def test_a_page_that_was_away_when_the_lease_ran_out_is_told_too(app, client, staff):
+    """A stream opened after the person's lease ran out (a page loaded again, a poll, a
+    reconnect) says the connection ended, as the stream that saw it happen does."""
+    desk = app.config["SI_CONTROLLER"].handoff
+    desk.lease = 0.5
+    citizen = Citizen(client, "citizen-11")
+    number = citizen.say("人工")["handoff"]["number"]
+    post(staff["gh1024"], f"/console/handoff/{number}/take", "/console/handoff")
+    seen = max(m.seq for m in desk.get(number).messages)
+    time.sleep(0.7)  # no renewal: the staff page died
+    # (the stream's own function, for a second: the route's follows for minutes)
+    events = "".join(follow(desk, desk.get(number), seen, "12333", seconds=0.2))
+    status = json.loads(events.split("event: status\ndata: ", 1)[1].split("\n", 1)[0])
+    assert status["state"] == "waiting" and "人工客服的连接中断了" in (status["text"] or "")
+    # A stream that finds the ticket waiting without a lapse says nothing of the kind.
+    fresh = Citizen(client, "citizen-12").say("人工")["handoff"]["number"]
+    events = "".join(follow(desk, desk.get(fresh), 0, "12333", seconds=0.2))
+    assert "连接中断" not in events
 
 
 def test_citizens_tokens_and_forged_posts_are_refused(app, client, staff):

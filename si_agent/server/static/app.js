@@ -1182,6 +1182,7 @@
 
   let handoffNumber = null; // the ticket followed
   let handoffSeq = 0; // its last message shown (or sent from this page)
+  let handoffNote = null; // the status note shown last (not shown twice in a row)
   let handoffBanner = null;
 
   function showHandoff(state, staff, number) {
@@ -1235,7 +1236,9 @@
             keepDown();
           } else if (event === "status") {
             showHandoff(data.state, data.staff, number);
-            if (data.text) addNote(data.text);
+            // (a reconnect is told again that the person's connection ended: shown once)
+            if (data.text && data.text !== handoffNote) addNote(data.text);
+            handoffNote = data.state === "held" ? null : data.text || handoffNote;
             if (data.state === "closed") closed = true;
           }
         });
