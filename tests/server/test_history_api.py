@@ -146,15 +146,20 @@ def test_a_slow_submission_shows_its_queued_note_and_outcome_again(slow_client, 
     assert messages[-2]["text"] == turn["reply"]
 
 
+def submitted(client, user: str) -> tuple[dict, Controller]:
+    """A transfer of ``user`` confirmed (its submission held by the slow portal)."""
+    token = client.post("/api/token", json={"user_id": user}).get_json()["access_token"]
+    headers = {"Authorization": f"Bearer {token}"}
+    for text in (*("我要转社保", "从杭州转到苏州", ID, "张伟"), "确认"):
+        chat(client, headers, text)
+    return headers, client.application.config["SI_CONTROLLER"]
+
+
 def test_a_stream_opened_again_is_told_the_outcome_another_stream_took(slow_client, portal):
     """A page reloaded while its old stream still waits on the server: the old stream
     takes the outcome (to a page that is gone); the new one is told it all the same."""
     client = slow_client
-    token = client.post("/api/token", json={"user_id": "twice"}).get_json()["access_token"]
-    headers = {"Authorization": f"Bearer {token}"}
-    for text in (*("我要转社保", "从杭州转到苏州", ID, "张伟"), "确认"):
-        chat(client, headers, text)
-    controller = client.application.config["SI_CONTROLLER"]
+    headers, controller = submitted(client, "twice")
     old, new = (controller.watch("twice", timeout=20, interval=0.01) for _ in range(2))
     assert next(old).state == next(new).state == "executing"
 
@@ -178,11 +183,7 @@ def test_a_page_that_saw_the_job_is_told_the_outcome_its_old_stream_took(slow_cl
     given the job the page saw, still says it; without it (or for another job) it
     has nothing to tell, and the history has the outcome once."""
     client = slow_client
-    token = client.post("/api/token", json={"user_id": "late"}).get_json()["access_token"]
-    headers = {"Authorization": f"Bearer {token}"}
-    for text in (*("我要转社保", "从杭州转到苏州", ID, "张伟"), "确认"):
-        chat(client, headers, text)
-    controller = client.application.config["SI_CONTROLLER"]
+    headers, controller = submitted(client, "late")
     old = controller.watch("late", timeout=20, interval=0.01)
     assert next(old).state == "executing"
     portal.release.set()
