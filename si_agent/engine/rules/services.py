@@ -32,7 +32,7 @@ from si_agent.engine.rules.calls import Ruled, small_talk_call
 # (哋: Cantonese 们; 嘎达: 东北 "this place"; 遮: 闽南 "here"; 总共/一共: all told)
 _OF_ASSISTANT = r"(?:^|(?<=[你您们哋这里儿边达办手都还那就也又遮共台，,。;；！!？?\s…]))"
 # "what", with the Cantonese 咩/乜嘢 ("可以幫我辦啲咩嘢"), 湘 么子, 客家 麼个, 闽南 啥物
-_WHAT = r"(?:什么|啥物|啥|哪些|嘛|哪几|咩|乜|么子|麼个|么个|麼个|哪样)"
+_WHAT = r"(?:什么|啥物|啥|哪些|嘛|哪几|咩|乜|么子|麼个|么个|哪样)"
 _MENU = r"(?:业务|服务|功能|事项)(?:菜单|列表|清单|目录|大全|一览)|菜单"
 _CAPABILITY = (
     _OF_ASSISTANT + r"(?:都|还|也)?(?:能|可以|会当|会)(?:帮(?:我|您|你|忙)?|给我|替我|在线)?"
